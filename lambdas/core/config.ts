@@ -98,21 +98,21 @@ export const MAX_REPORT_WINDOW_SECONDS = 900;
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-function oneOf<T extends string>(setting: string, value: unknown, allowed: readonly T[]): T {
+export function oneOf<T extends string>(setting: string, value: unknown, allowed: readonly T[]): T {
   if (typeof value !== 'string' || !allowed.includes(value as T)) {
     throw new ConfigError(setting, `must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
   }
   return value as T;
 }
 
-function integer(setting: string, value: unknown, min: number, max: number): number {
+export function integer(setting: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(setting, `must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
   }
   return value;
 }
 
-function nonEmpty(setting: string, value: unknown): string {
+export function nonEmpty(setting: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') {
     throw new ConfigError(setting, 'is required and must be a non-empty string');
   }
