@@ -71,6 +71,7 @@ export type PlatformFailure =
       readonly kind: 'misconfigured';
       readonly code: string;
       readonly message: string;
+      /** The platform's HTTP status; 0 when the client refused the input before sending anything. */
       readonly status: number;
     }
   | {
@@ -80,7 +81,13 @@ export type PlatformFailure =
       readonly message: string;
     };
 
-export type ReportOutcome = { readonly kind: 'accepted'; readonly requests: number } | PlatformFailure;
+/**
+ * A report failure says how many of the given transactions, counted from the first, the platform
+ * already accepted (earlier requests of a split report); undefined when unknown.
+ */
+export type ReportOutcome =
+  | { readonly kind: 'accepted'; readonly requests: number }
+  | (PlatformFailure & { readonly acceptedTransactions?: number });
 
 export interface Transaction {
   readonly credential: Credential;
