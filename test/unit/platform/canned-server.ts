@@ -1,5 +1,11 @@
 import http from 'node:http';
-import { listenOnLoopback } from '../../../local/http-server';
+import type { AddressInfo } from 'node:net';
+
+/** Listens on 127.0.0.1 and a free port; resolves with the port. */
+export async function listenOnFreePort(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
 
 /** A request as the canned server received it. */
 export interface ReceivedRequest {
@@ -46,7 +52,7 @@ export async function startCannedServer(respond: Responder): Promise<CannedServe
   server.on('connection', () => {
     connections += 1;
   });
-  const port = await listenOnLoopback(server, 0);
+  const port = await listenOnFreePort(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
@@ -73,7 +79,7 @@ export const AUTHORIZED_BODY =
 /** A port that was free a moment ago and has nothing listening on it. */
 export async function closedPort(): Promise<number> {
   const server = http.createServer();
-  const port = await listenOnLoopback(server, 0);
+  const port = await listenOnFreePort(server);
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }

@@ -11,12 +11,12 @@ import {
   platformClientFromConfig,
 } from '../../../lambdas/core/platform/client';
 import type { Transaction } from '../../../lambdas/core/platform/types';
-import { listenOnLoopback } from '../../../local/http-server';
 import {
   AUTHORIZED_BODY,
   answerWith,
   type CannedServer,
   closedPort,
+  listenOnFreePort,
   type Responder,
   startCannedServer,
 } from './canned-server';
@@ -359,7 +359,7 @@ describe('TLS', () => {
       response.writeHead(200);
       response.end(AUTHORIZED_BODY);
     });
-    const port = await listenOnLoopback(server, 0);
+    const port = await listenOnFreePort(server);
     cleanups.push(
       () =>
         new Promise<void>((resolve) => {
