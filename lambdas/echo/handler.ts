@@ -1,0 +1,61 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+
+/**
+ * Header and query-parameter names that can carry a credential. The echo never reflects them, so a
+ * demo backend cannot leak a consumer's key into a response, a browser cache or a log of responses.
+ */
+export const CREDENTIAL_NAMES: readonly string[] = [
+  'apikey',
+  'app_key',
+  'user_key',
+  'access_token',
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'cookie',
+];
+
+export interface EchoOptions {
+  /** Further names to hide, for example a configured credential header; matched case-insensitively. */
+  readonly hiddenNames?: readonly string[];
+}
+
+/** What the echo answers: the request as API Gateway handed it to the backend, minus credentials. */
+export interface EchoBody {
+  readonly method: string;
+  readonly path: string;
+  readonly resource: string;
+  readonly pathParameters: Readonly<Record<string, string | undefined>>;
+  readonly queryStringParameters: Readonly<Record<string, string | undefined>>;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The authorizer's context (application, plan, metric) and principal id. */
+  readonly authorizer: Readonly<Record<string, unknown>>;
+}
+
+function withoutHidden(
+  values: Readonly<Record<string, string | undefined>> | null,
+  hidden: ReadonlySet<string>,
+): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(values ?? {}).filter(([name]) => !hidden.has(name.toLowerCase())));
+}
+
+/** The demo backend: answers the request's method, path, parameters, headers and authorizer context as JSON. */
+export function echo(event: APIGatewayProxyEvent, options: EchoOptions = {}): APIGatewayProxyResult {
+  const hidden = new Set(
+    [...CREDENTIAL_NAMES, ...(options.hiddenNames ?? [])].map((name) => name.toLowerCase()),
+  );
+  const body: EchoBody = {
+    method: event.httpMethod,
+    path: event.path,
+    resource: event.resource,
+    pathParameters: event.pathParameters ?? {},
+    queryStringParameters: withoutHidden(event.queryStringParameters, hidden),
+    headers: withoutHidden(event.headers, hidden),
+    authorizer: event.requestContext.authorizer ?? {},
+  };
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify(body),
+  };
+}
