@@ -1,0 +1,171 @@
+/**
+ * Mapping rules evaluated as the 3scale gateway (APIcast, gateway/src/apicast/mapping_rule.lua) does:
+ * - the pattern matches from the start of the request path; without a trailing `$` it is a prefix
+ *   match (`/v1/words` also matches `/v1/words/x` and `/v1/wordsmith`);
+ * - `{name}` matches one path segment: one or more of `[\w\-.~%!$&'()*+,;=@:]` (RFC 3986 pchar), so
+ *   never a `/`;
+ * - repeated slashes in the pattern and the path count as one (nginx merges them in `ngx.var.uri`);
+ * - a query part `?a=1&b={x}` must be matched too: a literal value equals the request's (its last
+ *   value when repeated), a `{x}` value only needs the parameter to be present;
+ * - method `ANY` matches every method;
+ * - every matching rule adds its delta to its metric.
+ * One deliberate difference: APIcast escapes only `.` and leaves other regular-expression characters
+ * of a pattern live; here every character but `{name}` and the trailing `$` is literal.
+ */
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { MappingRule } from './config';
+import type { Usage } from './platform/types';
+
+/** The usage of a request when no mapping rule is configured. */
+export const DEFAULT_USAGE: Usage = { hits: 1 };
+
+const SEGMENT = "[\\w\\-.~%!$&'()*+,;=@:]+";
+const PLACEHOLDER = /\{[^}]+\}/g;
+const QUERY_PLACEHOLDER = /^\{[-\w]+\}$/;
+
+export type QueryParameters = Readonly<Record<string, readonly string[]>>;
+
+export interface MappedRequest {
+  readonly method: string;
+  /** The request path without query string (and without the stage, see requestPathOf). */
+  readonly path: string;
+  readonly query: QueryParameters;
+}
+
+interface CompiledRule {
+  readonly method: string;
+  readonly path: RegExp;
+  readonly query: readonly (readonly [name: string, expected: string])[];
+  readonly metric: string;
+  readonly delta: number;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+}
+
+function mergeSlashes(path: string): string {
+  return path.replace(/\/\/+/g, '/');
+}
+
+function compilePath(pattern: string): RegExp {
+  const anchored = pattern.endsWith('$');
+  const body = mergeSlashes(anchored ? pattern.slice(0, -1) : pattern);
+  let source = '';
+  let last = 0;
+  for (const placeholder of body.matchAll(PLACEHOLDER)) {
+    source += escapeRegExp(body.slice(last, placeholder.index)) + SEGMENT;
+    last = placeholder.index + placeholder[0].length;
+  }
+  source += escapeRegExp(body.slice(last));
+  return new RegExp(`^${source}${anchored ? '$' : ''}`);
+}
+
+function decodeQueryComponent(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}
+
+function compileQuery(queryPart: string): [string, string][] {
+  return queryPart
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      const name = at < 0 ? pair : pair.slice(0, at);
+      const value = at < 0 ? '' : pair.slice(at + 1);
+      return [decodeQueryComponent(name), decodeQueryComponent(value)];
+    });
+}
+
+function compileRule(rule: MappingRule): CompiledRule {
+  const at = rule.pattern.indexOf('?');
+  const pathPattern = at < 0 ? rule.pattern : rule.pattern.slice(0, at);
+  return {
+    method: rule.method.toUpperCase(),
+    path: compilePath(pathPattern),
+    query: at < 0 ? [] : compileQuery(rule.pattern.slice(at + 1)),
+    metric: rule.metric,
+    delta: rule.delta,
+  };
+}
+
+function queryMatches(expected: CompiledRule['query'], query: QueryParameters): boolean {
+  return expected.every(([name, value]) => {
+    const given = query[name];
+    if (QUERY_PLACEHOLDER.test(value)) return given !== undefined && given.length > 0;
+    return given !== undefined && given[given.length - 1] === value;
+  });
+}
+
+export interface UsageMapper {
+  /** The usage the rules assign to the request; undefined when no rule matches. */
+  usageOf(request: MappedRequest): Usage | undefined;
+}
+
+/** Compiles the rules once (at start-up); with no rules every request counts one hit. */
+export function compileMappingRules(rules: readonly MappingRule[]): UsageMapper {
+  const compiled = rules.map(compileRule);
+  return {
+    usageOf(request) {
+      if (compiled.length === 0) return DEFAULT_USAGE;
+      const method = request.method.toUpperCase();
+      const path = mergeSlashes(request.path);
+      const usage: Record<string, number> = {};
+      let matched = false;
+      for (const rule of compiled) {
+        if (rule.method !== 'ANY' && rule.method !== method) continue;
+        if (!rule.path.test(path) || !queryMatches(rule.query, request.query)) continue;
+        matched = true;
+        usage[rule.metric] = (usage[rule.metric] ?? 0) + rule.delta;
+      }
+      return matched ? usage : undefined;
+    },
+  };
+}
+
+type RoutedEvent = Pick<
+  APIGatewayRequestAuthorizerEvent,
+  'httpMethod' | 'resource' | 'path' | 'queryStringParameters' | 'multiValueQueryStringParameters'
+> & { readonly requestContext?: { readonly stage?: string } | null };
+
+/** The cache's endpoint: method and resource template (`GET /v1/words/{word}.json`), never the raw path. */
+export function endpointOf(event: Pick<RoutedEvent, 'httpMethod' | 'resource'>): string {
+  return `${event.httpMethod.toUpperCase()} ${event.resource}`;
+}
+
+/**
+ * The path the consumer asked for, as APIcast sees it: without the query string and without the
+ * stage. API Gateway gives `path` without the stage on its execute-api address; a stage prefix is
+ * removed when present and the resource template itself does not start with it.
+ */
+export function requestPathOf(event: RoutedEvent): string {
+  const path = event.path.split('?')[0] || '/';
+  const stage = event.requestContext?.stage;
+  if (!stage) return path;
+  const prefix = `/${stage}`;
+  const resourceHasPrefix = event.resource === prefix || event.resource.startsWith(`${prefix}/`);
+  if (resourceHasPrefix) return path;
+  if (path === prefix) return '/';
+  return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : path;
+}
+
+/** The query parameters of the event, all values of each. */
+export function queryOf(event: RoutedEvent): QueryParameters {
+  const query: Record<string, readonly string[]> = {};
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
+    if (value !== undefined) query[name] = [value];
+  }
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (values !== undefined && values.length > 0) query[name] = values;
+  }
+  return query;
+}
+
+/** The mapped request of an authorizer event. */
+export function mappedRequestOf(event: RoutedEvent): MappedRequest {
+  return { method: event.httpMethod, path: requestPathOf(event), query: queryOf(event) };
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { credentialIdOf } from '../../../lambdas/core/credentials';
+import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
+
+const id = credentialIdOf('s1', { kind: 'user_key', userKey: 'k' });
+
+/** Redis cluster's hash tag: the part between the first `{` and the next `}`. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  return key.slice(open + 1, key.indexOf('}', open + 1));
+}
+
+describe('credential keys', () => {
+  it('all share the credential id as hash tag (one slot per credential)', () => {
+    const keys = Object.values(credentialKeys(id));
+    expect(keys).toHaveLength(8);
+    expect(new Set(keys).size).toBe(8);
+    for (const key of keys) expect(hashTag(key)).toBe(id);
+  });
+
+  it('find the credential id back from a since key only', () => {
+    const keys = credentialKeys(id);
+    expect(credentialIdOfSinceKey(keys.since)).toBe(id);
+    expect(credentialIdOfSinceKey(keys.pending)).toBeUndefined();
+    expect(credentialIdOfSinceKey('am:{zz}:since')).toBeUndefined();
+    expect(SINCE_KEY_PATTERN).toBe('am:{*}:since');
+  });
+});

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { type MappingRule, parseConfig } from '../../../lambdas/core/config';
+import {
+  compileMappingRules,
+  DEFAULT_USAGE,
+  endpointOf,
+  mappedRequestOf,
+  type QueryParameters,
+  requestPathOf,
+} from '../../../lambdas/core/mapping';
+
+function rule(method: string, pattern: string, metric = 'm', delta = 1): MappingRule {
+  return { method, pattern, metric, delta };
+}
+
+function usage(rules: MappingRule[], method: string, path: string, query: QueryParameters = {}) {
+  return compileMappingRules(parseConfig({ serviceId: 's', mappingRules: rules }).mappingRules).usageOf({
+    method,
+    path,
+    query,
+  });
+}
+
+describe('mapping rules', () => {
+  it('count one hit per request when none is configured', () => {
+    expect(usage([], 'DELETE', '/anything')).toEqual(DEFAULT_USAGE);
+    expect(DEFAULT_USAGE).toEqual({ hits: 1 });
+  });
+
+  const table: [
+    string,
+    MappingRule[],
+    string,
+    string,
+    QueryParameters,
+    Record<string, number> | undefined,
+  ][] = [
+    ['exact path', [rule('GET', '/v1/words')], 'GET', '/v1/words', {}, { m: 1 }],
+    ['prefix match without $', [rule('GET', '/v1/words')], 'GET', '/v1/words/x/y', {}, { m: 1 }],
+    [
+      'prefix match is textual, as in APIcast',
+      [rule('GET', '/v1/words')],
+      'GET',
+      '/v1/wordsmith',
+      {},
+      { m: 1 },
+    ],
+    ['$ anchors the end', [rule('GET', '/v1/words$')], 'GET', '/v1/words/x', {}, undefined],
+    ['$ still matches the exact path', [rule('GET', '/v1/words$')], 'GET', '/v1/words', {}, { m: 1 }],
+    ['other method', [rule('POST', '/v1')], 'GET', '/v1', {}, undefined],
+    ['ANY method', [rule('ANY', '/v1')], 'PATCH', '/v1', {}, { m: 1 }],
+    ['lower-case request method', [rule('GET', '/v1')], 'get', '/v1', {}, { m: 1 }],
+    [
+      '{param} matches a segment',
+      [rule('GET', '/v1/words/{word}.json')],
+      'GET',
+      '/v1/words/hello.json',
+      {},
+      { m: 1 },
+    ],
+    [
+      '{param} never spans a slash',
+      [rule('GET', '/v1/words/{word}.json$')],
+      'GET',
+      '/v1/words/a/b.json',
+      {},
+      undefined,
+    ],
+    [
+      '{param} takes pchar symbols',
+      [rule('GET', '/u/{id}$')],
+      'GET',
+      "/u/a-b.c~d%20!$&'()*+,;=@:",
+      {},
+      { m: 1 },
+    ],
+    ['{param} needs one character', [rule('GET', '/u/{id}$')], 'GET', '/u/', {}, undefined],
+    ['{param} refuses other characters', [rule('GET', '/u/{id}$')], 'GET', '/u/a"b', {}, undefined],
+    ['. is literal', [rule('GET', '/v1/a.json')], 'GET', '/v1/aXjson', {}, undefined],
+    ['+ is literal', [rule('GET', '/v1/a+b$')], 'GET', '/v1/aab', {}, undefined],
+    ['+ matches itself', [rule('GET', '/v1/a+b$')], 'GET', '/v1/a+b', {}, { m: 1 }],
+    ['repeated slashes count once', [rule('GET', '/v1//words$')], 'GET', '/v1/words', {}, { m: 1 }],
+    ['repeated slashes in the path too', [rule('GET', '/v1/words$')], 'GET', '//v1///words', {}, { m: 1 }],
+    ['query literal must equal', [rule('GET', '/s?type=a')], 'GET', '/s', { type: ['b'] }, undefined],
+    ['query literal equal', [rule('GET', '/s?type=a')], 'GET', '/s', { type: ['a'] }, { m: 1 }],
+    [
+      'query literal uses the last value',
+      [rule('GET', '/s?type=a')],
+      'GET',
+      '/s',
+      { type: ['a', 'b'] },
+      undefined,
+    ],
+    ['query literal missing', [rule('GET', '/s?type=a')], 'GET', '/s', {}, undefined],
+    ['query placeholder needs presence', [rule('GET', '/s?q={q}')], 'GET', '/s', {}, undefined],
+    ['query placeholder present', [rule('GET', '/s?q={q}')], 'GET', '/s', { q: ['x'] }, { m: 1 }],
+    ['query encoded literal', [rule('GET', '/s?t=a%20b')], 'GET', '/s', { t: ['a b'] }, { m: 1 }],
+  ];
+  it.each(table)('%s', (_, rules, method, path, query, expected) => {
+    expect(usage(rules, method, path, query)).toEqual(expected);
+  });
+
+  it('add up every matching rule, per metric', () => {
+    const rules = [
+      rule('GET', '/', 'hits', 1),
+      rule('GET', '/v1/words/{word}.json', 'get_word', 2),
+      rule('GET', '/v1/words/', 'get_word', 3),
+      rule('POST', '/v1/words/{word}.json', 'post_word', 1),
+      rule('GET', '/v2', 'v2', 1),
+    ];
+    expect(usage(rules, 'GET', '/v1/words/x.json')).toEqual({ hits: 1, get_word: 5 });
+  });
+
+  it('count a delta of 0 as a match', () => {
+    expect(usage([rule('GET', '/free', 'free', 0)], 'GET', '/free')).toEqual({ free: 0 });
+  });
+});
+
+describe('request path and endpoint', () => {
+  const event = {
+    httpMethod: 'GET',
+    resource: '/v1/words/{word}.json',
+    path: '/v1/words/hello.json',
+    queryStringParameters: { a: '1' },
+    multiValueQueryStringParameters: { a: ['0', '1'] },
+    requestContext: { stage: 'prod' },
+  };
+
+  it('endpoint is method and resource template, never the raw path', () => {
+    expect(endpointOf(event)).toBe('GET /v1/words/{word}.json');
+    expect(endpointOf({ ...event, httpMethod: 'post' })).toBe('POST /v1/words/{word}.json');
+  });
+
+  it('path is taken as is when it has no stage', () => {
+    expect(requestPathOf(event)).toBe('/v1/words/hello.json');
+  });
+
+  it('a stage prefix is removed', () => {
+    expect(requestPathOf({ ...event, path: '/prod/v1/words/hello.json' })).toBe('/v1/words/hello.json');
+    expect(requestPathOf({ ...event, resource: '/', path: '/prod' })).toBe('/');
+  });
+
+  it('a resource that starts like the stage keeps its path', () => {
+    expect(requestPathOf({ ...event, resource: '/prod/{id}', path: '/prod/7' })).toBe('/prod/7');
+  });
+
+  it('a query string left in the path is dropped', () => {
+    expect(requestPathOf({ ...event, path: '/v1/words/x.json?y=1' })).toBe('/v1/words/x.json');
+  });
+
+  it('query parameters keep every value', () => {
+    expect(mappedRequestOf(event)).toEqual({
+      method: 'GET',
+      path: '/v1/words/hello.json',
+      query: { a: ['0', '1'] },
+    });
+    expect(mappedRequestOf({ ...event, multiValueQueryStringParameters: null }).query).toEqual({ a: ['1'] });
+  });
+});
