@@ -1,0 +1,243 @@
+/**
+ * The `platform` section of the local stack file: services, their metric tree, plans with limits, and
+ * applications. Validated once at start-up; a bad value throws a ConfigError that names the setting.
+ */
+import { ConfigError, type CredentialMode, integer, nonEmpty, oneOf } from '../../lambdas/core/config';
+import type { Period } from '../../lambdas/core/platform/types';
+import { PERIODS } from './periods';
+
+export type ApplicationState = 'active' | 'suspended';
+export type ServiceState = 'active' | 'suspended';
+
+export interface MetricConfig {
+  readonly name: string;
+  readonly children: readonly MetricConfig[];
+}
+
+export interface LimitConfig {
+  readonly metric: string;
+  readonly period: Period;
+  readonly value: number;
+}
+
+export interface PlanConfig {
+  readonly name: string;
+  readonly limits: readonly LimitConfig[];
+}
+
+export interface ApplicationConfig {
+  readonly id: string;
+  /** user_key services: the application's key. */
+  readonly userKey?: string;
+  /** app_id services: the keys one of which must come with the app id; none means no key is asked. */
+  readonly appKeys: readonly string[];
+  readonly plan: string;
+  readonly state: ApplicationState;
+  /** Referrer patterns (`*` a wildcard); none means any referrer. */
+  readonly referrerFilters: readonly string[];
+}
+
+export interface ServiceConfig {
+  readonly id: string;
+  readonly providerKey?: string;
+  readonly serviceToken?: string;
+  readonly authentication: CredentialMode;
+  readonly state: ServiceState;
+  /** Roots of the metric tree; `hits` is one of them. */
+  readonly metrics: readonly MetricConfig[];
+  readonly plans: readonly PlanConfig[];
+  readonly applications: readonly ApplicationConfig[];
+}
+
+export interface PlatformConfig {
+  readonly services: readonly ServiceConfig[];
+}
+
+export const TOP_METRIC = 'hits';
+export const MAX_LIMIT_VALUE = Number.MAX_SAFE_INTEGER;
+const STATES = ['active', 'suspended'] as const;
+/** Metric names travel in `usage[name]` parameters and XML attributes, so brackets, quotes and spaces are out. */
+const METRIC_NAME = /^[A-Za-z0-9_.-]+$/;
+
+type Fields = Record<string, unknown>;
+
+function object(setting: string, value: unknown, known: readonly string[]): Fields {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(setting, 'must be an object');
+  }
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new ConfigError(`${setting}.${key}`, `is not a known setting (known: ${known.join(', ')})`);
+    }
+  }
+  return value as Fields;
+}
+
+function list(setting: string, value: unknown): unknown[] {
+  if (!Array.isArray(value)) throw new ConfigError(setting, 'must be an array');
+  return value;
+}
+
+function optionalString(setting: string, value: unknown): string | undefined {
+  return value === undefined ? undefined : nonEmpty(setting, value);
+}
+
+function unique(setting: string, seen: Set<string>, value: string, what: string): void {
+  if (seen.has(value)) throw new ConfigError(setting, `repeats the ${what} ${JSON.stringify(value)}`);
+  seen.add(value);
+}
+
+function metricTree(setting: string, value: unknown, names: Set<string>): MetricConfig[] {
+  return list(setting, value).map((entry, i) => {
+    const at = `${setting}[${i}]`;
+    const fields = object(at, entry, ['name', 'children']);
+    const name = nonEmpty(`${at}.name`, fields.name);
+    if (!METRIC_NAME.test(name)) {
+      throw new ConfigError(
+        `${at}.name`,
+        `must use only letters, digits, _ . - (got ${JSON.stringify(name)})`,
+      );
+    }
+    unique(`${at}.name`, names, name, 'metric');
+    return { name, children: metricTree(`${at}.children`, fields.children ?? [], names) };
+  });
+}
+
+function plan(setting: string, value: unknown, metrics: ReadonlySet<string>): PlanConfig {
+  const fields = object(setting, value, ['name', 'limits']);
+  const name = nonEmpty(`${setting}.name`, fields.name);
+  const limited = new Set<string>();
+  const limits = list(`${setting}.limits`, fields.limits ?? []).map((entry, i) => {
+    const at = `${setting}.limits[${i}]`;
+    const limit = object(at, entry, ['metric', 'period', 'value']);
+    const metric = nonEmpty(`${at}.metric`, limit.metric);
+    if (!metrics.has(metric)) {
+      throw new ConfigError(`${at}.metric`, `names an unknown metric ${JSON.stringify(metric)}`);
+    }
+    const period = oneOf(`${at}.period`, limit.period, PERIODS);
+    unique(at, limited, `${metric} per ${period}`, 'limit');
+    return { metric, period, value: integer(`${at}.value`, limit.value, 0, MAX_LIMIT_VALUE) };
+  });
+  return { name, limits };
+}
+
+function keyList(setting: string, value: unknown): string[] {
+  const seen = new Set<string>();
+  return list(setting, value).map((entry, i) => {
+    const key = nonEmpty(`${setting}[${i}]`, entry);
+    unique(`${setting}[${i}]`, seen, key, 'value');
+    return key;
+  });
+}
+
+function application(
+  setting: string,
+  value: unknown,
+  authentication: CredentialMode,
+  plans: ReadonlySet<string>,
+): ApplicationConfig {
+  const fields = object(setting, value, ['id', 'userKey', 'appKeys', 'plan', 'state', 'referrerFilters']);
+  const id = nonEmpty(`${setting}.id`, fields.id);
+  const planName = nonEmpty(`${setting}.plan`, fields.plan);
+  if (!plans.has(planName)) {
+    throw new ConfigError(`${setting}.plan`, `names an unknown plan ${JSON.stringify(planName)}`);
+  }
+  const userKey = optionalString(`${setting}.userKey`, fields.userKey);
+  if (authentication === 'user_key' && userKey === undefined) {
+    throw new ConfigError(`${setting}.userKey`, 'is required in a user_key service');
+  }
+  if (authentication === 'app_id' && userKey !== undefined) {
+    throw new ConfigError(`${setting}.userKey`, 'does not apply to an app_id service (use appKeys)');
+  }
+  const appKeys = keyList(`${setting}.appKeys`, fields.appKeys ?? []);
+  if (authentication === 'user_key' && appKeys.length > 0) {
+    throw new ConfigError(`${setting}.appKeys`, 'does not apply to a user_key service (use userKey)');
+  }
+  return {
+    id,
+    ...(userKey !== undefined && { userKey }),
+    appKeys,
+    plan: planName,
+    state: oneOf(`${setting}.state`, fields.state ?? 'active', STATES),
+    referrerFilters: keyList(`${setting}.referrerFilters`, fields.referrerFilters ?? []),
+  };
+}
+
+function service(setting: string, value: unknown): ServiceConfig {
+  const fields = object(setting, value, [
+    'id',
+    'providerKey',
+    'serviceToken',
+    'authentication',
+    'state',
+    'metrics',
+    'plans',
+    'applications',
+  ]);
+  const id = nonEmpty(`${setting}.id`, fields.id);
+  const providerKey = optionalString(`${setting}.providerKey`, fields.providerKey);
+  const serviceToken = optionalString(`${setting}.serviceToken`, fields.serviceToken);
+  if (providerKey === undefined && serviceToken === undefined) {
+    throw new ConfigError(setting, 'needs a providerKey or a serviceToken (or both)');
+  }
+  const authentication = oneOf(`${setting}.authentication`, fields.authentication, ['user_key', 'app_id']);
+  const metricNames = new Set<string>();
+  const metrics = metricTree(`${setting}.metrics`, fields.metrics ?? [{ name: TOP_METRIC }], metricNames);
+  if (!metrics.some((metric) => metric.name === TOP_METRIC)) {
+    throw new ConfigError(`${setting}.metrics`, `must have the top metric "${TOP_METRIC}" at its root`);
+  }
+  const planNames = new Set<string>();
+  const plans = list(`${setting}.plans`, fields.plans).map((entry, i) => {
+    const parsed = plan(`${setting}.plans[${i}]`, entry, metricNames);
+    unique(`${setting}.plans[${i}].name`, planNames, parsed.name, 'plan');
+    return parsed;
+  });
+  const appIds = new Set<string>();
+  const userKeys = new Set<string>();
+  const applications = list(`${setting}.applications`, fields.applications ?? []).map((entry, i) => {
+    const at = `${setting}.applications[${i}]`;
+    const parsed = application(at, entry, authentication, planNames);
+    unique(`${at}.id`, appIds, parsed.id, 'application id');
+    if (parsed.userKey !== undefined) unique(`${at}.userKey`, userKeys, parsed.userKey, 'user key');
+    return parsed;
+  });
+  return {
+    id,
+    ...(providerKey !== undefined && { providerKey }),
+    ...(serviceToken !== undefined && { serviceToken }),
+    authentication,
+    state: oneOf(`${setting}.state`, fields.state ?? 'active', STATES),
+    metrics,
+    plans,
+    applications,
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('platform', `is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Validates the platform section and applies defaults. Takes the whole local stack file or just its
+ * `platform` section, parsed or as JSON text.
+ */
+export function loadPlatformConfig(input: unknown): PlatformConfig {
+  const value = typeof input === 'string' ? parseJson(input) : input;
+  const section =
+    typeof value === 'object' && value !== null && 'platform' in value
+      ? (value as { platform: unknown }).platform
+      : value;
+  const fields = object('platform', section, ['services']);
+  const ids = new Set<string>();
+  const services = list('platform.services', fields.services).map((entry, i) => {
+    const parsed = service(`platform.services[${i}]`, entry);
+    unique(`platform.services[${i}].id`, ids, parsed.id, 'service id');
+    return parsed;
+  });
+  if (services.length === 0) throw new ConfigError('platform.services', 'must list at least one service');
+  return { services };
+}

@@ -1,0 +1,153 @@
+/**
+ * A local platform that serves the Service Management API as the hosted 3scale platform does, configured
+ * from the `platform` section of the local stack file. Tests start it in-process on a free port.
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { generate } from 'selfsigned';
+import type { Period } from '../../lambdas/core/platform/types';
+import { version } from '../../package.json';
+import { closeServer, LOOPBACK, listenOnLoopback } from '../http-server';
+import {
+  type ApplicationState,
+  loadPlatformConfig,
+  MAX_LIMIT_VALUE,
+  type PlatformConfig,
+  type ServiceState,
+} from './config';
+import { PlatformModel } from './model';
+import { PERIODS } from './periods';
+import { type PlatformStats, platformListener } from './server';
+import type { ReportError } from './transactor';
+
+export type {
+  ApplicationConfig,
+  ApplicationState,
+  LimitConfig,
+  MetricConfig,
+  PlanConfig,
+  PlatformConfig,
+  ServiceConfig,
+  ServiceState,
+} from './config';
+export { loadPlatformConfig } from './config';
+export type { PlatformStats } from './server';
+export type { ReportError } from './transactor';
+
+export interface TlsMaterial {
+  /** PEM certificate (chain). */
+  readonly cert: string;
+  /** PEM private key. */
+  readonly key: string;
+}
+
+export interface StartPlatformOptions {
+  /** A PlatformConfig, the whole local stack file, or its `platform` section; validated at start. */
+  readonly config: PlatformConfig | unknown;
+  /** 0 (the default) picks a free port. */
+  readonly port?: number;
+  readonly host?: typeof LOOPBACK;
+  /** true: HTTPS with a self-signed certificate for 127.0.0.1 generated at start; or the certificate to use. */
+  readonly tls?: boolean | TlsMaterial;
+  /** Epoch ms; every period and timestamp check reads this clock. */
+  readonly now?: () => number;
+}
+
+export interface RunningPlatform {
+  /** `http(s)://127.0.0.1:PORT`, no trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  /** The PEM certificate served under TLS, for clients to trust (undefined without TLS). */
+  readonly certificate?: string;
+  stop(): Promise<void>;
+  stats(): PlatformStats;
+  /** Errors found in accepted reports, each of which dropped its whole batch, oldest first. */
+  reportErrors(): readonly ReportError[];
+  /** The application's usage of the metric in the current period window (now, by the platform's clock). */
+  usage(serviceId: string, appId: string, metric: string, period: Period): number;
+  setApplicationState(serviceId: string, appId: string, state: ApplicationState): void;
+  setApplicationPlan(serviceId: string, appId: string, plan: string): void;
+  setServiceState(serviceId: string, state: ServiceState): void;
+  /** Sets the plan's limit on the metric for the period; undefined removes it. Applies at once. */
+  setLimit(serviceId: string, plan: string, metric: string, period: Period, value: number | undefined): void;
+}
+
+async function selfSignedCertificate(): Promise<TlsMaterial> {
+  const pems = await generate([{ name: 'commonName', value: LOOPBACK }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: LOOPBACK },
+          { type: 2, value: 'localhost' },
+        ],
+      },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
+function checkPeriod(period: Period): void {
+  if (!PERIODS.includes(period)) throw new Error(`unknown period ${JSON.stringify(period)}`);
+}
+
+export async function startPlatform(options: StartPlatformOptions): Promise<RunningPlatform> {
+  const model = new PlatformModel(loadPlatformConfig(options.config));
+  if (options.host !== undefined && options.host !== LOOPBACK) {
+    throw new Error(`the local platform listens on ${LOOPBACK} only (got ${options.host})`);
+  }
+  const now = options.now ?? Date.now;
+  const stats: PlatformStats = { authorize: 0, authrep: 0, report: 0, transactions: 0 };
+  const reportErrors: ReportError[] = [];
+  const listener = platformListener({
+    model,
+    now,
+    stats,
+    reportErrors,
+    statusJson: JSON.stringify({ status: 'ok', version: { backend: `${version}-local` } }),
+  });
+  const tls = options.tls === true ? await selfSignedCertificate() : options.tls || undefined;
+  const server: Server = tls
+    ? (createHttpsServer(tls, listener) as unknown as Server)
+    : createHttpServer(listener);
+  const port = await listenOnLoopback(server, options.port ?? 0);
+  return {
+    url: `${tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,
+    port,
+    ...(tls && { certificate: tls.cert }),
+    stop: () => closeServer(server),
+    stats: () => ({ ...stats }),
+    reportErrors: () => [...reportErrors],
+    usage(serviceId, appId, metric, period) {
+      checkPeriod(period);
+      const service = model.service(serviceId);
+      service.metric(metric);
+      return service.application(appId).counter(metric, period, now());
+    },
+    setApplicationState(serviceId, appId, state) {
+      if (state !== 'active' && state !== 'suspended')
+        throw new Error(`unknown state ${JSON.stringify(state)}`);
+      model.service(serviceId).application(appId).state = state;
+    },
+    setApplicationPlan(serviceId, appId, plan) {
+      const service = model.service(serviceId);
+      if (!service.plans.has(plan))
+        throw new Error(`service ${serviceId} has no plan ${JSON.stringify(plan)}`);
+      service.application(appId).plan = plan;
+    },
+    setServiceState(serviceId, state) {
+      if (state !== 'active' && state !== 'suspended')
+        throw new Error(`unknown state ${JSON.stringify(state)}`);
+      model.service(serviceId).state = state;
+    },
+    setLimit(serviceId, plan, metric, period, value) {
+      checkPeriod(period);
+      if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_LIMIT_VALUE)) {
+        throw new Error(`a limit must be a non-negative integer (got ${value})`);
+      }
+      model.service(serviceId).setLimit(plan, metric, period, value);
+    },
+  };
+}

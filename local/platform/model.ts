@@ -1,0 +1,177 @@
+/**
+ * The platform's state at run time: services with their metric tree, plans and applications (built from
+ * the validated config, changeable by the mutators), and the usage counters per application, metric,
+ * period and period window.
+ */
+import type { Period } from '../../lambdas/core/platform/types';
+import type { ApplicationState, MetricConfig, PlatformConfig, ServiceConfig, ServiceState } from './config';
+import { PERIODS, periodWindow } from './periods';
+
+export interface Metric {
+  readonly name: string;
+  readonly parent?: string;
+  readonly children: readonly string[];
+}
+
+export interface Limit {
+  readonly metric: string;
+  readonly period: Period;
+  readonly max: number;
+}
+
+/** Usage of one metric: added to the counters, or (a value sent as `#n`) setting them. */
+export interface UsageDelta {
+  readonly set: boolean;
+  readonly value: number;
+}
+
+export class Application {
+  private readonly counters = new Map<string, number>();
+
+  constructor(
+    readonly id: string,
+    readonly userKey: string | undefined,
+    readonly appKeys: ReadonlySet<string>,
+    public plan: string,
+    public state: ApplicationState,
+    readonly referrerFilters: readonly string[],
+  ) {}
+
+  private static counterKey(metric: string, period: Period, at: number): string {
+    return `${metric} ${period} ${periodWindow(period, at).start}`;
+  }
+
+  /** The usage of the metric in the period window containing `at`. */
+  counter(metric: string, period: Period, at: number): number {
+    return this.counters.get(Application.counterKey(metric, period, at)) ?? 0;
+  }
+
+  /** Records usage (already propagated to ancestors) in every period window containing `at`. */
+  record(usage: ReadonlyMap<string, UsageDelta>, at: number): void {
+    for (const [metric, delta] of usage) {
+      for (const period of PERIODS) {
+        const key = Application.counterKey(metric, period, at);
+        this.counters.set(key, delta.set ? delta.value : (this.counters.get(key) ?? 0) + delta.value);
+      }
+    }
+  }
+}
+
+export class Service {
+  readonly id: string;
+  readonly providerKey: string | undefined;
+  readonly serviceToken: string | undefined;
+  readonly authentication: ServiceConfig['authentication'];
+  state: ServiceState;
+  /** Depth first, in config order: the order of usage reports. */
+  readonly metrics = new Map<string, Metric>();
+  /** Plan name -> `metric period` -> max. */
+  readonly plans = new Map<string, Map<string, number>>();
+  readonly applications = new Map<string, Application>();
+  readonly applicationsByUserKey = new Map<string, Application>();
+
+  constructor(config: ServiceConfig) {
+    this.id = config.id;
+    this.providerKey = config.providerKey;
+    this.serviceToken = config.serviceToken;
+    this.authentication = config.authentication;
+    this.state = config.state;
+    this.addMetrics(config.metrics, undefined);
+    for (const plan of config.plans) {
+      this.plans.set(
+        plan.name,
+        new Map(plan.limits.map((limit) => [`${limit.metric} ${limit.period}`, limit.value])),
+      );
+    }
+    for (const app of config.applications) {
+      const application = new Application(
+        app.id,
+        app.userKey,
+        new Set(app.appKeys),
+        app.plan,
+        app.state,
+        app.referrerFilters,
+      );
+      this.applications.set(app.id, application);
+      if (app.userKey !== undefined) this.applicationsByUserKey.set(app.userKey, application);
+    }
+  }
+
+  private addMetrics(metrics: readonly MetricConfig[], parent: string | undefined): void {
+    for (const metric of metrics) {
+      this.metrics.set(metric.name, {
+        name: metric.name,
+        ...(parent !== undefined && { parent }),
+        children: metric.children.map((child) => child.name),
+      });
+      this.addMetrics(metric.children, metric.name);
+    }
+  }
+
+  ancestors(metric: string): string[] {
+    const found: string[] = [];
+    for (let parent = this.metrics.get(metric)?.parent; parent !== undefined; ) {
+      found.push(parent);
+      parent = this.metrics.get(parent)?.parent;
+    }
+    return found;
+  }
+
+  /** The plan's limits in the platform's order: by metric, then longest period first. */
+  limits(planName: string): Limit[] {
+    const plan = this.plans.get(planName);
+    if (plan === undefined) return [];
+    const limits: Limit[] = [];
+    for (const metric of this.metrics.keys()) {
+      for (const period of PERIODS) {
+        const max = plan.get(`${metric} ${period}`);
+        if (max !== undefined) limits.push({ metric, period, max });
+      }
+    }
+    return limits;
+  }
+
+  setLimit(planName: string, metric: string, period: Period, max: number | undefined): void {
+    const plan = this.plans.get(planName);
+    if (plan === undefined) throw new Error(`service ${this.id} has no plan ${JSON.stringify(planName)}`);
+    this.metric(metric);
+    const key = `${metric} ${period}`;
+    if (max === undefined) plan.delete(key);
+    else plan.set(key, max);
+  }
+
+  metric(name: string): Metric {
+    const metric = this.metrics.get(name);
+    if (metric === undefined) throw new Error(`service ${this.id} has no metric ${JSON.stringify(name)}`);
+    return metric;
+  }
+
+  application(id: string): Application {
+    const application = this.applications.get(id);
+    if (application === undefined)
+      throw new Error(`service ${this.id} has no application ${JSON.stringify(id)}`);
+    return application;
+  }
+}
+
+export class PlatformModel {
+  readonly services = new Map<string, Service>();
+  /** Provider key -> its first service, used when a request names no service id. */
+  readonly defaultServices = new Map<string, Service>();
+
+  constructor(config: PlatformConfig) {
+    for (const serviceConfig of config.services) {
+      const service = new Service(serviceConfig);
+      this.services.set(service.id, service);
+      if (service.providerKey !== undefined && !this.defaultServices.has(service.providerKey)) {
+        this.defaultServices.set(service.providerKey, service);
+      }
+    }
+  }
+
+  service(id: string): Service {
+    const service = this.services.get(id);
+    if (service === undefined) throw new Error(`no service ${JSON.stringify(id)}`);
+    return service;
+  }
+}
