@@ -1,0 +1,87 @@
+/**
+ * The one ioredis client of a container (Lambda, local stack, bench), with settings fit for Lambda:
+ * a command fails fast instead of waiting in an offline queue, so the authorizer can fall back to the
+ * platform within its own timeout (invariant 8).
+ */
+import Redis, { type RedisOptions } from 'ioredis';
+import type { RedisSettings } from './config';
+import { type LogPort, silentLogger } from './observability';
+
+/** Bounds of a TCP (+TLS, +AUTH) connect, and of one command; the authorizer's budget depends on them. */
+export const REDIS_CONNECT_TIMEOUT_MS = 1000;
+export const REDIS_COMMAND_TIMEOUT_MS = 300;
+const MAX_RECONNECT_DELAY_MS = 2000;
+
+export interface RedisClientOptions {
+  /** AUTH token read from Secrets Manager; settings.password is used when absent. */
+  readonly password?: string;
+  readonly logger?: LogPort;
+  readonly connectTimeoutMs?: number;
+  readonly commandTimeoutMs?: number;
+}
+
+export function redisOptions(settings: RedisSettings, options: RedisClientOptions = {}): RedisOptions {
+  const password = options.password ?? settings.password;
+  return {
+    host: settings.host,
+    port: settings.port,
+    ...(password !== undefined && { password }),
+    ...(settings.tls && { tls: { servername: settings.host } }),
+    lazyConnect: true,
+    connectTimeout: Math.min(options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS),
+    commandTimeout: Math.min(options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS, REDIS_COMMAND_TIMEOUT_MS),
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    // A frozen Lambda finds its socket closed on thaw: reconnect soon, never give up.
+    retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+  };
+}
+
+/** Creates the client (not yet connected) and attaches the error listener; errors are logged without secrets. */
+export function createRedisClient(settings: RedisSettings, options: RedisClientOptions = {}): Redis {
+  const logger = options.logger ?? silentLogger;
+  const client = new Redis(redisOptions(settings, options));
+  client.on('error', (error: Error & { code?: string }) => {
+    logger.warn('redis connection error', { error: error.message, code: error.code });
+  });
+  return client;
+}
+
+const connecting = new WeakMap<Redis, Promise<void>>();
+
+/**
+ * Connects a lazy client on first use and waits (at most the connect timeout) for a client that is
+ * reconnecting; without an offline queue a command sent meanwhile would fail at once.
+ */
+export async function ensureConnected(client: Redis): Promise<void> {
+  switch (client.status) {
+    case 'wait': {
+      let pending = connecting.get(client);
+      if (!pending) {
+        pending = client.connect().finally(() => connecting.delete(client));
+        connecting.set(client, pending);
+      }
+      return pending;
+    }
+    case 'connect':
+    case 'connecting':
+    case 'reconnecting':
+      return waitForReady(client, client.options.connectTimeout ?? REDIS_CONNECT_TIMEOUT_MS);
+    default:
+      return;
+  }
+}
+
+function waitForReady(client: Redis, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      reject(new Error(`redis not ready within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('ready', onReady);
+  });
+}
