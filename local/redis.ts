@@ -1,0 +1,169 @@
+/**
+ * Redis for the local stack: a real redis-server on a free loopback port when one is installed (no
+ * persistence, stopped with the stack), otherwise an in-memory stand-in (ioredis-mock) that the handlers
+ * use through the same ioredis interface.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+import type Redis from 'ioredis';
+import { LOOPBACK } from './http-server';
+
+export type LocalRedisKind = 'redis-server' | 'in-memory' | 'external';
+
+export interface LocalRedis {
+  readonly kind: LocalRedisKind;
+  readonly host: string;
+  readonly port: number;
+  /** Only for kind 'in-memory': a new client on the shared in-memory data set. */
+  readonly createInMemoryClient?: () => Redis;
+  stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 5_000;
+const START_ATTEMPTS = 3;
+
+/** The first executable `name` on PATH, or undefined. */
+export function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
+  for (const directory of path.split(delimiter)) {
+    if (directory === '') continue;
+    const candidate = join(directory, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, LOOPBACK, resolve);
+  });
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('the OS gave no free TCP port');
+  return address.port;
+}
+
+function waitUntilReady(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      child.stdout?.removeListener('data', onData);
+      child.removeListener('exit', onExit);
+      child.removeListener('error', done);
+      if (error) reject(new Error(`${error.message}\n${output.slice(-2000)}`));
+      else resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) done();
+    };
+    const onExit = (code: number | null) => done(new Error(`redis-server exited with code ${code}`));
+    const timer = setTimeout(
+      () => done(new Error(`redis-server not ready after ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
+    child.stdout?.on('data', onData);
+    child.once('exit', onExit);
+    child.once('error', done);
+  });
+}
+
+/** Spawns `binary` on a free loopback port with persistence off; it is killed when this process exits. */
+export async function startRedisServer(binary: string): Promise<LocalRedis> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+    const port = await freePort();
+    const child = spawn(
+      binary,
+      ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      await waitUntilReady(child);
+    } catch (error) {
+      // Another process may have taken the port between the probe and the spawn: try a new one.
+      lastError = error;
+      child.kill('SIGKILL');
+      continue;
+    }
+    // Keep draining its output so a full pipe never blocks the server.
+    child.stdout?.resume();
+    child.stderr?.resume();
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    return {
+      kind: 'redis-server',
+      host: LOOPBACK,
+      port,
+      async stop() {
+        process.removeListener('exit', killOnExit);
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      },
+    };
+  }
+  throw lastError;
+}
+
+/** An in-memory data set: every client made by createInMemoryClient shares it, as clients of one server do. */
+export async function startInMemoryRedis(): Promise<LocalRedis> {
+  const { default: RedisMock } = await import('ioredis-mock');
+  // ioredis-mock shares data between instances with the same host and port; a free port keeps stacks apart.
+  const port = await freePort();
+  const clients: Redis[] = [];
+  return {
+    kind: 'in-memory',
+    host: LOOPBACK,
+    port,
+    createInMemoryClient() {
+      const client = new RedisMock({ host: LOOPBACK, port }) as unknown as Redis;
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      await Promise.all(clients.map((client) => client.flushall().then(() => client.disconnect())));
+    },
+  };
+}
+
+export type RedisChoice =
+  /** redis-server from PATH when installed, else in-memory (the default). */
+  | 'auto'
+  | 'in-memory'
+  /** An already running server the stack neither starts nor stops. */
+  | { readonly host: string; readonly port: number };
+
+/** Starts the Redis the choice asks for; `warn` hears about the in-memory fallback. */
+export async function startLocalRedis(
+  choice: RedisChoice,
+  warn: (line: string) => void,
+): Promise<LocalRedis> {
+  if (typeof choice === 'object') {
+    return { kind: 'external', host: choice.host, port: choice.port, stop: async () => undefined };
+  }
+  const binary = choice === 'auto' ? findOnPath('redis-server') : undefined;
+  if (binary !== undefined) return startRedisServer(binary);
+  if (choice === 'auto') {
+    warn(
+      'redis-server is not installed: using an in-memory Redis stand-in (ioredis-mock). ' +
+        'Install redis-server (apt-get install redis-server, or brew install redis) to run on real Redis.',
+    );
+  }
+  return startInMemoryRedis();
+}

@@ -1,0 +1,313 @@
+/**
+ * The local stack file (DESIGN.md's schema plus the local options below): a `platform` section for the
+ * local platform, one gateway (or an array of them), and optional `local` settings. Everything is validated
+ * before anything starts; a bad value throws a ConfigError naming the setting.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  type AccessConfig,
+  type AccessConfigInput,
+  ConfigError,
+  integer,
+  LOCAL_SECRET_ENV,
+  nonEmpty,
+  parseConfig,
+} from '../lambdas/core/config';
+import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
+import type { RedisChoice } from './redis';
+import { parseRoute, type Route } from './routes';
+
+/** The local default: usage reaches the platform two seconds after a call, not after the AWS default. */
+export const LOCAL_REPORT_WINDOW_SECONDS = 2;
+export const LOCAL_DEFAULTS = {
+  sweepIntervalSeconds: 10,
+  visibilityTimeoutSeconds: 10,
+  maxReceiveCount: 5,
+} as const;
+
+/** Where a gateway's AccessConfig points before the local platform has a port. */
+const LOCAL_PLATFORM_PLACEHOLDER = 'http://127.0.0.1';
+
+export interface GatewayDefinition {
+  /** The setting path of this gateway in the file: `gateway` or `gateway[i]`. */
+  readonly setting: string;
+  readonly basePath: string;
+  readonly routes: readonly Route[];
+  /** True when the file names a platformUrl: the gateway uses that platform, not the local one. */
+  readonly externalPlatform: boolean;
+  /** Everything of the AccessConfig but, for the local platform, its URL (known once it listens). */
+  readonly configInput: AccessConfigInput;
+}
+
+export interface LocalSettings {
+  readonly port?: number;
+  readonly redis?: RedisChoice;
+  readonly sweepIntervalSeconds: number;
+  readonly visibilityTimeoutSeconds: number;
+  readonly maxReceiveCount: number;
+}
+
+export interface StackDefinition {
+  /** Present when a gateway needs the local platform. */
+  readonly platform?: PlatformConfig;
+  readonly gateways: readonly GatewayDefinition[];
+  readonly local: LocalSettings;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Fields = Record<string, unknown>;
+
+const TOP_LEVEL = ['platform', 'gateway', 'local'];
+const GATEWAY_SETTINGS = [
+  'serviceId',
+  'basePath',
+  'routes',
+  'mappingRules',
+  'platformUrl',
+  'providerKey',
+  'serviceToken',
+  'credentialMode',
+  'credentialHeader',
+  'appIdHeader',
+  'appKeyHeader',
+  'failureMode',
+  'limitMode',
+  'reportWindowSeconds',
+  'negativeCacheTtlSeconds',
+  'platformTimeoutMs',
+  'reportTimeoutMs',
+];
+const LOCAL_SETTINGS = [
+  'port',
+  'redis',
+  'sweepIntervalSeconds',
+  'visibilityTimeoutSeconds',
+  'maxReceiveCount',
+];
+const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)*$/;
+
+function object(setting: string, value: unknown, known: readonly string[]): Fields {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(setting, 'must be an object');
+  }
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new ConfigError(`${setting}.${key}`, `is not a known setting (known: ${known.join(', ')})`);
+    }
+  }
+  return value as Fields;
+}
+
+function optionalString(setting: string, value: unknown): string | undefined {
+  return value === undefined ? undefined : nonEmpty(setting, value);
+}
+
+/** Re-throws a ConfigError of parseConfig with the gateway's path in front of the setting. */
+function prefixed<T>(prefix: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const problem = error.message.slice(`Invalid configuration: ${error.setting} `.length);
+    throw new ConfigError(`${prefix}.${error.setting}`, problem);
+  }
+}
+
+function platformCredential(
+  at: string,
+  fields: Fields,
+  service: ServiceConfig | undefined,
+  env: Env,
+): Pick<AccessConfigInput, 'platformAuthKind' | 'platformCredential'> {
+  const providerKey = optionalString(`${at}.providerKey`, fields.providerKey);
+  const serviceToken = optionalString(`${at}.serviceToken`, fields.serviceToken);
+  if (providerKey !== undefined && serviceToken !== undefined) {
+    throw new ConfigError(`${at}.serviceToken`, 'cannot be given together with providerKey: choose one');
+  }
+  const fromLocalPlatform = service && {
+    providerKey: service.providerKey,
+    serviceToken: service.providerKey === undefined ? service.serviceToken : undefined,
+  };
+  const fromEnv = {
+    providerKey: env[LOCAL_SECRET_ENV.providerKey] || undefined,
+    serviceToken: env[LOCAL_SECRET_ENV.providerKey]
+      ? undefined
+      : env[LOCAL_SECRET_ENV.serviceToken] || undefined,
+  };
+  const chosen =
+    providerKey !== undefined || serviceToken !== undefined
+      ? { providerKey, serviceToken }
+      : (fromLocalPlatform ?? fromEnv);
+  if (chosen.providerKey !== undefined) {
+    return { platformAuthKind: 'provider_key', platformCredential: chosen.providerKey };
+  }
+  if (chosen.serviceToken !== undefined) {
+    return { platformAuthKind: 'service_token', platformCredential: chosen.serviceToken };
+  }
+  throw new ConfigError(
+    `${at}.providerKey`,
+    `is required with platformUrl: set ${at}.providerKey or ${at}.serviceToken, ` +
+      `or the environment variable ${LOCAL_SECRET_ENV.providerKey}`,
+  );
+}
+
+function gateway(
+  at: string,
+  value: unknown,
+  platform: PlatformConfig | undefined,
+  env: Env,
+): GatewayDefinition {
+  const fields = object(at, value, GATEWAY_SETTINGS);
+  const serviceId = nonEmpty(`${at}.serviceId`, fields.serviceId);
+  const externalPlatform = fields.platformUrl !== undefined;
+  const service = externalPlatform
+    ? undefined
+    : platform?.services.find((candidate) => candidate.id === serviceId);
+  if (!externalPlatform && service === undefined) {
+    throw new ConfigError(
+      `${at}.serviceId`,
+      platform === undefined
+        ? `needs the platform section (or ${at}.platformUrl to use a platform elsewhere)`
+        : `names no service of the platform section (services: ${platform.services.map((s) => s.id).join(', ')})`,
+    );
+  }
+  const basePath = fields.basePath === undefined ? '' : String(fields.basePath);
+  if (
+    typeof fields.basePath !== 'undefined' &&
+    (typeof fields.basePath !== 'string' || !BASE_PATH.test(basePath))
+  ) {
+    throw new ConfigError(
+      `${at}.basePath`,
+      `must be "" or a path like "/appid" (got ${JSON.stringify(fields.basePath)})`,
+    );
+  }
+  if (!Array.isArray(fields.routes) || fields.routes.length === 0) {
+    throw new ConfigError(`${at}.routes`, 'must list the API\'s routes, like ["GET /v1/words/{word}.json"]');
+  }
+  const routes = fields.routes.map((route, i) => parseRoute(route, `${at}.routes[${i}]`));
+  const configInput: AccessConfigInput = {
+    serviceId,
+    ...(externalPlatform && { platformUrl: fields.platformUrl as string }),
+    ...platformCredential(at, fields, service, env),
+    credentialMode: (fields.credentialMode ?? service?.authentication) as AccessConfig['credentialMode'],
+    reportWindowSeconds: (fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS) as number,
+    ...Object.fromEntries(
+      [
+        'mappingRules',
+        'credentialHeader',
+        'appIdHeader',
+        'appKeyHeader',
+        'failureMode',
+        'limitMode',
+        'negativeCacheTtlSeconds',
+        'platformTimeoutMs',
+        'reportTimeoutMs',
+      ]
+        .filter((name) => fields[name] !== undefined)
+        .map((name) => [name, fields[name]]),
+    ),
+  };
+  const definition = { setting: at, basePath, routes, externalPlatform, configInput };
+  const { credentialMode } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
+  if (service !== undefined && service.authentication !== credentialMode) {
+    throw new ConfigError(
+      `${at}.credentialMode`,
+      `is ${String(fields.credentialMode)} but service ${serviceId} uses ${service.authentication}`,
+    );
+  }
+  return definition;
+}
+
+/** The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform. */
+export function gatewayConfig(gateway: GatewayDefinition, localPlatformUrl: string): AccessConfig {
+  return prefixed(gateway.setting, () =>
+    parseConfig(
+      gateway.externalPlatform
+        ? gateway.configInput
+        : { ...gateway.configInput, platformUrl: localPlatformUrl },
+    ),
+  );
+}
+
+function redisChoice(value: unknown): RedisChoice | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'auto' || value === 'in-memory') return value;
+  const fields = object('local.redis', value, ['host', 'port']);
+  return {
+    host: nonEmpty('local.redis.host', fields.host),
+    port: integer('local.redis.port', fields.port, 1, 65535),
+  };
+}
+
+function localSettings(value: unknown): LocalSettings {
+  const fields = object('local', value ?? {}, LOCAL_SETTINGS);
+  const redis = redisChoice(fields.redis);
+  return {
+    ...(fields.port !== undefined && { port: integer('local.port', fields.port, 0, 65535) }),
+    ...(redis !== undefined && { redis }),
+    sweepIntervalSeconds: integer(
+      'local.sweepIntervalSeconds',
+      fields.sweepIntervalSeconds ?? LOCAL_DEFAULTS.sweepIntervalSeconds,
+      1,
+      3600,
+    ),
+    visibilityTimeoutSeconds: integer(
+      'local.visibilityTimeoutSeconds',
+      fields.visibilityTimeoutSeconds ?? LOCAL_DEFAULTS.visibilityTimeoutSeconds,
+      0,
+      43_200,
+    ),
+    maxReceiveCount: integer(
+      'local.maxReceiveCount',
+      fields.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount,
+      1,
+      1000,
+    ),
+  };
+}
+
+/** Validates a parsed stack file. `env` supplies THREESCALE_PROVIDER_KEY for gateways with a platformUrl. */
+export function parseStackFile(value: unknown, env: Env = process.env): StackDefinition {
+  const fields = object('the stack file', value, TOP_LEVEL);
+  if (fields.gateway === undefined)
+    throw new ConfigError('gateway', 'is required (an object, or an array of them)');
+  const entries = Array.isArray(fields.gateway) ? fields.gateway : [fields.gateway];
+  if (entries.length === 0) throw new ConfigError('gateway', 'must hold at least one gateway');
+  const platform = fields.platform === undefined ? undefined : loadPlatformConfig(fields.platform);
+  const gateways = entries.map((entry, i) =>
+    gateway(Array.isArray(fields.gateway) ? `gateway[${i}]` : 'gateway', entry, platform, env),
+  );
+  const basePaths = new Set<string>();
+  for (const definition of gateways) {
+    if (basePaths.has(definition.basePath)) {
+      throw new ConfigError(
+        `${definition.setting}.basePath`,
+        `repeats ${JSON.stringify(definition.basePath)}: each gateway needs its own base path`,
+      );
+    }
+    basePaths.add(definition.basePath);
+  }
+  const needsLocalPlatform = gateways.some((definition) => !definition.externalPlatform);
+  return {
+    ...(needsLocalPlatform && platform !== undefined && { platform }),
+    gateways,
+    local: localSettings(fields.local),
+  };
+}
+
+/** Reads and validates a stack file from disk. */
+export function readStackFile(path: string, env: Env = process.env): StackDefinition {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('--config', `cannot be read: ${(error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('--config', `${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  return parseStackFile(value, env);
+}
