@@ -4,6 +4,7 @@
  * before anything starts; a bad value throws a ConfigError naming the setting.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   type AccessConfig,
   type AccessConfigInput,
@@ -16,6 +17,9 @@ import {
 import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
 import type { RedisChoice } from './redis';
 import { parseRoute, type Route } from './routes';
+
+/** What `npm start` runs without --config. */
+export const DEMO_STACK_FILE = join(__dirname, 'demo.stack.json');
 
 /** The local default: usage reaches the platform two seconds after a call, not after the AWS default. */
 export const LOCAL_REPORT_WINDOW_SECONDS = 2;

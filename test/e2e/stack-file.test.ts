@@ -1,0 +1,137 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../lambdas/core/config';
+import {
+  DEMO_STACK_FILE,
+  gatewayConfig,
+  LOCAL_DEFAULTS,
+  LOCAL_REPORT_WINDOW_SECONDS,
+  parseStackFile,
+  readStackFile,
+} from '../../local/stack-file';
+
+const SERVICE = {
+  id: 'svc-1',
+  providerKey: 'pk-file',
+  authentication: 'user_key',
+  metrics: [{ name: 'hits', children: [{ name: 'get_word' }] }],
+  plans: [{ name: 'Basic', limits: [{ metric: 'hits', period: 'hour', value: 10 }] }],
+  applications: [{ id: 'app-1', userKey: 'key-1', plan: 'Basic' }],
+};
+
+function file(gateway: unknown, extra: Record<string, unknown> = {}) {
+  return { platform: { services: [SERVICE] }, gateway, ...extra };
+}
+
+const GATEWAY = { serviceId: 'svc-1', routes: ['GET /v1/words/{word}'] };
+
+describe('local stack file', () => {
+  it('reads the bundled demo: a user_key API and an app_id API under /appid', () => {
+    const demo = readStackFile(DEMO_STACK_FILE, {});
+    expect(demo.gateways.map((gateway) => [gateway.basePath, gateway.configInput.credentialMode])).toEqual([
+      ['', 'user_key'],
+      ['/appid', 'app_id'],
+    ]);
+    expect(demo.platform?.services.map((service) => service.authentication)).toEqual(['user_key', 'app_id']);
+  });
+
+  it('takes the credential mode and provider key from the local platform and applies local defaults', () => {
+    const stack = parseStackFile(file(GATEWAY), {});
+    const config = gatewayConfig(stack.gateways[0] as never, 'http://127.0.0.1:9999');
+    expect(config).toMatchObject({
+      serviceId: 'svc-1',
+      platformUrl: 'http://127.0.0.1:9999',
+      platformAuthKind: 'provider_key',
+      platformCredential: 'pk-file',
+      credentialMode: 'user_key',
+      reportWindowSeconds: LOCAL_REPORT_WINDOW_SECONDS,
+      failureMode: 'strict',
+    });
+    expect(stack.local).toEqual(LOCAL_DEFAULTS);
+  });
+
+  it('uses a platformUrl with the provider key from the file, else THREESCALE_PROVIDER_KEY, and starts no platform', () => {
+    const external = { ...GATEWAY, platformUrl: 'http://127.0.0.1:7000/' };
+    const fromFile = parseStackFile({ gateway: { ...external, serviceToken: 'st-file' } }, {});
+    expect(fromFile.platform).toBeUndefined();
+    expect(gatewayConfig(fromFile.gateways[0] as never, 'unused')).toMatchObject({
+      platformUrl: 'http://127.0.0.1:7000',
+      platformAuthKind: 'service_token',
+      platformCredential: 'st-file',
+    });
+    const fromEnv = parseStackFile(file(external), { THREESCALE_PROVIDER_KEY: 'pk-env' });
+    expect(fromEnv.platform).toBeUndefined();
+    expect(gatewayConfig(fromEnv.gateways[0] as never, 'unused')).toMatchObject({
+      platformAuthKind: 'provider_key',
+      platformCredential: 'pk-env',
+    });
+  });
+
+  it.each([
+    ['no gateway', { platform: { services: [SERVICE] } }, 'gateway is required'],
+    [
+      'an unknown top-level section',
+      file(GATEWAY, { gatways: {} }),
+      'the stack file.gatways is not a known setting',
+    ],
+    [
+      'a typo in a gateway setting',
+      file({ ...GATEWAY, failureMod: 'allow' }),
+      'gateway.failureMod is not a known',
+    ],
+    [
+      'a bad failure mode',
+      file({ ...GATEWAY, failureMode: 'lenient' }),
+      'gateway.failureMode must be one of',
+    ],
+    [
+      'a bad report window',
+      file([{ ...GATEWAY, reportWindowSeconds: -1 }]),
+      'gateway[0].reportWindowSeconds must be',
+    ],
+    ['no routes', file({ serviceId: 'svc-1' }), 'gateway.routes must list'],
+    ['a bad route', file({ ...GATEWAY, routes: ['GET v1'] }), 'gateway.routes[0] resource must start with /'],
+    ['an unknown service', file({ ...GATEWAY, serviceId: 'svc-9' }), 'gateway.serviceId names no service'],
+    ['no platform section', { gateway: GATEWAY }, 'gateway.serviceId needs the platform section'],
+    [
+      'a platformUrl without credential',
+      { gateway: { ...GATEWAY, platformUrl: 'http://127.0.0.1:1' } },
+      'gateway.providerKey is required',
+    ],
+    [
+      'a mode the service does not use',
+      file({ ...GATEWAY, credentialMode: 'app_id' }),
+      'gateway.credentialMode is app_id',
+    ],
+    ['two gateways on one base path', file([GATEWAY, GATEWAY]), 'gateway[1].basePath repeats ""'],
+    ['a bad base path', file({ ...GATEWAY, basePath: 'appid' }), 'gateway.basePath must be'],
+    [
+      'a bad mapping rule',
+      file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: 'x', metric: 'hits' }] }),
+      'gateway.mappingRules[0].pattern',
+    ],
+    ['a bad local port', file(GATEWAY, { local: { port: 70000 } }), 'local.port must be'],
+    [
+      'a bad platform section',
+      file(GATEWAY, {
+        platform: {
+          services: [{ ...SERVICE, plans: [], applications: [{ id: 'a', userKey: 'k', plan: 'Gold' }] }],
+        },
+      }),
+      'platform.services[0].applications[0].plan',
+    ],
+  ])('refuses %s with a message naming the setting', (_, value, message) => {
+    expect(() => parseStackFile(value, {})).toThrow(ConfigError);
+    expect(() => parseStackFile(value, {})).toThrow(message);
+  });
+
+  it('names the file when it is not JSON or cannot be read', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'stack-file-'));
+    const broken = join(directory, 'broken.json');
+    writeFileSync(broken, '{ "gateway": ');
+    expect(() => readStackFile(broken, {})).toThrow(`--config ${broken} is not valid JSON`);
+    expect(() => readStackFile(join(directory, 'missing.json'), {})).toThrow('--config cannot be read');
+  });
+});
