@@ -1,0 +1,111 @@
+import { Duration } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type {
+  CredentialMode,
+  FailureMode,
+  LimitMode,
+  MappingRule,
+  PlatformAuthKind,
+} from '../lambdas/core/config';
+import type { AccessManagementStackProps } from './access-stack';
+
+/** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
+export const CONTEXT_KEYS = [
+  'serviceId',
+  'providerKeySecretArn',
+  'platformUrl',
+  'platformAuthKind',
+  'credentialMode',
+  'mappingRules',
+  'failureMode',
+  'limitMode',
+  'reportWindowSeconds',
+  'negativeCacheTtlSeconds',
+  'multiAz',
+  'throttlingRateLimit',
+  'throttlingBurstLimit',
+] as const;
+
+export type ContextKey = (typeof CONTEXT_KEYS)[number];
+
+/** A missing or unreadable context value; the message names the key and says how to set it. */
+export class ContextError extends Error {
+  constructor(
+    readonly key: ContextKey,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ContextError';
+  }
+}
+
+const DEPLOY_HINT = 'npx cdk deploy -c serviceId=<id> --parameters ProviderKey=<key>';
+
+function invalid(key: ContextKey, problem: string, value: unknown): ContextError {
+  return new ContextError(key, `Invalid context ${key}: ${problem} (got ${JSON.stringify(value)})`);
+}
+
+/**
+ * Reads the stack's settings from CDK context. Context from `-c` arrives as strings and from cdk.json as
+ * JSON values; both are accepted. Values are only converted here: the stack and construct validate them.
+ */
+export function accessStackPropsFromContext(scope: Construct): AccessManagementStackProps {
+  const read = (key: ContextKey): unknown => scope.node.tryGetContext(key);
+
+  const text = (key: ContextKey): string | undefined => {
+    const value = read(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') throw invalid(key, 'must be a string', value);
+    return value;
+  };
+  const wholeNumber = (key: ContextKey): number | undefined => {
+    const value = read(key);
+    if (value === undefined) return undefined;
+    const number = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isInteger(number) || number < 0) {
+      throw invalid(key, 'must be a whole number', value);
+    }
+    return number;
+  };
+  const seconds = (key: ContextKey): Duration | undefined => {
+    const value = wholeNumber(key);
+    return value === undefined ? undefined : Duration.seconds(value);
+  };
+  const flag = (key: ContextKey): boolean | undefined => {
+    const value = read(key);
+    if (value === undefined || typeof value === 'boolean') return value;
+    if (value === 'true' || value === 'false') return value === 'true';
+    throw invalid(key, 'must be true or false', value);
+  };
+  const mappingRules = (): MappingRule[] | undefined => {
+    const value = read('mappingRules');
+    if (value === undefined || Array.isArray(value)) return value;
+    if (typeof value !== 'string')
+      throw invalid('mappingRules', 'must be a JSON array of mapping rules', value);
+    try {
+      return JSON.parse(value);
+    } catch {
+      throw invalid('mappingRules', 'is not valid JSON', value);
+    }
+  };
+
+  const serviceId = text('serviceId');
+  if (serviceId === undefined || serviceId.trim() === '') {
+    throw new ContextError('serviceId', `Missing context serviceId: run ${DEPLOY_HINT}`);
+  }
+  return {
+    serviceId,
+    providerKeySecretArn: text('providerKeySecretArn'),
+    platformUrl: text('platformUrl'),
+    platformAuthKind: text('platformAuthKind') as PlatformAuthKind | undefined,
+    credentialMode: text('credentialMode') as CredentialMode | undefined,
+    mappingRules: mappingRules(),
+    failureMode: text('failureMode') as FailureMode | undefined,
+    limitMode: text('limitMode') as LimitMode | undefined,
+    reportWindow: seconds('reportWindowSeconds'),
+    negativeCacheTtl: seconds('negativeCacheTtlSeconds'),
+    multiAz: flag('multiAz'),
+    throttlingRateLimit: wholeNumber('throttlingRateLimit'),
+    throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),
+  };
+}

@@ -1,0 +1,104 @@
+import * as path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+
+/** The project root: entries, the lock file and tsconfig.json are found from here, whatever the cwd. */
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+/** The newest Node.js runtime of the installed aws-cdk-lib; a test fails when a newer one appears. */
+export const NODE_RUNTIME = Runtime.NODEJS_24_X;
+
+/** Where a function runs inside a VPC. */
+export interface FunctionNetwork {
+  readonly vpc: IVpc;
+  readonly vpcSubnets: SubnetSelection;
+  readonly securityGroups: ISecurityGroup[];
+}
+
+export interface AccessFunctionProps {
+  /** Handler source file, relative to the project root (for example `lambdas/echo/index.ts`). */
+  readonly entry: string;
+  /**
+   * Exported handler name.
+   * @default 'handler'
+   */
+  readonly handler?: string;
+  readonly description: string;
+  /** @default Duration.seconds(10) */
+  readonly timeout?: Duration;
+  /** @default 256 */
+  readonly memorySize?: number;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** @default outside any VPC */
+  readonly network?: FunctionNetwork;
+  /** @default no variables but NODE_OPTIONS */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The one place that sets this project's Lambda defaults: newest Node.js runtime, ARM64, active tracing,
+ * a log group with retention, a minified esbuild bundle with source maps that Node applies to stack traces.
+ * The AWS SDK is bundled rather than taken from the runtime, so a function runs the SDK versions its
+ * tests ran against.
+ */
+export function accessFunction(scope: Construct, id: string, props: AccessFunctionProps): NodejsFunction {
+  const logGroup = new LogGroup(scope, `${id}Logs`, {
+    retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+  });
+  const fn = new NodejsFunction(scope, id, {
+    entry: path.join(PROJECT_ROOT, props.entry),
+    handler: props.handler ?? 'handler',
+    description: props.description,
+    runtime: NODE_RUNTIME,
+    architecture: Architecture.ARM_64,
+    memorySize: props.memorySize ?? 256,
+    timeout: props.timeout ?? Duration.seconds(10),
+    tracing: Tracing.ACTIVE,
+    logGroup,
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+    environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+    bundling: {
+      format: OutputFormat.CJS,
+      minify: true,
+      sourceMap: true,
+      sourcesContent: false,
+      target: 'node24',
+      externalModules: [],
+    },
+    ...props.network,
+  });
+  suppressFunctionRoleFindings(fn, props.network !== undefined);
+  return fn;
+}
+
+function suppressFunctionRoleFindings(fn: NodejsFunction, inVpc: boolean): void {
+  if (!fn.role) return;
+  const managedPolicy = (name: string) => `Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${name}`;
+  NagSuppressions.addResourceSuppressions(
+    fn.role,
+    [
+      {
+        id: 'AwsSolutions-IAM4',
+        reason:
+          'The AWS-managed Lambda execution policies (logs, and network interfaces in a VPC) are the documented minimum for a Lambda role.',
+        appliesTo: [
+          managedPolicy('AWSLambdaBasicExecutionRole'),
+          ...(inVpc ? [managedPolicy('AWSLambdaVPCAccessExecutionRole')] : []),
+        ],
+      },
+      {
+        id: 'AwsSolutions-IAM5',
+        reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+        appliesTo: ['Resource::*'],
+      },
+    ],
+    true,
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * The JSON answers API Gateway gives when the access authorizer refuses a call or fails. Plain data with no
+ * aws-cdk-lib import, so the local gateway can serve exactly what a deployed API serves.
+ */
+import type { AccessConfig } from '../lambdas/core/config';
+
+export type AccessGatewayResponseType =
+  | 'UNAUTHORIZED'
+  | 'ACCESS_DENIED'
+  | 'AUTHORIZER_FAILURE'
+  | 'AUTHORIZER_CONFIGURATION_ERROR';
+
+export interface AccessGatewayResponse {
+  readonly type: AccessGatewayResponseType;
+  readonly statusCode: number;
+  /** Body template; API Gateway fills `$context.authorizer.reason` from the Deny's context. */
+  readonly template: string;
+}
+
+type CredentialSettings = Pick<
+  AccessConfig,
+  'credentialMode' | 'credentialHeader' | 'appIdHeader' | 'appKeyHeader'
+>;
+
+function credentialHint(config: CredentialSettings): string {
+  return config.credentialMode === 'app_id'
+    ? `send your application id in the ${config.appIdHeader} header and its key in the ${config.appKeyHeader} header`
+    : `send your key in the ${config.credentialHeader} header`;
+}
+
+const UNAVAILABLE = JSON.stringify({
+  message: 'The access check is unavailable; try again later',
+  reason: 'authorizer_unavailable',
+});
+
+export function accessGatewayResponses(config: CredentialSettings): readonly AccessGatewayResponse[] {
+  return [
+    {
+      type: 'UNAUTHORIZED',
+      statusCode: 401,
+      template: JSON.stringify({
+        message: `Missing or invalid credential: ${credentialHint(config)}`,
+        reason: 'invalid_credential',
+      }),
+    },
+    {
+      type: 'ACCESS_DENIED',
+      statusCode: 403,
+      template: '{"message":"Access denied","reason":"$context.authorizer.reason"}',
+    },
+    { type: 'AUTHORIZER_FAILURE', statusCode: 500, template: UNAVAILABLE },
+    { type: 'AUTHORIZER_CONFIGURATION_ERROR', statusCode: 500, template: UNAVAILABLE },
+  ];
+}

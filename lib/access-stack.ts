@@ -1,0 +1,211 @@
+import { CfnOutput, CfnParameter, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { ConfigError, ENV, integer } from '../lambdas/core/config';
+import { accessFunction } from './access-function';
+import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
+
+export interface AccessManagementStackProps
+  extends StackProps,
+    Omit<
+      ApiAccessAuthorizerProps,
+      'platformCredential' | 'vpc' | 'functionSubnets' | 'cacheSubnets' | 'topic' | 'redis'
+    > {
+  /**
+   * Complete ARN of an existing secret whose SecretString is the provider key (or service token).
+   * @default a NoEcho `ProviderKey` parameter, stored into a new secret
+   */
+  readonly providerKeySecretArn?: string;
+  /** @default 'prod' */
+  readonly stageName?: string;
+  /**
+   * Steady-state requests per second the stage admits.
+   * @default 100
+   */
+  readonly throttlingRateLimit?: number;
+  /**
+   * Requests the stage admits in a burst.
+   * @default 200
+   */
+  readonly throttlingBurstLimit?: number;
+}
+
+/** Partial ARNs would make IAM grants end in a wildcard; the complete ARN ends in `-` and six characters. */
+const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
+
+/** The access log line: no headers and no query string, so no credential is ever logged. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: AccessLogField.contextRequestId(),
+    requestTime: AccessLogField.contextRequestTime(),
+    sourceIp: AccessLogField.contextIdentitySourceIp(),
+    httpMethod: AccessLogField.contextHttpMethod(),
+    resourcePath: AccessLogField.contextResourcePath(),
+    path: AccessLogField.contextPath(),
+    status: AccessLogField.contextStatus(),
+    responseLength: AccessLogField.contextResponseLength(),
+    responseLatency: AccessLogField.contextResponseLatency(),
+    integrationLatency: AccessLogField.contextIntegrationLatency(),
+    authorizerStatus: AccessLogField.contextAuthorizerStatus(),
+    authorizerLatency: AccessLogField.contextAuthorizerLatency(),
+    authorizerError: AccessLogField.contextAuthorizerError(),
+    principalId: AccessLogField.contextAuthorizerPrincipalId(),
+    denialReason: AccessLogField.contextAuthorizer('reason'),
+  }),
+);
+
+/**
+ * The deployable product: an API Gateway REST API with the echo demo backend, every method behind the
+ * ApiAccessAuthorizer (authorizer, Redis, usage topic and queue, reporter and sweep).
+ */
+export class AccessManagementStack extends Stack {
+  public readonly access: ApiAccessAuthorizer;
+  public readonly api: RestApi;
+
+  constructor(scope: Construct, id: string, props: AccessManagementStackProps) {
+    super(scope, id, {
+      description:
+        'API access management at the edge of API Gateway: authorizer, Redis cache, usage reporting',
+      ...props,
+    });
+    const throttlingRateLimit = integer('throttlingRateLimit', props.throttlingRateLimit ?? 100, 1, 10_000);
+    const throttlingBurstLimit = integer('throttlingBurstLimit', props.throttlingBurstLimit ?? 200, 0, 5_000);
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+
+    const platformCredential = this.platformCredential(props.providerKeySecretArn);
+    this.access = new ApiAccessAuthorizer(this, 'Access', { ...props, platformCredential });
+
+    this.api = new RestApi(this, 'Api', {
+      description: 'Demo echo API protected by the API access authorizer',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Execution logging needs the account-level CloudWatch role; CDK keeps it on destroy.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: props.stageName ?? 'prod',
+        accessLogDestination: new LogGroupLogDestination(
+          new LogGroup(this, 'ApiAccessLogs', { retention: logRetention }),
+        ),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        tracingEnabled: true,
+        throttlingRateLimit,
+        throttlingBurstLimit,
+      },
+    });
+    this.access.protect(this.api);
+    this.addEchoBackend(logRetention);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the protected API' });
+    new CfnOutput(this, 'UsageTopicArn', {
+      value: this.access.topic.topicArn,
+      description: 'Topic of usage messages',
+    });
+    new CfnOutput(this, 'RedisEndpoint', {
+      value: `${this.access.redisEndpoint.host}:${this.access.redisEndpoint.port}`,
+      description: 'Primary endpoint of the Redis cache (TLS, AUTH)',
+    });
+    new CfnOutput(this, 'PlatformCredentialSecretArn', {
+      value: platformCredential.secretArn,
+      description: 'Secret holding the provider key or service token',
+    });
+
+    NagSuppressions.addResourceSuppressions(
+      this.api,
+      [
+        {
+          id: 'AwsSolutions-APIG3',
+          reason:
+            'A WAF web ACL is the provider’s choice to attach to the stage; the authorizer and stage throttling guard this API.',
+        },
+        {
+          id: 'AwsSolutions-IAM4',
+          reason:
+            'The AWS-managed API Gateway logging policy is what the account-level CloudWatch role for execution logs needs.',
+          appliesTo: [
+            'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+          ],
+        },
+      ],
+      true,
+    );
+  }
+
+  /** The provider key's secret: an existing one by ARN, or one filled from a NoEcho parameter. */
+  private platformCredential(providerKeySecretArn: string | undefined): ISecret {
+    if (providerKeySecretArn !== undefined) {
+      if (!COMPLETE_SECRET_ARN.test(providerKeySecretArn)) {
+        throw new ConfigError(
+          'providerKeySecretArn',
+          `must be a complete Secrets Manager secret ARN, ending in the 6-character suffix (got ${providerKeySecretArn})`,
+        );
+      }
+      return Secret.fromSecretCompleteArn(this, 'PlatformCredential', providerKeySecretArn);
+    }
+    const providerKey = new CfnParameter(this, 'ProviderKey', {
+      type: 'String',
+      noEcho: true,
+      minLength: 1,
+      description:
+        'Platform provider key (or service token with -c platformAuthKind=service_token); stored in Secrets Manager',
+    });
+    const secret = new Secret(this, 'PlatformCredential', {
+      description: 'Platform provider key or service token of the API access authorizer',
+      secretStringValue: SecretValue.cfnParameter(providerKey),
+    });
+    NagSuppressions.addResourceSuppressions(secret, [
+      {
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The platform issues and changes the provider key; the provider updates this secret when it does.',
+      },
+    ]);
+    return secret;
+  }
+
+  /**
+   * The echo backend: GET /v1/words/{word} (consumers call /v1/words/hello.json: API Gateway path parameters
+   * are whole segments), ANY / and ANY /{proxy+} for every other path.
+   */
+  private addEchoBackend(logRetention: RetentionDays): void {
+    const echoFunction = accessFunction(this, 'EchoFunction', {
+      entry: 'lambdas/echo/index.ts',
+      description: 'Demo backend: echoes the request as JSON',
+      timeout: Duration.seconds(5),
+      logRetention,
+      environment: {
+        [ENV.credentialHeader]: this.access.config.credentialHeader,
+        [ENV.appKeyHeader]: this.access.config.appKeyHeader,
+      },
+    });
+    NagSuppressions.addResourceSuppressions(echoFunction, [
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason: 'API Gateway invokes it synchronously, so a failure returns to the caller, not to a queue.',
+      },
+    ]);
+    const echo = new LambdaIntegration(echoFunction);
+    const requestValidator = this.api.addRequestValidator('RequestValidator', {
+      validateRequestParameters: true,
+      validateRequestBody: true,
+    });
+    this.api.root.addMethod('ANY', echo, { requestValidator });
+    this.api.root
+      .resourceForPath('/v1/words/{word}')
+      .addMethod('GET', echo, { requestValidator, requestParameters: { 'method.request.path.word': true } });
+    this.api.root
+      .addResource('{proxy+}')
+      .addMethod('ANY', echo, { requestValidator, requestParameters: { 'method.request.path.proxy': true } });
+  }
+}

@@ -1,0 +1,129 @@
+import { Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { accessStackPropsFromContext } from '../../lib/access-context';
+import { appWithoutBundling, resourcesOfType, stackFromContext } from './fixtures';
+
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123';
+
+describe('context from `npx cdk deploy -c key=value`', () => {
+  it('converts strings from the command line into typed settings', () => {
+    const props = accessStackPropsFromContext(
+      appWithoutBundling({
+        serviceId: '42',
+        reportWindowSeconds: '30',
+        multiAz: 'false',
+        mappingRules: '[{"method":"GET","pattern":"/v1/words/{word}.json","metric":"get_word","delta":1}]',
+      }),
+    );
+    expect(props).toMatchObject({
+      serviceId: '42',
+      multiAz: false,
+      mappingRules: [{ method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 }],
+    });
+    expect(props.reportWindow?.toSeconds()).toBe(Duration.seconds(30).toSeconds());
+  });
+
+  it.each([
+    [{}, /^Missing context serviceId: run npx cdk deploy -c serviceId=<id> --parameters ProviderKey=<key>$/],
+    [{ serviceId: '' }, /^Missing context serviceId/],
+    [
+      { serviceId: '1', reportWindowSeconds: 'ten' },
+      /^Invalid context reportWindowSeconds: must be a whole number/,
+    ],
+    [{ serviceId: '1', reportWindowSeconds: '901' }, /reportWindowSeconds must be an integer from 0 to 900/],
+    [{ serviceId: '1', negativeCacheTtlSeconds: '0' }, /negativeCacheTtlSeconds must be an integer from 1/],
+    [{ serviceId: '1', failureMode: 'lenient' }, /failureMode must be one of strict, resilient, allow/],
+    [{ serviceId: '1', limitMode: 'none' }, /limitMode must be one of hard, soft/],
+    [{ serviceId: '1', credentialMode: 'oauth' }, /credentialMode must be one of user_key, app_id/],
+    [
+      { serviceId: '1', platformAuthKind: 'password' },
+      /platformAuthKind must be one of provider_key, service_token/,
+    ],
+    [{ serviceId: '1', platformUrl: 'ftp://platform' }, /platformUrl must use http or https/],
+    [{ serviceId: '1', mappingRules: '[{"method":' }, /^Invalid context mappingRules: is not valid JSON/],
+    [
+      { serviceId: '1', mappingRules: '[{"method":"GET","pattern":"words","metric":"hits"}]' },
+      /mappingRules\[0\]\.pattern must start with \//,
+    ],
+    [{ serviceId: '1', multiAz: 'yes' }, /^Invalid context multiAz: must be true or false/],
+    [{ serviceId: '1', throttlingRateLimit: '0' }, /throttlingRateLimit must be an integer from 1/],
+    [
+      {
+        serviceId: '1',
+        providerKeySecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key',
+      },
+      /providerKeySecretArn must be a complete Secrets Manager secret ARN/,
+    ],
+  ])('refuses %j with a message that names the setting', (context, message) => {
+    expect(() => stackFromContext(context)).toThrow(message);
+  });
+});
+
+describe('provider key from an existing secret', () => {
+  const template = Template.fromStack(stackFromContext({ serviceId: '1', providerKeySecretArn: SECRET_ARN }));
+
+  it('asks for no ProviderKey parameter and creates no provider-key secret', () => {
+    expect(Object.keys(template.toJSON().Parameters ?? {})).not.toContain('ProviderKey');
+    template.resourcePropertiesCountIs('AWS::SecretsManager::Secret', { SecretString: Match.anyValue() }, 0);
+  });
+
+  it('grants the functions read on exactly that secret', () => {
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+            Effect: 'Allow',
+            Resource: SECRET_ARN,
+          },
+        ]),
+      },
+    });
+  });
+});
+
+describe('app_id credential mode', () => {
+  const template = Template.fromStack(stackFromContext({ serviceId: '1', credentialMode: 'app_id' }));
+
+  it('takes the app_id and app_key headers as identity sources', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      IdentitySource: 'method.request.header.app_id,method.request.header.app_key',
+      AuthorizerResultTtlInSeconds: 0,
+    });
+  });
+
+  it('tells consumers in the 401 body to send app_id and app_key', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('app_id header.*app_key header') },
+    });
+  });
+});
+
+describe('single-node development setup (multiAz=false)', () => {
+  const template = Template.fromStack(stackFromContext({ serviceId: '1', multiAz: 'false' }));
+
+  it('runs one Redis node without failover', () => {
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      NumCacheClusters: 1,
+      AutomaticFailoverEnabled: false,
+      MultiAZEnabled: false,
+    });
+  });
+
+  it('runs one NAT gateway', () => {
+    expect(Object.keys(resourcesOfType(template, 'AWS::EC2::NatGateway'))).toHaveLength(1);
+  });
+});
+
+describe('report window from context', () => {
+  const template = Template.fromStack(stackFromContext({ serviceId: '1', reportWindowSeconds: '0' }));
+
+  it('sets a zero window as no queue delay and one message per call', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', { DelaySeconds: 0, RedrivePolicy: Match.anyValue() });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ REPORT_WINDOW_SECONDS: '0' }) },
+    });
+  });
+});
