@@ -109,9 +109,7 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     statusJson: JSON.stringify({ status: 'ok', version: { backend: `${version}-local` } }),
   });
   const tls = options.tls === true ? await selfSignedCertificate() : options.tls || undefined;
-  const server: Server = tls
-    ? (createHttpsServer(tls, listener) as unknown as Server)
-    : createHttpServer(listener);
+  const server: Server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
   const port = await listenOnLoopback(server, options.port ?? 0);
   return {
     url: `${tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,

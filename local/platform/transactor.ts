@@ -265,16 +265,14 @@ interface LimitHeaderValues {
  * usage): fewest identical calls left, the longer period on a tie. Unlimited (-1) only when none is bound.
  */
 function limitHeaders(
-  service: Service,
   reports: readonly UsageReportView[],
   usage: ReadonlyMap<string, UsageDelta> | undefined,
-  usedMetrics: readonly string[],
   now: number,
 ): LimitHeaderValues {
-  const relevant = new Set(usedMetrics.flatMap((metric) => [metric, ...service.ancestors(metric)]));
   let best: { report: UsageReportView; calls: number } | undefined;
   for (const report of reports) {
-    if (usedMetrics.length > 0 && !relevant.has(report.metric)) continue;
+    // The propagated usage holds exactly the used metrics and their ancestors.
+    if (usage !== undefined && usage.size > 0 && !usage.has(report.metric)) continue;
     const left = Math.max(report.max - report.current, 0);
     const perCall = usage?.get(report.metric)?.value ?? 0;
     const calls = left === 0 ? 0 : perCall > 0 ? Math.floor(left / perCall) : Number.POSITIVE_INFINITY;
@@ -320,7 +318,7 @@ export function authorizeCall(
     usage = rawUsage === undefined ? undefined : processUsage(service, rawUsage);
     if (!withinLimits(limits, stored, usage)) denial = LIMITS_EXCEEDED;
   }
-  const records = kind === 'authrep' && denial === undefined && usage !== undefined;
+  const recorded = kind === 'authrep' && denial === undefined ? usage : undefined;
   const reports: UsageReportView[] = limits.map((limit, i) => {
     const before = stored[i] as number;
     return {
@@ -329,17 +327,16 @@ export function authorizeCall(
       window: periodWindow(limit.period, now),
       max: limit.max,
       stored: before,
-      current: records ? applyDelta(before, usage?.get(limit.metric)) : before,
+      current: applyDelta(before, recorded?.get(limit.metric)),
     };
   });
-  if (records && usage !== undefined) application.record(usage, now);
+  if (recorded !== undefined) application.record(recorded, now);
 
   const headers: Record<string, string> = {};
   if (denial !== undefined && extensions.rejectionReasonHeader)
     headers['3scale-rejection-reason'] = denial.code;
   if (extensions.limitHeaders && (denial === undefined || denial === LIMITS_EXCEEDED)) {
-    const usedMetrics = usage === undefined ? [] : [...Object.keys(rawUsage as ParamHash).map(strip)];
-    const values = limitHeaders(service, reports, usage, usedMetrics, now);
+    const values = limitHeaders(reports, usage, now);
     headers['3scale-limit-remaining'] = String(values.remaining);
     headers['3scale-limit-reset'] = String(values.reset);
     if (values.maxValue !== undefined) headers['3scale-limit-max-value'] = String(values.maxValue);
