@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AuthorizationType, Cors, MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { SecurityGroup, Vpc } from 'aws-cdk-lib/aws-ec2';
@@ -97,6 +97,19 @@ describe('protect()', () => {
       gatewayResponses: false,
     });
     Template.fromStack(stack).resourceCountIs('AWS::ApiGateway::GatewayResponse', 0);
+  });
+});
+
+describe('construct props', () => {
+  it('refuses a report window that is not a whole number of seconds, naming the prop', () => {
+    const { stack, credential } = providerStack();
+    expect(
+      () =>
+        new ApiAccessAuthorizer(stack, 'Access', {
+          ...authorizerProps(credential),
+          reportWindow: Duration.millis(1500),
+        }),
+    ).toThrow(/reportWindow must be a whole number of seconds/);
   });
 });
 
