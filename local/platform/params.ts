@@ -12,10 +12,14 @@ export interface ParamHash {
   [name: string]: ParamValue;
 }
 
-/** A request whose parameters cannot be read: the platform answers 400 `bad_request`. */
-export class MalformedParamsError extends Error {}
+/** A request whose parameters cannot be read: the platform answers 400 `bad_request` with this message. */
+export class MalformedParamsError extends Error {
+  constructor(message = 'request contains syntax errors, should not be repeated without modification') {
+    super(message);
+  }
+}
 
-export const INVALID_PERCENT_ENCODING = 'Invalid query parameters: invalid %-encoding';
+const INVALID_PERCENT_ENCODING = 'Invalid query parameters: invalid %-encoding';
 const MAX_NESTING = 32;
 const PLUS = 0x2b;
 const PERCENT = 0x25;
@@ -87,15 +91,11 @@ function nameSegments(name: string): string[] {
     name.slice(0, open),
     ...Array.from(rest.matchAll(/\[([^[\]]*)\]/g), (m) => m[1] as string),
   ];
-  if (segments.length > MAX_NESTING) throw new MalformedParamsError('parameters nested too deeply');
+  if (segments.length > MAX_NESTING) throw new MalformedParamsError();
   return segments;
 }
 
-function typeConflict(name: string, expected: string): MalformedParamsError {
-  return new MalformedParamsError(`expected ${expected} for param \`${name}'`);
-}
-
-function assign(target: ParamHash, segments: readonly string[], value: string | null, name: string): void {
+function assign(target: ParamHash, segments: readonly string[], value: string | null): void {
   const [key, next, ...rest] = segments as [string, string | undefined, ...string[]];
   if (next === undefined) {
     target[key] = value;
@@ -103,40 +103,35 @@ function assign(target: ParamHash, segments: readonly string[], value: string | 
   }
   if (next === '') {
     const existing = target[key] ?? [];
-    if (!Array.isArray(existing)) throw typeConflict(name, 'Array');
+    if (!Array.isArray(existing)) throw new MalformedParamsError();
     target[key] = existing;
-    appendToArray(existing, rest, value, name);
+    appendToArray(existing, rest, value);
     return;
   }
   const existing = target[key] ?? emptyParamHash();
-  if (!isParamHash(existing)) throw typeConflict(name, 'Hash');
+  if (!isParamHash(existing)) throw new MalformedParamsError();
   target[key] = existing;
-  assign(existing, [next, ...rest], value, name);
+  assign(existing, [next, ...rest], value);
 }
 
 /** `a[]=v` appends v; `a[][k]=v` sets k in the last hash unless it has k already, else starts a new hash. */
-function appendToArray(
-  array: ParamValue[],
-  rest: readonly string[],
-  value: string | null,
-  name: string,
-): void {
+function appendToArray(array: ParamValue[], rest: readonly string[], value: string | null): void {
   const [key] = rest;
   if (key === undefined) {
     array.push(value);
     return;
   }
-  if (key === '') throw typeConflict(name, 'Hash');
+  if (key === '') throw new MalformedParamsError();
   const last = array[array.length - 1];
   const target = isParamHash(last) && !(key in last) ? last : emptyParamHash();
   if (target !== last) array.push(target);
-  assign(target, rest, value, name);
+  assign(target, rest, value);
 }
 
 /** Adds one decoded name/value pair (multipart fields arrive decoded) with the bracket rules. */
 export function addParam(values: ParamHash, name: string, value: string | null): void {
   if (name === '') return;
-  assign(values, nameSegments(name), value, name);
+  assign(values, nameSegments(name), value);
 }
 
 /** Reads an `application/x-www-form-urlencoded` string of bytes (query string or body) into `into`. */

@@ -5,7 +5,6 @@ import type { PlatformModel } from './model';
 import {
   addParam,
   emptyParamHash,
-  INVALID_PERCENT_ENCODING,
   MalformedParamsError,
   type ParamHash,
   type Params,
@@ -43,7 +42,6 @@ export interface PlatformState {
 
 /** 1000 transactions with long keys stay far below this. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
-const BAD_REQUEST = 'request contains syntax errors, should not be repeated without modification';
 const COMMON_HEADERS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers': 'ETag, Link, 3scale-rejection-reason',
@@ -103,7 +101,7 @@ async function formBody(
       headers: { 'content-type': request.headers['content-type'] ?? '' },
     }).formData();
   } catch {
-    throw new MalformedParamsError(BAD_REQUEST);
+    throw new MalformedParamsError();
   }
   for (const [name, value] of form)
     addParam(into, name, typeof value === 'string' ? value : await value.text());
@@ -167,8 +165,7 @@ export function platformListener(state: PlatformState) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     route(state, request, response).catch((error: unknown) => {
       if (error instanceof MalformedParamsError) {
-        const message = error.message === INVALID_PERCENT_ENCODING ? error.message : BAD_REQUEST;
-        send(response, new ApiError(400, 'bad_request', message).answer(NO_EXTENSIONS));
+        send(response, new ApiError(400, 'bad_request', error.message).answer(NO_EXTENSIONS));
       } else if (error instanceof BodyTooLargeError) {
         send(response, { status: 413, headers: { Connection: 'close' }, body: '' });
       } else {

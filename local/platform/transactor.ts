@@ -41,7 +41,7 @@ export class ApiError extends Error {
   }
 }
 
-export const MAX_TRANSACTIONS_PER_REPORT = 1000;
+const MAX_TRANSACTIONS_PER_REPORT = 1000;
 /** Reported timestamps must lie within now - 24 h .. now + 1 h (whole seconds). */
 const REPORT_DEADLINE_PAST_S = 24 * 60 * 60;
 const REPORT_DEADLINE_FUTURE_S = 60 * 60;
@@ -49,7 +49,7 @@ const SANE_USAGE_VALUE = /^\s*#?\d+\s*$/;
 const MULTIPART = 'multipart/form-data';
 const FORM = 'application/x-www-form-urlencoded';
 
-export const notValidData = () => new ApiError(422, 'not_valid_data', 'all data must be valid UTF8');
+const notValidData = () => new ApiError(422, 'not_valid_data', 'all data must be valid UTF8');
 
 /** Ruby's String#strip: ASCII whitespace and NUL. */
 function strip(text: string): string {
