@@ -1,0 +1,172 @@
+/**
+ * Cache keys never collide: distinct credentials (user keys, app id + app key pairs, across services),
+ * 1 to 256 bytes long and full of the characters that break naive key schemes (':', '{', '}', '*',
+ * newlines), get distinct credential ids and distinct Redis key names, each key carrying only its own
+ * credential's hash tag. Then the same on a real redis-server: usage admitted for each credential lands
+ * in its own keys only, and the sweep's SCAN pattern finds exactly the credentials with usage.
+ */
+import fc from 'fast-check';
+import type Redis from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccessCache } from '../../lambdas/core/cache';
+import { credentialIdOf } from '../../lambdas/core/credentials';
+import { credentialKeys } from '../../lambdas/core/keys';
+import type { Credential } from '../../lambdas/core/platform/types';
+import { createRedisClient } from '../../lambdas/core/redis-client';
+import { createCredentialSealer } from '../../lambdas/core/seal';
+import { startTestRedis, type TestRedisServer } from './support/redis-server';
+import { reliabilitySeed } from './support/seed';
+
+const HOSTILE = [':', '{', '}', '*', '\n', '{}', '}{', '::', '*:*', '\r\n', '?', '[', ']', '\\', '"'];
+const KEY_NAME = /^am:\{[0-9a-f]{64}\}:[a-z]+$/;
+
+/** Text of 1 to 256 UTF-8 bytes, mostly made of separators and glob characters. */
+const hostileText = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(...HOSTILE) },
+      { weight: 3, arbitrary: fc.string({ minLength: 1, maxLength: 8 }) },
+      { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 3 }) },
+    ),
+    { minLength: 1, maxLength: 80 },
+  )
+  .map((parts) => parts.join(''))
+  .filter((text) => {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    return bytes >= 1 && bytes <= 256;
+  });
+
+/** Also the lengths at the ends of the range. */
+const edgeLengthText = fc.oneof(
+  fc.constantFrom(...HOSTILE.map((c) => c.slice(0, 1))),
+  fc.constantFrom(':', '{', '}', '*', '\n').map((c) => c.repeat(256)),
+  fc
+    .tuple(fc.constantFrom(...HOSTILE), fc.integer({ min: 1, max: 256 }))
+    .map(([c, n]) => c.repeat(n).slice(0, n)),
+);
+
+const keyText = fc.oneof({ weight: 4, arbitrary: hostileText }, { weight: 1, arbitrary: edgeLengthText });
+
+const credential: fc.Arbitrary<Credential> = fc.oneof(
+  keyText.map((userKey): Credential => ({ kind: 'user_key', userKey })),
+  fc
+    .tuple(keyText, fc.option(keyText, { nil: undefined }))
+    .map(
+      ([appId, appKey]): Credential => ({ kind: 'app_id', appId, ...(appKey !== undefined && { appKey }) }),
+    ),
+);
+
+/** Pairs built to collide under a naive `a:b` join: the separator moved from one field into the other. */
+const shiftedPair = fc
+  .tuple(hostileText, hostileText, fc.constantFrom(':', '{', '}', '\n'))
+  .chain(([a, b, sep]) =>
+    fc.constant<[Credential, Credential]>([
+      { kind: 'app_id', appId: `${a}${sep}`, appKey: b },
+      { kind: 'app_id', appId: a, appKey: `${sep}${b}` },
+    ]),
+  );
+
+const serviceId = fc.oneof(fc.constantFrom('2555417735060', '2555417735060:', '255541773506'), hostileText);
+
+const identity = (service: string, c: Credential) => JSON.stringify([service, c]);
+
+describe('cache key names', () => {
+  it('never collide for distinct credentials of 1 to 256 bytes, across user_key, app_id and services', () => {
+    const seed = reliabilitySeed('cache keys');
+    const entries = fc.uniqueArray(fc.tuple(serviceId, credential), {
+      minLength: 20,
+      maxLength: 60,
+      selector: ([service, c]) => identity(service, c),
+    });
+    let compared = 0;
+    fc.assert(
+      fc.property(entries, (list) => {
+        const ids = new Set<string>();
+        const names = new Set<string>();
+        for (const [service, c] of list) {
+          const id = credentialIdOf(service, c);
+          expect(id).toMatch(/^[0-9a-f]{64}$/);
+          ids.add(id);
+          for (const name of Object.values(credentialKeys(id))) {
+            // Only the hex id and fixed parts: no raw credential byte, and the hash tag is the id.
+            expect(name).toMatch(KEY_NAME);
+            expect(name.slice(name.indexOf('{') + 1, name.indexOf('}'))).toBe(id);
+            names.add(name);
+          }
+        }
+        compared += list.length;
+        expect(ids.size).toBe(list.length);
+        expect(names.size).toBe(list.length * 8);
+      }),
+      { seed, numRuns: 400 },
+    );
+    console.log(`[cache keys] ${compared} credentials compared in 400 batches`);
+  });
+
+  it('keep an app id and key apart from the same text split at another separator', () => {
+    const seed = reliabilitySeed('cache keys, shifted separators');
+    fc.assert(
+      fc.property(serviceId, shiftedPair, (service, [first, second]) => {
+        expect(credentialIdOf(service, first)).not.toBe(credentialIdOf(service, second));
+        // A user key spelling the same bytes as an app id + key pair is yet another credential.
+        const joined: Credential =
+          first.kind === 'app_id'
+            ? { kind: 'user_key', userKey: `${first.appId}${first.appKey ?? ''}` }
+            : first;
+        expect(credentialIdOf(service, joined)).not.toBe(credentialIdOf(service, first));
+        expect(credentialIdOf(service, { kind: 'app_id', appId: `${service}` })).not.toBe(
+          credentialIdOf(`${service}x`, { kind: 'app_id', appId: '' }),
+        );
+      }),
+      { seed, numRuns: 1000 },
+    );
+  });
+});
+
+describe('cache keys on a real redis-server', () => {
+  let server: TestRedisServer;
+  let redis: Redis;
+  const sealer = createCredentialSealer('pk-key-property', '2555417735060');
+
+  beforeAll(async () => {
+    server = await startTestRedis();
+    redis = createRedisClient({ host: server.host, port: server.port, tls: false });
+  });
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('keeps the usage of each hostile credential in its own keys, and the sweep finds each one', async () => {
+    const seed = reliabilitySeed('cache keys on redis');
+    const cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 });
+    const batch = fc.uniqueArray(credential, {
+      minLength: 10,
+      maxLength: 25,
+      selector: (c) => JSON.stringify(c),
+    });
+    await fc.assert(
+      fc.asyncProperty(batch, async (credentials) => {
+        await server.inspector.flushall();
+        const now = Date.UTC(2024, 5, 1);
+        const expected = new Map<string, number>();
+        for (const [i, c] of credentials.entries()) {
+          const id = credentialIdOf('2555417735060', c);
+          await cache.admit(id, sealer.seal(id, c), { hits: i + 1 }, now, 0);
+          expected.set(id, i + 1);
+        }
+        for (const [id, hits] of expected) {
+          expect(await server.inspector.hgetall(credentialKeys(id).pending)).toEqual({ hits: String(hits) });
+          expect(
+            sealer.unseal(id, (await server.inspector.hget(credentialKeys(id).app, 'cred')) ?? ''),
+          ).toEqual(credentials[hits - 1]);
+        }
+        const found = await cache.unreportedSince(now, 1000);
+        expect(new Set(found)).toEqual(new Set(expected.keys()));
+        expect(found).toHaveLength(expected.size);
+      }),
+      { seed, numRuns: 40 },
+    );
+  });
+});

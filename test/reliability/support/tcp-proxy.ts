@@ -1,0 +1,71 @@
+/**
+ * A loopback TCP proxy that can cut the line: `cut()` closes every open connection and refuses new
+ * ones until `restore()`, as a network partition or a failover between client and server does. Used in
+ * front of redis-server for Redis blips that keep the data (the server itself never stops).
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+export interface TcpProxy {
+  readonly host: string;
+  readonly port: number;
+  cut(): void;
+  restore(): void;
+  /** Times a connection was refused or closed by cut(). */
+  cuts(): number;
+  stop(): Promise<void>;
+}
+
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const open = new Set<Socket>();
+  let cutOff = false;
+  let cuts = 0;
+
+  const server: Server = createServer((client) => {
+    if (cutOff) {
+      cuts++;
+      client.destroy();
+      return;
+    }
+    const upstream = createConnection({ host: targetHost, port: targetPort });
+    open.add(client);
+    open.add(upstream);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
+
+  return {
+    host: '127.0.0.1',
+    port: address.port,
+    cut() {
+      cutOff = true;
+      for (const socket of open) {
+        cuts++;
+        socket.destroy();
+      }
+      open.clear();
+    },
+    restore() {
+      cutOff = false;
+    },
+    cuts: () => cuts,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
