@@ -48,6 +48,7 @@ export const METRIC = {
   flushUnreadable: 'FlushUnreadable',
   resyncFailed: 'ResyncFailed',
   sweepFlushed: 'SweepFlushed',
+  authorizerError: 'AuthorizerError',
 } as const;
 
 export function createLogger(serviceName: string): LogPort {

@@ -1,0 +1,112 @@
+/**
+ * The API Gateway REQUEST authorizer: the core's decision turned into API Gateway's contract.
+ * 401 is `throw new Error('Unauthorized')`; every other answer is a policy for exactly the called
+ * method, with flat primitives in the context (the gateway responses read `reason` from it).
+ */
+import type { SNSClient } from '@aws-sdk/client-sns';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayAuthorizerResultContext,
+  APIGatewayRequestAuthorizerEvent,
+} from 'aws-lambda';
+import type Redis from 'ioredis';
+import { type AccessDecision, createAccessAuthorizer } from '../core/access';
+import type { AccessConfig } from '../core/config';
+import { snsReportPublisher } from '../core/message';
+import {
+  createLogger,
+  createMetrics,
+  errorMessage,
+  type LogPort,
+  METRIC,
+  type MetricsPort,
+} from '../core/observability';
+import type { PlatformPort } from '../core/platform/types';
+
+export const AUTHORIZER_SERVICE_NAME = 'access-authorizer';
+
+/** Reason in the context of a Deny when the authorizer itself failed (a bug or a start-up failure). */
+export const AUTHORIZER_ERROR = 'authorizer_error';
+
+export interface AuthorizerDeps {
+  readonly config: AccessConfig;
+  /** Undefined: no cache, every call asks the platform (authrep). */
+  readonly redis?: Redis;
+  readonly sns: SNSClient;
+  readonly platform: PlatformPort;
+  /** Epoch ms; default Date.now. */
+  readonly now?: () => number;
+  readonly logger?: LogPort;
+  readonly metrics?: MetricsPort;
+}
+
+export type AuthorizerHandler = (
+  event: APIGatewayRequestAuthorizerEvent,
+) => Promise<APIGatewayAuthorizerResult>;
+
+type PolicyDecision = Extract<AccessDecision, { effect: 'allow' | 'deny' }>;
+
+/** The IAM policy for one decision: Allow or Deny execute-api:Invoke on exactly `methodArn`. */
+export function policyOf(methodArn: string, decision: PolicyDecision): APIGatewayAuthorizerResult {
+  const context: APIGatewayAuthorizerResultContext = {
+    credentialId: decision.credentialId,
+    plan: decision.plan,
+    metrics: decision.metrics,
+    ...(decision.applicationId !== undefined && { applicationId: decision.applicationId }),
+    ...(decision.reason !== undefined && { reason: decision.reason }),
+  };
+  return {
+    principalId: decision.credentialId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Action: 'execute-api:Invoke',
+          Effect: decision.effect === 'allow' ? 'Allow' : 'Deny',
+          Resource: methodArn,
+        },
+      ],
+    },
+    context,
+  };
+}
+
+/** A refusal that is not a 5xx, for when the authorizer cannot decide at all. */
+export function authorizerErrorPolicy(methodArn: string): APIGatewayAuthorizerResult {
+  return {
+    principalId: 'unknown',
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: methodArn }],
+    },
+    context: { reason: AUTHORIZER_ERROR },
+  };
+}
+
+export function createAuthorizerHandler(deps: AuthorizerDeps): AuthorizerHandler {
+  const logger = deps.logger ?? createLogger(AUTHORIZER_SERVICE_NAME);
+  const metrics = deps.metrics ?? createMetrics(AUTHORIZER_SERVICE_NAME);
+  const access = createAccessAuthorizer({
+    config: deps.config,
+    ...(deps.redis && { redis: deps.redis }),
+    ...(deps.config.topicArn && { publisher: snsReportPublisher(deps.sns, deps.config.topicArn) }),
+    platform: deps.platform,
+    now: deps.now ?? Date.now,
+    logger,
+    metrics,
+  });
+  return async (event) => {
+    let decision: AccessDecision;
+    try {
+      decision = await access.decide(event);
+    } catch (error) {
+      metrics.addMetric(METRIC.authorizerError, 'Count', 1);
+      logger.error('authorizer failed', { error: errorMessage(error) });
+      return authorizerErrorPolicy(event.methodArn);
+    } finally {
+      metrics.publishStoredMetrics();
+    }
+    if (decision.effect === 'unauthorized') throw new Error('Unauthorized');
+    return policyOf(event.methodArn, decision);
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Lambda entry of the authorizer. The configuration, secrets and clients are built once per
+ * container, on the first invocation; a container that cannot start refuses calls with a Deny
+ * (never a 5xx) and logs why, then tries again on the next invocation.
+ */
+import { SNSClient } from '@aws-sdk/client-sns';
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { createLogger, errorMessage } from '../core/observability';
+import { loadRuntime, oncePerContainer } from '../core/runtime';
+import {
+  AUTHORIZER_SERVICE_NAME,
+  type AuthorizerHandler,
+  authorizerErrorPolicy,
+  createAuthorizerHandler,
+} from './handler';
+
+/** The SNS client's own deadlines, below the publish deadline of the core. */
+const SNS_CLIENT_SETTINGS = {
+  maxAttempts: 2,
+  requestHandler: { connectionTimeout: 300, requestTimeout: 500 },
+};
+
+const startupLogger = createLogger(AUTHORIZER_SERVICE_NAME);
+
+const authorizer = oncePerContainer(async (): Promise<AuthorizerHandler> => {
+  const runtime = await loadRuntime(AUTHORIZER_SERVICE_NAME);
+  return createAuthorizerHandler({ ...runtime, sns: new SNSClient(SNS_CLIENT_SETTINGS) });
+});
+
+export const handler = async (event: APIGatewayRequestAuthorizerEvent) => {
+  let handle: AuthorizerHandler;
+  try {
+    handle = await authorizer();
+  } catch (error) {
+    startupLogger.error('authorizer cannot start', { error: errorMessage(error) });
+    return authorizerErrorPolicy(event.methodArn);
+  }
+  return handle(event);
+};

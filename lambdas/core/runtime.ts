@@ -1,0 +1,92 @@
+/**
+ * What a Lambda container builds once: the configuration (validated), the secrets (read from Secrets
+ * Manager once), the Redis and platform clients, the logger and the metrics. Both index.ts files use
+ * it; the handlers themselves take these as deps.
+ */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type Redis from 'ioredis';
+import { type AccessConfig, ConfigError, configFromEnv, ENV, LOCAL_SECRET_ENV } from './config';
+import { createLogger, createMetrics, type LogPort, type MetricsPort } from './observability';
+import { type PlatformClient, platformClientFromConfig } from './platform/client';
+import { createRedisClient } from './redis-client';
+
+/** Deadline of one Secrets Manager read, SDK retries included. */
+export const SECRET_TIMEOUT_MS = 2000;
+
+export interface Runtime {
+  /** The configuration with `platformCredential` filled from the secret when one is configured. */
+  readonly config: AccessConfig;
+  readonly redis?: Redis;
+  readonly platform: PlatformClient;
+  readonly logger: LogPort;
+  readonly metrics: MetricsPort;
+}
+
+export async function readSecret(
+  client: SecretsManagerClient,
+  secretArn: string,
+  setting: string,
+): Promise<string> {
+  const answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }), {
+    abortSignal: AbortSignal.timeout(SECRET_TIMEOUT_MS),
+  });
+  if (!answer.SecretString) throw new ConfigError(setting, 'names a secret without a SecretString');
+  return answer.SecretString;
+}
+
+export async function loadRuntime(
+  serviceName: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<Runtime> {
+  const configured = configFromEnv(env);
+  const logger = createLogger(serviceName);
+  const metrics = createMetrics(serviceName);
+  const needsSecrets = configured.platformCredentialSecretArn || configured.redis?.authSecretArn;
+  const secrets = needsSecrets ? new SecretsManagerClient({ maxAttempts: 2 }) : undefined;
+  try {
+    const platformCredential =
+      secrets && configured.platformCredentialSecretArn
+        ? await readSecret(secrets, configured.platformCredentialSecretArn, ENV.platformCredentialSecretArn)
+        : configured.platformCredential;
+    if (!platformCredential) {
+      throw new ConfigError(
+        'platformCredential',
+        `is required: set ${ENV.platformCredentialSecretArn} (AWS), or ${LOCAL_SECRET_ENV.providerKey} / ${LOCAL_SECRET_ENV.serviceToken} (local runs)`,
+      );
+    }
+    const redisPassword =
+      secrets && configured.redis?.authSecretArn
+        ? await readSecret(secrets, configured.redis.authSecretArn, ENV.redisAuthSecretArn)
+        : undefined;
+    const config: AccessConfig = { ...configured, platformCredential };
+    return {
+      config,
+      ...(config.redis && {
+        redis: createRedisClient(config.redis, {
+          logger,
+          ...(redisPassword !== undefined && { password: redisPassword }),
+        }),
+      }),
+      platform: platformClientFromConfig(config, platformCredential),
+      logger,
+      metrics,
+    };
+  } finally {
+    secrets?.destroy();
+  }
+}
+
+/**
+ * Builds a value once per container. A failed build (a secret that could not be read) is forgotten,
+ * so the next invocation tries again instead of failing for the container's whole life.
+ */
+export function oncePerContainer<T>(build: () => Promise<T>): () => Promise<T> {
+  let built: Promise<T> | undefined;
+  return () => {
+    built ??= build().catch((error: unknown) => {
+      built = undefined;
+      throw error;
+    });
+    return built;
+  };
+}

@@ -1,0 +1,56 @@
+import { createServer } from 'node:net';
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ENV, LOCAL_SECRET_ENV } from '../../../lambdas/core/config';
+
+const ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc/prod/GET/';
+
+function event(): APIGatewayRequestAuthorizerEvent {
+  return {
+    type: 'REQUEST',
+    methodArn: ARN,
+    resource: '/',
+    path: '/',
+    httpMethod: 'GET',
+    headers: { apikey: 'k' },
+    multiValueHeaders: null,
+    pathParameters: null,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+  };
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('authorizer Lambda entry', () => {
+  it('a container that cannot start refuses with a Deny (not a 5xx), then starts once configured', async () => {
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    vi.stubEnv(ENV.serviceId, '');
+    const { handler } = await import('../../../lambdas/authorizer/index');
+    const refused = await handler(event());
+    expect(refused.policyDocument.Statement).toEqual([
+      { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: ARN },
+    ]);
+    expect(refused.context).toEqual({ reason: 'authorizer_error' });
+
+    vi.stubEnv(ENV.serviceId, 's1');
+    vi.stubEnv(ENV.platformUrl, `http://127.0.0.1:${await closedPort()}`);
+    vi.stubEnv(LOCAL_SECRET_ENV.providerKey, 'pk-local');
+    const answered = await handler(event());
+    expect(answered.context).toMatchObject({ reason: 'platform_unavailable' });
+    vi.restoreAllMocks();
+  });
+});
