@@ -412,6 +412,13 @@ describe('local platform answers', () => {
     expect([wrongMethod.status, await wrongMethod.text()]).toEqual([404, '']);
   });
 
+  it('answers a CORS preflight with 204 as the platform does', async () => {
+    const response = await fetch(`${running.platform.url}/transactions/authrep.xml`, { method: 'OPTIONS' });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-allow-headers')).toContain('3scale-options');
+  });
+
   it('answers GET /status with JSON version info', async () => {
     const answer = await get(running.platform, '/status');
     expect(answer.status).toBe(200);

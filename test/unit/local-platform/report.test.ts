@@ -181,4 +181,13 @@ describe('report', () => {
     expect(answer.status).toBe(202);
     expect(platform.usage(USER_KEY_SERVICE, 'app-1', 'hits', 'eternity')).toBe(1000);
   });
+
+  it('refuses a body over 8 MiB with 413 and records nothing', async () => {
+    const answer = await post(
+      platform,
+      `${form([{ '[user_key]': 'demo-key-1', '[usage][hits]': '1' }])}&pad=${'x'.repeat(8 * 1024 * 1024)}`,
+    );
+    expect([answer.status, answer.body]).toEqual([413, '']);
+    expect(hits('app-1')).toBe(0);
+  });
 });
