@@ -1,0 +1,60 @@
+/** Command-line flags of `npm run bench`. */
+import { DEFAULTS, MAX_REPORT_WINDOW_SECONDS } from '../lambdas/core/config';
+
+export interface BenchOptions {
+  /** Exit non-zero when a target fails. */
+  readonly check: boolean;
+  /** Simulated SNS publish latency, applied identically to the project and the baseline. */
+  readonly snsLatencyMs: number;
+  /** A smaller run for a quick look; its figures are noisier. */
+  readonly quick: boolean;
+  readonly reportWindowSeconds: number;
+}
+
+export const USAGE = `Usage: npm run bench -- [--check] [--quick] [--sns-latency-ms N] [--report-window-seconds N]
+  --check                    exit non-zero when any target FAILs
+  --quick                    a smaller run (noisier figures)
+  --sns-latency-ms N         simulated SNS publish latency, same for project and baseline (default 10)
+  --report-window-seconds N  the authorizer's report window (default ${DEFAULTS.reportWindowSeconds}, the config default)`;
+
+export class UsageError extends Error {
+  constructor(problem: string) {
+    super(`${problem}\n${USAGE}`);
+    this.name = 'UsageError';
+  }
+}
+
+function integerFlag(flag: string, raw: string | undefined, max: number): number {
+  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) > max) {
+    throw new UsageError(`${flag} needs an integer from 0 to ${max} (got ${JSON.stringify(raw)})`);
+  }
+  return Number(raw);
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchOptions {
+  let check = false;
+  let quick = false;
+  let snsLatencyMs = 10;
+  let reportWindowSeconds: number = DEFAULTS.reportWindowSeconds;
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inlineValue] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = () => inlineValue ?? argv[++i];
+    switch (flag) {
+      case '--check':
+        check = true;
+        break;
+      case '--quick':
+        quick = true;
+        break;
+      case '--sns-latency-ms':
+        snsLatencyMs = integerFlag(flag, value(), 10_000);
+        break;
+      case '--report-window-seconds':
+        reportWindowSeconds = integerFlag(flag, value(), MAX_REPORT_WINDOW_SECONDS);
+        break;
+      default:
+        throw new UsageError(`unknown argument ${JSON.stringify(argv[i])}`);
+    }
+  }
+  return { check, quick, snsLatencyMs, reportWindowSeconds };
+}

@@ -1,0 +1,202 @@
+/** What a benchmark run found, and how it is printed: the console table is the README's table. */
+import os from 'node:os';
+import type { BundleComposition } from './bundle';
+import type { LatencySummary } from './stats';
+import type { TargetResult } from './targets';
+
+export type Design = 'project' | 'baseline';
+export type WorkloadName = 'hot' | 'spread' | 'cold';
+
+export interface WorkloadResult {
+  readonly workload: WorkloadName;
+  readonly design: Design;
+  readonly calls: number;
+  readonly keys: number;
+  readonly endpoints: number;
+  readonly concurrency: number;
+  readonly warmupCalls: number;
+  readonly durationMs: number;
+  /** From the first call of the workload's keys (the hot key's priming call included) to the end of the run. */
+  readonly spanMs: number;
+  readonly authorizationsPerSecond: number;
+  readonly latency: LatencySummary;
+  /** allow / deny / unauthorized / error counts, as API Gateway would read the answers. */
+  readonly outcomes: Readonly<Partial<Record<string, number>>>;
+  readonly redis: {
+    /** Commands the authorizer's client sent (round trips, pipelines counted per command). */
+    readonly sentPerAuthorization: number;
+    /** INFO commandstats: commands the server executed, those run inside Lua scripts included. */
+    readonly executedPerAuthorization: number;
+    readonly executedByCommand: ReadonlyArray<readonly [string, number]>;
+    /** Redis server CPU time (INFO cpu) over the run, per authorization. */
+    readonly serverCpuMicrosPerAuthorization: number;
+  };
+  readonly snsPublishes: number;
+  readonly platformCalls: PlatformCalls;
+  readonly flush: { readonly durationMs: number; readonly platformCalls: PlatformCalls };
+  /** Usage the platform recorded for the workload's keys after the flush, against the allowed calls. */
+  readonly reportedUsage: { readonly allowed: number; readonly reported: number };
+  /** Hot workload: the first call of the key, made before the measured calls. */
+  readonly prime?: { readonly latencyMs: number; readonly platformCalls: number };
+}
+
+export interface PlatformCalls {
+  readonly total: number;
+  readonly byEndpoint: Readonly<Record<string, number>>;
+}
+
+export interface BundleResult {
+  readonly sdk: 'external' | 'bundled';
+  readonly minifiedBytes: number;
+  readonly initMedianMs: number;
+  readonly initSamplesMs: readonly number[];
+  readonly largestModules: readonly BundleComposition[];
+}
+
+export interface Machine {
+  readonly cpuModel: string;
+  readonly cpuCount: number;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly os: string;
+  readonly redis: string;
+}
+
+export interface BenchReport {
+  readonly startedAt: string;
+  readonly command: string;
+  readonly machine: Machine;
+  readonly settings: {
+    readonly quick: boolean;
+    readonly snsLatencyMs: number;
+    readonly reportWindowSeconds: number;
+    readonly concurrency: number;
+    readonly initRuns: number;
+  };
+  readonly workloads: readonly WorkloadResult[];
+  readonly bundles: readonly BundleResult[];
+  readonly targets: readonly TargetResult[];
+  /** The first few unexpected errors or malformed answers; none in a sound run. */
+  readonly errorSamples: readonly string[];
+}
+
+export function describeMachine(redisVersion: string): Machine {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    cpuCount: cpus.length,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    redis: redisVersion,
+  };
+}
+
+export function markdownTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')} |`;
+  return [
+    line(headers),
+    `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
+
+const number = (value: number, digits = 0) =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function outcomesText(outcomes: Readonly<Partial<Record<string, number>>>): string {
+  return Object.entries(outcomes)
+    .filter((entry): entry is [string, number] => entry[1] !== undefined)
+    .sort((a, b) => b[1] - a[1])
+    .map(([outcome, count]) => `${outcome} ${number(count)}`)
+    .join(', ');
+}
+
+export function workloadTable(workloads: readonly WorkloadResult[]): string {
+  return markdownTable(
+    [
+      'workload',
+      'design',
+      'calls',
+      'auth/s',
+      'p50 ms',
+      'p99 ms',
+      'Redis cmds/auth sent',
+      'Redis cmds/auth executed',
+      'Redis CPU µs/auth',
+      'SNS publishes',
+      'platform calls',
+      'platform calls in flush',
+      'reported / allowed',
+      'answers',
+    ],
+    workloads.map((w) => [
+      w.workload,
+      w.design,
+      number(w.calls),
+      number(w.authorizationsPerSecond),
+      number(w.latency.p50Ms, 3),
+      number(w.latency.p99Ms, 3),
+      number(w.redis.sentPerAuthorization, 3),
+      number(w.redis.executedPerAuthorization, 3),
+      number(w.redis.serverCpuMicrosPerAuthorization, 1),
+      number(w.snsPublishes),
+      number(w.platformCalls.total),
+      number(w.flush.platformCalls.total),
+      `${number(w.reportedUsage.reported)} / ${number(w.reportedUsage.allowed)}`,
+      outcomesText(w.outcomes),
+    ]),
+  );
+}
+
+export function bundleTable(bundles: readonly BundleResult[]): string {
+  return markdownTable(
+    ['authorizer bundle', 'minified', 'module init (median)', 'largest parts'],
+    bundles.map((b) => [
+      b.sdk === 'external' ? '@aws-sdk/* external (as deployed)' : '@aws-sdk/* bundled',
+      `${number(b.minifiedBytes / 1000, 1)} KB`,
+      `${number(b.initMedianMs, 1)} ms`,
+      b.largestModules
+        .slice(0, 5)
+        .map((m) => `${m.module} ${number(m.bytes / 1000, 1)} KB`)
+        .join(', '),
+    ]),
+  );
+}
+
+export function targetTable(targets: readonly TargetResult[]): string {
+  return markdownTable(
+    ['target', 'measured', 'result'],
+    targets.map((t) => [t.target, t.measured, t.pass ? 'PASS' : 'FAIL']),
+  );
+}
+
+export function machineLine(machine: Machine): string {
+  return (
+    `${machine.cpuModel} x ${machine.cpuCount}, ${machine.memoryGiB} GiB, ${machine.os}, ` +
+    `Node ${machine.node}, redis-server ${machine.redis}`
+  );
+}
+
+export function formatReport(report: BenchReport): string {
+  const { settings } = report;
+  return [
+    `Machine: ${machineLine(report.machine)}`,
+    `Command: ${report.command}`,
+    `Settings: report window ${settings.reportWindowSeconds} s, simulated SNS publish latency ` +
+      `${settings.snsLatencyMs} ms (project and baseline alike), concurrency ${settings.concurrency}` +
+      `${settings.quick ? ', QUICK run (smaller, noisier)' : ''}. Warm-up calls (other keys) run before each ` +
+      'measured run and are excluded; the hot key’s first call (the cache miss) is made before its measured calls.',
+    '',
+    workloadTable(report.workloads),
+    '',
+    bundleTable(report.bundles),
+    '',
+    targetTable(report.targets),
+    ...(report.errorSamples.length > 0 ? ['', `Errors seen: ${report.errorSamples.join(' | ')}`] : []),
+  ].join('\n');
+}

@@ -1,0 +1,122 @@
+/** The design's performance targets (issue #6) and their evaluation: pure, so it is unit-tested. */
+
+export const LIMITS = {
+  /** Invariant 1: a cache hit is one Redis round trip; 5% slack for the rare resync or publish-path command. */
+  redisCommandsPerHit: 1.05,
+  hitPlatformCalls: 0,
+  /** One report and one authorize (the cache resync) per credential per report window. */
+  flushPlatformCallsPerCredentialWindow: 2,
+  /** The project's hot-key p50 must be at most the baseline's divided by this. */
+  p50SpeedUp: 5,
+  /** The project's hot-key throughput must be at least the baseline's times this. */
+  throughputSpeedUp: 3,
+  /** SI kilobytes: 300 KB = 300,000 bytes. */
+  bundleBytes: 300_000,
+  initMs: 150,
+} as const;
+
+/**
+ * Report windows a credential's traffic spans: a window opens with the first publish and lasts
+ * `windowSeconds`, so a span of d ms touches at most floor(d / window) + 1 of them. Window 0 means
+ * one message per call.
+ */
+export function windowsSpanned(spanMs: number, windowSeconds: number, calls: number): number {
+  if (windowSeconds === 0) return calls;
+  return Math.floor(spanMs / (windowSeconds * 1000)) + 1;
+}
+
+export interface HotKeyFigures {
+  readonly project: {
+    /** Authorizations measured after the priming first call. */
+    readonly calls: number;
+    /** From the start of the priming call to the end of the run: the span the key's windows cover. */
+    readonly spanMs: number;
+    readonly p50Ms: number;
+    readonly authorizationsPerSecond: number;
+    /** Commands the authorizer's Redis client sent, per authorization. */
+    readonly redisCommandsPerAuthorization: number;
+    readonly platformCalls: number;
+    readonly snsPublishes: number;
+    readonly flushPlatformCalls: number;
+  };
+  readonly baseline: { readonly p50Ms: number; readonly authorizationsPerSecond: number };
+}
+
+export interface BundleFigures {
+  readonly minifiedBytes: number;
+  readonly initMedianMs: number;
+}
+
+export interface TargetInputs {
+  readonly reportWindowSeconds: number;
+  readonly hot: HotKeyFigures;
+  readonly bundle: BundleFigures;
+}
+
+export interface TargetResult {
+  readonly id: string;
+  readonly target: string;
+  readonly measured: string;
+  readonly pass: boolean;
+}
+
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+
+export function evaluateTargets({ reportWindowSeconds, hot, bundle }: TargetInputs): TargetResult[] {
+  const { project, baseline } = hot;
+  const windows = windowsSpanned(project.spanMs, reportWindowSeconds, project.calls + 1);
+  const maxPublishes = windows;
+  const maxFlushCalls = LIMITS.flushPlatformCallsPerCredentialWindow * windows;
+  const p50Ratio = baseline.p50Ms / project.p50Ms;
+  const throughputRatio = project.authorizationsPerSecond / baseline.authorizationsPerSecond;
+  return [
+    {
+      id: 'cache-hit-redis',
+      target: `cache hit: Redis commands per authorization <= ${LIMITS.redisCommandsPerHit}`,
+      measured: fixed(project.redisCommandsPerAuthorization, 3),
+      pass: project.redisCommandsPerAuthorization <= LIMITS.redisCommandsPerHit,
+    },
+    {
+      id: 'cache-hit-platform',
+      target: `cache hit: platform calls = ${LIMITS.hitPlatformCalls}`,
+      measured: String(project.platformCalls),
+      pass: project.platformCalls <= LIMITS.hitPlatformCalls,
+    },
+    {
+      id: 'hot-sns-publishes',
+      target: `hot key: SNS publishes <= ${maxPublishes} (${fixed(project.spanMs / 1000)} s / ${reportWindowSeconds} s window, +1)`,
+      measured: String(project.snsPublishes),
+      pass: project.snsPublishes <= maxPublishes,
+    },
+    {
+      id: 'hot-flush-platform',
+      target: `hot key: platform calls after the flush <= ${maxFlushCalls} (2 per credential per window)`,
+      measured: String(project.flushPlatformCalls),
+      pass: project.flushPlatformCalls <= maxFlushCalls,
+    },
+    {
+      id: 'hot-p50',
+      target: `hot key: p50 <= baseline p50 / ${LIMITS.p50SpeedUp} (${fixed(baseline.p50Ms / LIMITS.p50SpeedUp, 3)} ms)`,
+      measured: `${fixed(project.p50Ms, 3)} ms (${fixed(p50Ratio, 1)}x faster)`,
+      pass: project.p50Ms * LIMITS.p50SpeedUp <= baseline.p50Ms,
+    },
+    {
+      id: 'hot-throughput',
+      target: `hot key: throughput >= ${LIMITS.throughputSpeedUp} x baseline (${fixed(baseline.authorizationsPerSecond * LIMITS.throughputSpeedUp, 0)}/s)`,
+      measured: `${fixed(project.authorizationsPerSecond, 0)}/s (${fixed(throughputRatio, 1)}x)`,
+      pass: project.authorizationsPerSecond >= LIMITS.throughputSpeedUp * baseline.authorizationsPerSecond,
+    },
+    {
+      id: 'bundle-size',
+      target: `authorizer bundle <= ${LIMITS.bundleBytes / 1000} KB minified (@aws-sdk/* external)`,
+      measured: `${fixed(bundle.minifiedBytes / 1000, 1)} KB`,
+      pass: bundle.minifiedBytes <= LIMITS.bundleBytes,
+    },
+    {
+      id: 'module-init',
+      target: `authorizer module init <= ${LIMITS.initMs} ms (median, fresh process)`,
+      measured: `${fixed(bundle.initMedianMs, 1)} ms`,
+      pass: bundle.initMedianMs <= LIMITS.initMs,
+    },
+  ];
+}

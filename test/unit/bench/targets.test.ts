@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { evaluateTargets, type TargetInputs, windowsSpanned } from '../../../bench/targets';
+
+const passing: TargetInputs = {
+  reportWindowSeconds: 10,
+  hot: {
+    project: {
+      calls: 20_000,
+      spanMs: 2_500,
+      p50Ms: 0.4,
+      authorizationsPerSecond: 8_000,
+      redisCommandsPerAuthorization: 1,
+      platformCalls: 0,
+      snsPublishes: 1,
+      flushPlatformCalls: 2,
+    },
+    baseline: { p50Ms: 11, authorizationsPerSecond: 2_500 },
+  },
+  bundle: { minifiedBytes: 120_000, initMedianMs: 40 },
+};
+
+type ProjectFigures = TargetInputs['hot']['project'];
+
+function withProject(change: Partial<ProjectFigures>): TargetInputs {
+  return { ...passing, hot: { ...passing.hot, project: { ...passing.hot.project, ...change } } };
+}
+
+function failing(inputs: TargetInputs): string[] {
+  return evaluateTargets(inputs)
+    .filter((target) => !target.pass)
+    .map((target) => target.id);
+}
+
+describe('windowsSpanned', () => {
+  it('counts the report windows a span touches, the open one included', () => {
+    expect(windowsSpanned(0, 10, 5)).toBe(1);
+    expect(windowsSpanned(9_999, 10, 5)).toBe(1);
+    expect(windowsSpanned(10_000, 10, 5)).toBe(2);
+    expect(windowsSpanned(25_000, 10, 5)).toBe(3);
+  });
+
+  it('treats window 0 as one message per call', () => {
+    expect(windowsSpanned(25_000, 0, 7)).toBe(7);
+  });
+});
+
+describe('evaluateTargets', () => {
+  it('passes every target when every figure is within its limit', () => {
+    const results = evaluateTargets(passing);
+    expect(results.map((r) => r.id)).toEqual([
+      'cache-hit-redis',
+      'cache-hit-platform',
+      'hot-sns-publishes',
+      'hot-flush-platform',
+      'hot-p50',
+      'hot-throughput',
+      'bundle-size',
+      'module-init',
+    ]);
+    expect(failing(passing)).toEqual([]);
+  });
+
+  it('holds the cache hit to 1.05 Redis commands and no platform call', () => {
+    expect(failing(withProject({ redisCommandsPerAuthorization: 1.05 }))).toEqual([]);
+    expect(failing(withProject({ redisCommandsPerAuthorization: 1.051 }))).toEqual(['cache-hit-redis']);
+    expect(failing(withProject({ platformCalls: 1 }))).toEqual(['cache-hit-platform']);
+  });
+
+  it('allows one SNS publish per report window the run spans, plus one', () => {
+    expect(failing(withProject({ snsPublishes: 2 }))).toEqual(['hot-sns-publishes']);
+    expect(failing(withProject({ spanMs: 10_000, snsPublishes: 2 }))).toEqual([]);
+    expect(failing(withProject({ spanMs: 10_000, snsPublishes: 3 }))).toEqual(['hot-sns-publishes']);
+  });
+
+  it('allows two platform calls per credential per window in the flush', () => {
+    expect(failing(withProject({ flushPlatformCalls: 3 }))).toEqual(['hot-flush-platform']);
+    expect(failing(withProject({ spanMs: 10_000, flushPlatformCalls: 4 }))).toEqual([]);
+  });
+
+  it('with window 0 allows one publish per call, the priming call included', () => {
+    const inputs = {
+      ...withProject({ snsPublishes: 20_001, flushPlatformCalls: 40_002 }),
+      reportWindowSeconds: 0,
+    };
+    expect(failing(inputs)).toEqual([]);
+  });
+
+  it('compares the hot key p50 and throughput with the baseline’s', () => {
+    expect(failing(withProject({ p50Ms: 11 / 5 }))).toEqual([]);
+    expect(failing(withProject({ p50Ms: 2.3 }))).toEqual(['hot-p50']);
+    expect(failing(withProject({ authorizationsPerSecond: 7_500 }))).toEqual([]);
+    expect(failing(withProject({ authorizationsPerSecond: 7_499 }))).toEqual(['hot-throughput']);
+  });
+
+  it('holds the bundle to 300,000 bytes and its init to 150 ms', () => {
+    expect(failing({ ...passing, bundle: { minifiedBytes: 300_000, initMedianMs: 150 } })).toEqual([]);
+    expect(failing({ ...passing, bundle: { minifiedBytes: 300_001, initMedianMs: 151 } })).toEqual([
+      'bundle-size',
+      'module-init',
+    ]);
+  });
+
+  it('says what it measured and against what', () => {
+    const publishes = evaluateTargets(withProject({ spanMs: 12_340 })).find(
+      (t) => t.id === 'hot-sns-publishes',
+    );
+    expect(publishes?.target).toContain('<= 2');
+    expect(publishes?.target).toContain('12.34 s / 10 s window');
+    expect(publishes?.measured).toBe('1');
+  });
+});
