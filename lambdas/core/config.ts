@@ -119,6 +119,27 @@ export function nonEmpty(setting: string, value: unknown): string {
   return value;
 }
 
+export function optionalNonEmpty(setting: string, value: unknown): string | undefined {
+  return value === undefined ? undefined : nonEmpty(setting, value);
+}
+
+/** A settings object whose keys must all be known, so a misspelt setting stops start-up too. */
+export function knownFields(
+  setting: string,
+  value: unknown,
+  known: readonly string[],
+): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(setting, 'must be an object');
+  }
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new ConfigError(`${setting}.${key}`, `is not a known setting (known: ${known.join(', ')})`);
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
 function headerName(setting: string, value: unknown): string {
   const name = nonEmpty(setting, value);
   if (!HEADER_NAME.test(name)) throw new ConfigError(setting, `is not a valid HTTP header name: ${name}`);

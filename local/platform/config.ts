@@ -2,7 +2,15 @@
  * The `platform` section of the local stack file: services, their metric tree, plans with limits, and
  * applications. Validated once at start-up; a bad value throws a ConfigError that names the setting.
  */
-import { ConfigError, type CredentialMode, integer, nonEmpty, oneOf } from '../../lambdas/core/config';
+import {
+  ConfigError,
+  type CredentialMode,
+  integer,
+  knownFields,
+  nonEmpty,
+  oneOf,
+  optionalNonEmpty,
+} from '../../lambdas/core/config';
 import type { Period } from '../../lambdas/core/platform/types';
 import { PERIODS } from './periods';
 
@@ -59,27 +67,9 @@ const STATES = ['active', 'suspended'] as const;
 /** Metric names travel in `usage[name]` parameters and XML attributes, so brackets, quotes and spaces are out. */
 const METRIC_NAME = /^[A-Za-z0-9_.-]+$/;
 
-type Fields = Record<string, unknown>;
-
-function object(setting: string, value: unknown, known: readonly string[]): Fields {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigError(setting, 'must be an object');
-  }
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) {
-      throw new ConfigError(`${setting}.${key}`, `is not a known setting (known: ${known.join(', ')})`);
-    }
-  }
-  return value as Fields;
-}
-
 function list(setting: string, value: unknown): unknown[] {
   if (!Array.isArray(value)) throw new ConfigError(setting, 'must be an array');
   return value;
-}
-
-function optionalString(setting: string, value: unknown): string | undefined {
-  return value === undefined ? undefined : nonEmpty(setting, value);
 }
 
 function unique(setting: string, seen: Set<string>, value: string, what: string): void {
@@ -90,7 +80,7 @@ function unique(setting: string, seen: Set<string>, value: string, what: string)
 function metricTree(setting: string, value: unknown, names: Set<string>): MetricConfig[] {
   return list(setting, value).map((entry, i) => {
     const at = `${setting}[${i}]`;
-    const fields = object(at, entry, ['name', 'children']);
+    const fields = knownFields(at, entry, ['name', 'children']);
     const name = nonEmpty(`${at}.name`, fields.name);
     if (!METRIC_NAME.test(name)) {
       throw new ConfigError(
@@ -104,12 +94,12 @@ function metricTree(setting: string, value: unknown, names: Set<string>): Metric
 }
 
 function plan(setting: string, value: unknown, metrics: ReadonlySet<string>): PlanConfig {
-  const fields = object(setting, value, ['name', 'limits']);
+  const fields = knownFields(setting, value, ['name', 'limits']);
   const name = nonEmpty(`${setting}.name`, fields.name);
   const limited = new Set<string>();
   const limits = list(`${setting}.limits`, fields.limits ?? []).map((entry, i) => {
     const at = `${setting}.limits[${i}]`;
-    const limit = object(at, entry, ['metric', 'period', 'value']);
+    const limit = knownFields(at, entry, ['metric', 'period', 'value']);
     const metric = nonEmpty(`${at}.metric`, limit.metric);
     if (!metrics.has(metric)) {
       throw new ConfigError(`${at}.metric`, `names an unknown metric ${JSON.stringify(metric)}`);
@@ -136,13 +126,20 @@ function application(
   authentication: CredentialMode,
   plans: ReadonlySet<string>,
 ): ApplicationConfig {
-  const fields = object(setting, value, ['id', 'userKey', 'appKeys', 'plan', 'state', 'referrerFilters']);
+  const fields = knownFields(setting, value, [
+    'id',
+    'userKey',
+    'appKeys',
+    'plan',
+    'state',
+    'referrerFilters',
+  ]);
   const id = nonEmpty(`${setting}.id`, fields.id);
   const planName = nonEmpty(`${setting}.plan`, fields.plan);
   if (!plans.has(planName)) {
     throw new ConfigError(`${setting}.plan`, `names an unknown plan ${JSON.stringify(planName)}`);
   }
-  const userKey = optionalString(`${setting}.userKey`, fields.userKey);
+  const userKey = optionalNonEmpty(`${setting}.userKey`, fields.userKey);
   if (authentication === 'user_key' && userKey === undefined) {
     throw new ConfigError(`${setting}.userKey`, 'is required in a user_key service');
   }
@@ -164,7 +161,7 @@ function application(
 }
 
 function service(setting: string, value: unknown): ServiceConfig {
-  const fields = object(setting, value, [
+  const fields = knownFields(setting, value, [
     'id',
     'providerKey',
     'serviceToken',
@@ -175,8 +172,8 @@ function service(setting: string, value: unknown): ServiceConfig {
     'applications',
   ]);
   const id = nonEmpty(`${setting}.id`, fields.id);
-  const providerKey = optionalString(`${setting}.providerKey`, fields.providerKey);
-  const serviceToken = optionalString(`${setting}.serviceToken`, fields.serviceToken);
+  const providerKey = optionalNonEmpty(`${setting}.providerKey`, fields.providerKey);
+  const serviceToken = optionalNonEmpty(`${setting}.serviceToken`, fields.serviceToken);
   if (providerKey === undefined && serviceToken === undefined) {
     throw new ConfigError(setting, 'needs a providerKey or a serviceToken (or both)');
   }
@@ -231,7 +228,7 @@ export function loadPlatformConfig(input: unknown): PlatformConfig {
     typeof value === 'object' && value !== null && 'platform' in value
       ? (value as { platform: unknown }).platform
       : value;
-  const fields = object('platform', section, ['services']);
+  const fields = knownFields('platform', section, ['services']);
   const ids = new Set<string>();
   const services = list('platform.services', fields.services).map((entry, i) => {
     const parsed = service(`platform.services[${i}]`, entry);
