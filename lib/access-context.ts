@@ -10,23 +10,20 @@ import type {
 import type { AccessManagementStackProps } from './access-stack';
 
 /** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
-export const CONTEXT_KEYS = [
-  'serviceId',
-  'providerKeySecretArn',
-  'platformUrl',
-  'platformAuthKind',
-  'credentialMode',
-  'mappingRules',
-  'failureMode',
-  'limitMode',
-  'reportWindowSeconds',
-  'negativeCacheTtlSeconds',
-  'multiAz',
-  'throttlingRateLimit',
-  'throttlingBurstLimit',
-] as const;
-
-export type ContextKey = (typeof CONTEXT_KEYS)[number];
+export type ContextKey =
+  | 'serviceId'
+  | 'providerKeySecretArn'
+  | 'platformUrl'
+  | 'platformAuthKind'
+  | 'credentialMode'
+  | 'mappingRules'
+  | 'failureMode'
+  | 'limitMode'
+  | 'reportWindowSeconds'
+  | 'negativeCacheTtlSeconds'
+  | 'multiAz'
+  | 'throttlingRateLimit'
+  | 'throttlingBurstLimit';
 
 /** A missing or unreadable context value; the message names the key and says how to set it. */
 export class ContextError extends Error {
