@@ -78,11 +78,19 @@ function waitUntilReady(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Spawns `binary` on a free loopback port with persistence off; it is killed when this process exits. */
-export async function startRedisServer(binary: string): Promise<LocalRedis> {
+/**
+ * Spawns `binary` on loopback with persistence off, on `port` or else a free port; it is killed when this
+ * process exits.
+ */
+export async function startRedisServer(
+  binary: string,
+  options: { readonly port?: number } = {},
+): Promise<LocalRedis> {
   let lastError: unknown;
-  for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-    const port = await freePort();
+  // A fixed port is tried once: a retry would find it as taken as before.
+  const attempts = options.port === undefined ? START_ATTEMPTS : 1;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const port = options.port ?? (await freePort());
     const child = spawn(
       binary,
       ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
