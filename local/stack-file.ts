@@ -10,8 +10,10 @@ import {
   type AccessConfigInput,
   ConfigError,
   integer,
+  knownFields,
   LOCAL_SECRET_ENV,
   nonEmpty,
+  optionalNonEmpty,
   parseConfig,
 } from '../lambdas/core/config';
 import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
@@ -90,22 +92,6 @@ const LOCAL_SETTINGS = [
 ];
 const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)*$/;
 
-function object(setting: string, value: unknown, known: readonly string[]): Fields {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigError(setting, 'must be an object');
-  }
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) {
-      throw new ConfigError(`${setting}.${key}`, `is not a known setting (known: ${known.join(', ')})`);
-    }
-  }
-  return value as Fields;
-}
-
-function optionalString(setting: string, value: unknown): string | undefined {
-  return value === undefined ? undefined : nonEmpty(setting, value);
-}
-
 /** Re-throws a ConfigError of parseConfig with the gateway's path in front of the setting. */
 function prefixed<T>(prefix: string, parse: () => T): T {
   try {
@@ -123,8 +109,8 @@ function platformCredential(
   service: ServiceConfig | undefined,
   env: Env,
 ): Pick<AccessConfigInput, 'platformAuthKind' | 'platformCredential'> {
-  const providerKey = optionalString(`${at}.providerKey`, fields.providerKey);
-  const serviceToken = optionalString(`${at}.serviceToken`, fields.serviceToken);
+  const providerKey = optionalNonEmpty(`${at}.providerKey`, fields.providerKey);
+  const serviceToken = optionalNonEmpty(`${at}.serviceToken`, fields.serviceToken);
   if (providerKey !== undefined && serviceToken !== undefined) {
     throw new ConfigError(`${at}.serviceToken`, 'cannot be given together with providerKey: choose one');
   }
@@ -161,7 +147,7 @@ function gateway(
   platform: PlatformConfig | undefined,
   env: Env,
 ): GatewayDefinition {
-  const fields = object(at, value, GATEWAY_SETTINGS);
+  const fields = knownFields(at, value, GATEWAY_SETTINGS);
   const serviceId = nonEmpty(`${at}.serviceId`, fields.serviceId);
   const externalPlatform = fields.platformUrl !== undefined;
   const service = externalPlatform
@@ -236,7 +222,7 @@ export function gatewayConfig(gateway: GatewayDefinition, localPlatformUrl: stri
 function redisChoice(value: unknown): RedisChoice | undefined {
   if (value === undefined) return undefined;
   if (value === 'auto' || value === 'in-memory') return value;
-  const fields = object('local.redis', value, ['host', 'port']);
+  const fields = knownFields('local.redis', value, ['host', 'port']);
   return {
     host: nonEmpty('local.redis.host', fields.host),
     port: integer('local.redis.port', fields.port, 1, 65535),
@@ -244,7 +230,7 @@ function redisChoice(value: unknown): RedisChoice | undefined {
 }
 
 function localSettings(value: unknown): LocalSettings {
-  const fields = object('local', value ?? {}, LOCAL_SETTINGS);
+  const fields = knownFields('local', value ?? {}, LOCAL_SETTINGS);
   const redis = redisChoice(fields.redis);
   return {
     ...(fields.port !== undefined && { port: integer('local.port', fields.port, 0, 65535) }),
@@ -272,7 +258,7 @@ function localSettings(value: unknown): LocalSettings {
 
 /** Validates a parsed stack file. `env` supplies THREESCALE_PROVIDER_KEY for gateways with a platformUrl. */
 export function parseStackFile(value: unknown, env: Env = process.env): StackDefinition {
-  const fields = object('the stack file', value, TOP_LEVEL);
+  const fields = knownFields('the stack file', value, TOP_LEVEL);
   if (fields.gateway === undefined)
     throw new ConfigError('gateway', 'is required (an object, or an array of them)');
   const entries = Array.isArray(fields.gateway) ? fields.gateway : [fields.gateway];
