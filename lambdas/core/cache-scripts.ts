@@ -187,25 +187,28 @@ return publish
  * Takes the usage to report. KEYS: app, pending, inflight, since, lease. ARGV: lease token, lease ms.
  * In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new joins
  * it until the platform accepted it. Returns {'busy'} (another reporter holds the lease) | {'empty'} |
- * {'unreadable'} (no sealed credential) | {'ready', sealed credential, metric, value, ...}.
+ * {'unreadable'} (no sealed credential) | {'ready', sealed credential, resent ('1' when the in-flight
+ * usage was left by an earlier attempt, so pending usage may still wait), metric, value, ...}.
  */
 export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
   numberOfKeys: 5,
   lua: `
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'busy'} end
+local resent = '1'
 if redis.call('EXISTS', KEYS[3]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then
     redis.call('DEL', KEYS[4])
     return {'empty'}
   end
   redis.call('RENAME', KEYS[2], KEYS[3])
+  resent = '0'
 end
 local sealed = redis.call('HGET', KEYS[1], 'cred')
 if not sealed then return {'unreadable'} end
 redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
 local usage = redis.call('HGETALL', KEYS[3])
-return {'ready', sealed, unpack(usage)}
+return {'ready', sealed, resent, unpack(usage)}
 `,
 };
 

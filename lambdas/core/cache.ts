@@ -49,8 +49,16 @@ export interface StoredAnswer {
 }
 
 export type DrainResult =
-  | { readonly kind: 'busy' | 'empty' | 'unreadable' }
-  | { readonly kind: 'ready'; readonly sealedCredential: string; readonly usage: Usage };
+  | { readonly kind: 'busy' }
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'unreadable' }
+  | {
+      readonly kind: 'ready';
+      readonly sealedCredential: string;
+      readonly usage: Usage;
+      /** The usage was left in flight by an earlier attempt: pending usage may wait behind it. */
+      readonly resent: boolean;
+    };
 
 export interface AccessCacheOptions {
   readonly negativeTtlMs: number;
@@ -164,9 +172,12 @@ export class AccessCache {
         [leaseToken, this.options.leaseMs],
       ),
     );
-    const [kind, sealedCredential, ...usage] = reply;
-    if (kind === 'ready') return { kind, sealedCredential, usage: pairsToUsage(usage) };
-    if (kind === 'busy' || kind === 'empty' || kind === 'unreadable') return { kind };
+    const [kind, sealedCredential, resent, ...usage] = reply;
+    if (kind === 'ready')
+      return { kind, sealedCredential, usage: pairsToUsage(usage), resent: resent === '1' };
+    if (kind === 'busy') return { kind };
+    if (kind === 'empty') return { kind };
+    if (kind === 'unreadable') return { kind };
     throw new Error(`unexpected drain reply: ${kind}`);
   }
 

@@ -267,6 +267,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         kind: 'ready',
         sealedCredential: SEALED,
         usage: { hits: 2 },
+        resent: false,
       });
     });
   });
@@ -281,6 +282,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         kind: 'ready',
         sealedCredential: SEALED,
         usage: { get_word: 2 },
+        resent: false,
       });
       expect(await cache.drain(ID, 'lease-2')).toEqual({ kind: 'busy' });
       await check({ usage: { get_word: 5 } });
@@ -291,6 +293,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         kind: 'ready',
         sealedCredential: SEALED,
         usage: { get_word: 2 },
+        resent: true,
       });
       expect(await redis.hgetall(keys.pending)).toEqual({ get_word: '5' });
       await cache.acknowledge(ID, 'lease-2', T0 + 1);
@@ -300,6 +303,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         kind: 'ready',
         sealedCredential: SEALED,
         usage: { get_word: 5 },
+        resent: false,
       });
       await cache.acknowledge(ID, 'lease-3', T0 + 2);
       expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);

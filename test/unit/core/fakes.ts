@@ -90,24 +90,28 @@ export class FakePlatform implements PlatformPort {
     return this.authrepAnswer(credential, usage);
   }
 
+  /** Transactions the platform accepted (all of an accepted report, the accepted part of a split one). */
+  readonly accepted: Transaction[] = [];
+
   async report(transactions: readonly Transaction[]): Promise<ReportOutcome> {
     this.calls.push({ op: 'report', transactions });
-    return this.reportAnswer(transactions);
+    const outcome = this.reportAnswer(transactions);
+    const acceptedCount =
+      outcome.kind === 'accepted' ? transactions.length : (outcome.acceptedTransactions ?? 0);
+    this.accepted.push(...transactions.slice(0, acceptedCount));
+    return outcome;
   }
 
   count(op: PlatformCall['op']): number {
     return this.calls.filter((call) => call.op === op).length;
   }
 
-  /** Usage of every accepted report, summed per metric. */
+  /** Usage the platform accepted in reports, summed per metric. */
   reported(): Record<string, number> {
     const sum: Record<string, number> = {};
-    for (const call of this.calls) {
-      if (call.op !== 'report') continue;
-      for (const transaction of call.transactions) {
-        for (const [metric, value] of Object.entries(transaction.usage))
-          sum[metric] = (sum[metric] ?? 0) + value;
-      }
+    for (const transaction of this.accepted) {
+      for (const [metric, value] of Object.entries(transaction.usage))
+        sum[metric] = (sum[metric] ?? 0) + value;
     }
     return sum;
   }

@@ -6,8 +6,7 @@ import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AUTHORIZER_ERROR, createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
-import { type AccessConfigInput, parseConfig } from '../../../lambdas/core/config';
-import { credentialIdOf } from '../../../lambdas/core/credentials';
+import type { AccessConfigInput } from '../../../lambdas/core/config';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { parseReportMessage } from '../../../lambdas/core/message';
 import { createRedisClient } from '../../../lambdas/core/redis-client';
@@ -24,49 +23,18 @@ import {
   MISCONFIGURED,
   UNAVAILABLE,
 } from '../core/fakes';
-
-const SERVICE = '2555417735060';
-const KEY = 'demo-key-1';
-const TOPIC = 'arn:aws:sns:us-east-1:123456789012:usage';
-const ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/GET/v1/words/hello.json';
-const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
-const END = Date.UTC(2030, 0, 1, 11, 0, 0);
-const ID = credentialIdOf(SERVICE, { kind: 'user_key', userKey: KEY });
-
-const RULES = [
-  { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
-  { method: 'POST', pattern: '/v1/words/{word}.json', metric: 'post_word', delta: 1 },
-];
-
-function config(overrides: Partial<AccessConfigInput> = {}) {
-  return parseConfig({
-    serviceId: SERVICE,
-    platformCredential: 'pk-demo',
-    topicArn: TOPIC,
-    mappingRules: RULES,
-    reportWindowSeconds: 10,
-    redis: { host: '127.0.0.1' },
-    ...overrides,
-  });
-}
-
-function event(overrides: Partial<APIGatewayRequestAuthorizerEvent> = {}): APIGatewayRequestAuthorizerEvent {
-  return {
-    type: 'REQUEST',
-    methodArn: ARN,
-    resource: '/v1/words/{word}.json',
-    path: '/v1/words/hello.json',
-    httpMethod: 'GET',
-    headers: { apikey: KEY },
-    multiValueHeaders: { apikey: [KEY] },
-    pathParameters: { word: 'hello' },
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: { stage: 'prod' } as APIGatewayRequestAuthorizerEvent['requestContext'],
-    ...overrides,
-  };
-}
+import {
+  ARN,
+  accessConfig,
+  END,
+  authorizerEvent as event,
+  ID,
+  KEY,
+  RULES,
+  SERVICE,
+  T0,
+  TOPIC,
+} from './fixtures';
 
 const snsMock = mockClient(SNSClient);
 let clock: number;
@@ -79,7 +47,7 @@ let redisCalls: string[];
 /** `redis` null: no cache configured. */
 function handlerWith(overrides: Partial<AccessConfigInput> = {}, redis: Redis | null = countedRedis()) {
   return createAuthorizerHandler({
-    config: config(overrides),
+    config: accessConfig(overrides),
     ...(redis && { redis }),
     sns: new SNSClient({ region: 'us-east-1' }),
     platform,

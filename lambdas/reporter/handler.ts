@@ -1,0 +1,111 @@
+/**
+ * The reporter: SNS report messages delivered by SQS (raw message delivery, partial batch responses),
+ * and the sweep for usage whose message was lost. Both flush through the same core (reporting.ts).
+ */
+import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type Redis from 'ioredis';
+import type { AccessConfig } from '../core/config';
+import { credentialIdPrefix } from '../core/credentials';
+import { parseReportMessage } from '../core/message';
+import {
+  createLogger,
+  createMetrics,
+  errorMessage,
+  type LogPort,
+  type MetricsPort,
+} from '../core/observability';
+import type { PlatformPort } from '../core/platform/types';
+import {
+  createUsageFlusher,
+  type ReportingDeps,
+  type SweepResult,
+  sweepMinAgeMs,
+  sweepUnreported,
+} from '../core/reporting';
+
+export const REPORTER_SERVICE_NAME = 'access-reporter';
+
+export interface ReporterDeps {
+  readonly config: AccessConfig;
+  readonly redis: Redis;
+  readonly platform: PlatformPort;
+  /** Epoch ms; default Date.now. */
+  readonly now?: () => number;
+  readonly logger?: LogPort;
+  readonly metrics?: MetricsPort;
+  /** Sweep only: flush usage older than this; default a few report windows (sweepMinAgeMs), 0 flushes all. */
+  readonly sweepMinAgeMs?: number;
+}
+
+export type ReporterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+export type SweepHandler = () => Promise<SweepResult>;
+
+function reportingDeps(deps: ReporterDeps): ReportingDeps {
+  return {
+    config: deps.config,
+    redis: deps.redis,
+    platform: deps.platform,
+    now: deps.now ?? Date.now,
+    logger: deps.logger ?? createLogger(REPORTER_SERVICE_NAME),
+    metrics: deps.metrics ?? createMetrics(REPORTER_SERVICE_NAME),
+  };
+}
+
+/**
+ * Records whose credential could not be reported come back as batch item failures, so SQS delivers
+ * them again (and at last to the dead-letter queue); so do messages that cannot be read.
+ */
+export function createReporterHandler(deps: ReporterDeps): ReporterHandler {
+  const core = reportingDeps(deps);
+  const flusher = createUsageFlusher(core);
+  return async (event) => {
+    const failures: SQSBatchItemFailure[] = [];
+    const recordsOf = new Map<string, string[]>();
+    for (const record of event.Records) {
+      try {
+        const message = parseReportMessage(record.body);
+        if (message.serviceId !== deps.config.serviceId) {
+          throw new Error(
+            `message for service ${message.serviceId}, this reporter serves ${deps.config.serviceId}`,
+          );
+        }
+        recordsOf.set(message.credentialId, [
+          ...(recordsOf.get(message.credentialId) ?? []),
+          record.messageId,
+        ]);
+      } catch (error) {
+        core.logger.error('report message refused: left for the dead-letter queue', {
+          messageId: record.messageId,
+          error: errorMessage(error),
+        });
+        failures.push({ itemIdentifier: record.messageId });
+      }
+    }
+    try {
+      const result = await flusher.flush([...recordsOf.keys()]);
+      for (const credentialId of [...result.failed, ...result.busy, ...result.unreadable]) {
+        core.logger.info('credential not reported in this batch: its message will come again', {
+          credential: credentialIdPrefix(credentialId),
+        });
+        for (const messageId of recordsOf.get(credentialId) ?? [])
+          failures.push({ itemIdentifier: messageId });
+      }
+      return { batchItemFailures: failures };
+    } finally {
+      core.metrics.publishStoredMetrics();
+    }
+  };
+}
+
+export function createSweepHandler(deps: ReporterDeps): SweepHandler {
+  const core = reportingDeps(deps);
+  const flusher = createUsageFlusher(core);
+  const minAgeMs = deps.sweepMinAgeMs ?? sweepMinAgeMs(deps.config);
+  return async () => {
+    try {
+      return await sweepUnreported(core, flusher, minAgeMs);
+    } finally {
+      core.metrics.publishStoredMetrics();
+    }
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * Lambda entries of the reporter (SQS) and of the scheduled sweep. Configuration, secrets and clients
+ * are built once per container; a start-up failure fails the invocation, so SQS delivers the batch
+ * again and the next scheduled sweep tries again.
+ */
+import type { SQSEvent } from 'aws-lambda';
+import { ConfigError } from '../core/config';
+import { loadRuntime, oncePerContainer } from '../core/runtime';
+import {
+  createReporterHandler,
+  createSweepHandler,
+  REPORTER_SERVICE_NAME,
+  type ReporterDeps,
+} from './handler';
+
+const reporterDeps = oncePerContainer(async (): Promise<ReporterDeps> => {
+  const { redis, ...runtime } = await loadRuntime(REPORTER_SERVICE_NAME);
+  if (!redis) throw new ConfigError('redis.host', 'is required by the reporter');
+  return { ...runtime, redis };
+});
+
+const reporter = oncePerContainer(async () => createReporterHandler(await reporterDeps()));
+const sweep = oncePerContainer(async () => createSweepHandler(await reporterDeps()));
+
+export const handler = async (event: SQSEvent) => (await reporter())(event);
+
+/** Invoked by the schedule; the scheduled event carries nothing the sweep needs. */
+export const sweepHandler = async () => (await sweep())();
