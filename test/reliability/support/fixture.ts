@@ -1,15 +1,18 @@
 /**
  * The service the reliability tests run against: one user_key service on the local platform with
  * active applications (keys full of `:`, `{`, `}`, `*`), one suspended application, no limits (so the
- * platform's counters equal the allowed calls), and the APIcast-style mapping of the words API.
+ * platform's counters equal the allowed calls), and APIcast-style mapping rules for two routes.
  */
 import { randomBytes } from 'node:crypto';
 import { type AccessConfig, type AccessConfigInput, parseConfig } from '../../../lambdas/core/config';
 import type { PlatformConfig } from '../../../local/platform';
 
 export const SERVICE_ID = '2555417735060';
-export const METRIC = 'get_word';
-export const WORDS_RESOURCE = '/v1/words/{word}.json';
+/** Two routes, two metrics under `hits`: the platform's `hits` counter is the count of allowed calls. */
+export const ROUTES = [
+  { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
+  { method: 'GET', pattern: '/v1/sentences/{word}.json', metric: 'get_sentence', delta: 1 },
+] as const;
 
 export interface Application {
   readonly id: string;
@@ -44,7 +47,9 @@ export function serviceFixture(count: number): ServiceFixture {
           providerKey,
           authentication: 'user_key',
           state: 'active',
-          metrics: [{ name: 'hits', children: [{ name: METRIC, children: [] }] }],
+          metrics: [
+            { name: 'hits', children: ROUTES.map((route) => ({ name: route.metric, children: [] })) },
+          ],
           plans: [{ name: 'Unlimited', limits: [] }],
           applications: [
             ...active.map((app) => ({
@@ -83,7 +88,7 @@ export function accessConfig(parts: AccessConfigParts): AccessConfig {
     serviceId: SERVICE_ID,
     platformUrl: parts.platformUrl,
     platformCredential: parts.fixture.providerKey,
-    mappingRules: [{ method: 'GET', pattern: WORDS_RESOURCE, metric: METRIC, delta: 1 }],
+    mappingRules: ROUTES,
     negativeCacheTtlSeconds: 300,
     ...(parts.redis && { redis: { host: parts.redis.host, port: parts.redis.port } }),
     ...(parts.topicArn && { topicArn: parts.topicArn }),

@@ -385,7 +385,17 @@ export function requestEvents(keys: FuzzKeys): fc.Arbitrary<GeneratedEvent> {
   return fc.oneof({ weight: 4, arbitrary: mapped }, { weight: 1, arbitrary: oddRoute });
 }
 
-/** A plain well-formed call of the mapped route with `apikey: userKey`. */
-export function keyEvent(userKey: string, word = 'hello'): APIGatewayRequestAuthorizerEvent {
-  return eventOf('GET', MAPPED_RESOURCE, `/v1/words/${word}.json`, placed('apikey', userKey, 'both'), {});
+/** A plain well-formed GET of `/v1/<collection>/<word>.json` with `apikey: userKey`. */
+export function keyEvent(
+  userKey: string,
+  word = 'hello',
+  collection: 'words' | 'sentences' = 'words',
+): APIGatewayRequestAuthorizerEvent {
+  return eventOf(
+    'GET',
+    `/v1/${collection}/{word}.json`,
+    `/v1/${collection}/${word}.json`,
+    placed('apikey', userKey, 'both'),
+    {},
+  );
 }

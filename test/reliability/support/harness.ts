@@ -1,0 +1,253 @@
+/**
+ * The product wired as in AWS, every part real and on loopback, with a handle on each failure:
+ *
+ *   authorizer handler --(Redis line: cuttable TCP proxy)--> redis-server (can be killed, restarted)
+ *        |  \--> platform client --(fault proxy: 503 / hang)--> local platform
+ *        \--> SNS SDK client --> local SNS endpoint (injected failures) --(can lose messages)--> local queue
+ *   local queue (delay, redelivery of batch item failures, DLQ) --> reporter handler; sweep handler
+ *
+ * The queue never delivers on its own timer (a delay of an hour): the test says when the reporter
+ * runs, so no fault ever lands in the middle of a command unless the test wants it to.
+ */
+import { SNSClient } from '@aws-sdk/client-sns';
+import type Redis from 'ioredis';
+import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
+import type { AccessConfig, AccessConfigInput } from '../../../lambdas/core/config';
+import { credentialIdOf } from '../../../lambdas/core/credentials';
+import { SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
+import type { LogPort, MetricsPort } from '../../../lambdas/core/observability';
+import { createPlatformClient, type PlatformClient } from '../../../lambdas/core/platform/client';
+import type { PlatformPort } from '../../../lambdas/core/platform/types';
+import { createRedisClient } from '../../../lambdas/core/redis-client';
+import {
+  createReporterHandler,
+  createSweepHandler,
+  type ReporterHandler,
+  type SweepHandler,
+} from '../../../lambdas/reporter/handler';
+import { type RunningPlatform, startPlatform } from '../../../local/platform';
+import { LocalQueue } from '../../../local/queue';
+import {
+  LOCAL_AWS_CREDENTIALS,
+  LOCAL_REGION,
+  type SnsEndpoint,
+  startSnsEndpoint,
+} from '../../../local/sns-endpoint';
+import { type Answer, type Authorizer, answerOf } from './answers';
+import { countingMetrics } from './capture';
+import { type FaultProxy, startFaultProxy } from './fault-proxy';
+import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from './fixture';
+import { startTestRedis, type TestRedisServer } from './redis-server';
+import { keyEvent } from './request-events';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy';
+
+const HOUR_MS = 3_600_000;
+const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface HarnessOptions {
+  readonly apps?: number;
+  readonly overrides?: Partial<AccessConfigInput>;
+  readonly logger?: LogPort;
+  readonly metrics?: MetricsPort;
+  /** Wraps the platform port of each reporter container (for instance to make one die after its POST). */
+  readonly reporterPlatform?: (port: PlatformPort, container: ReporterContainer) => PlatformPort;
+  /** Asked for each SNS delivery: true loses the message between SNS and the queue. */
+  readonly loseMessage?: () => boolean;
+  readonly maxReceiveCount?: number;
+  /** The authorizer's and reporter's clock; default Date.now. */
+  readonly now?: () => number;
+}
+
+/** One reporter Lambda container: its own Redis connection, which dies with it. */
+export interface ReporterContainer {
+  readonly redis: Redis;
+  readonly reporter: ReporterHandler;
+  /** The sweep as deployed: usage older than a few report windows (by the harness clock). */
+  readonly sweep: SweepHandler;
+  /** The sweep with no minimum age: every pending usage. */
+  readonly sweepAll: SweepHandler;
+  /** Set when the container died mid-invocation: the invocation returns nothing, the batch comes back. */
+  dead: boolean;
+  die(): void;
+}
+
+export interface Harness {
+  readonly fixture: ServiceFixture;
+  readonly config: AccessConfig;
+  readonly redisServer: TestRedisServer;
+  /** The line between the handlers and redis-server. */
+  readonly redisLine: TcpProxy;
+  readonly platform: RunningPlatform;
+  readonly platformLine: FaultProxy;
+  readonly sns: SnsEndpoint;
+  readonly queue: LocalQueue;
+  readonly authorizer: Authorizer;
+  /** The SNS messages that reached the queue (bodies). */
+  readonly delivered: readonly string[];
+  reporterContainer(): ReporterContainer;
+  /** A new reporter container (the previous one is gone). */
+  replaceReporter(): ReporterContainer;
+  call(userKey: string, word?: string, collection?: 'words' | 'sentences'): Promise<Answer>;
+  /**
+   * Everything pending reaches the platform: queued messages delivered (redelivered until they succeed
+   * or go to the DLQ), then the sweep for what has no message. Bounded rounds; returns the credentials
+   * still holding unreported usage (empty on success).
+   */
+  flush(): Promise<string[]>;
+  /** The platform's count of `hits` of an application, all time. */
+  reportedHits(appId: string): number;
+  credentialId(userKey: string): string;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const fixture = serviceFixture(options.apps ?? 5);
+  const logger = options.logger ?? silent;
+  const metrics = options.metrics ?? countingMetrics();
+  const now = options.now ?? Date.now;
+  const redisServer = await startTestRedis();
+  const redisLine = await startTcpProxy(redisServer.host, redisServer.port);
+  const platform = await startPlatform({ config: fixture.platformConfig, port: 0 });
+  const platformLine = await startFaultProxy(platform.url);
+  const sns = await startSnsEndpoint();
+  const delivered: string[] = [];
+  let queue: LocalQueue | undefined;
+  const topicArn = sns.addTopic('reliability-usage', (message) => {
+    if (options.loseMessage?.()) return;
+    delivered.push(message.message);
+    queue?.send(message.message, message.messageAttributes);
+  });
+  const config = accessConfig({
+    fixture,
+    platformUrl: platformLine.url,
+    redis: redisLine,
+    topicArn,
+    overrides: options.overrides ?? {},
+  });
+  const redisSettings = { host: redisLine.host, port: redisLine.port, tls: false };
+  const platformClient = (): PlatformClient =>
+    createPlatformClient({
+      serviceId: SERVICE_ID,
+      serviceAuth: { kind: 'provider_key', providerKey: fixture.providerKey },
+      baseUrl: platformLine.url,
+      timeoutMs: config.platformTimeoutMs,
+      reportTimeoutMs: config.reportTimeoutMs,
+    });
+  const snsClient = new SNSClient({
+    endpoint: sns.url,
+    region: LOCAL_REGION,
+    credentials: LOCAL_AWS_CREDENTIALS,
+  });
+  const authorizerRedis = createRedisClient(redisSettings, { logger });
+  const authorizerPlatform = platformClient();
+  const authorizer = createAuthorizerHandler({
+    config,
+    redis: authorizerRedis,
+    sns: snsClient,
+    platform: authorizerPlatform,
+    now,
+    logger,
+    metrics,
+  });
+
+  const reporterClients: { redis: Redis; platform: PlatformClient }[] = [];
+  const newContainer = (): ReporterContainer => {
+    const redis = createRedisClient(redisSettings, { logger });
+    const client = platformClient();
+    reporterClients.push({ redis, platform: client });
+    const container = {
+      redis,
+      dead: false,
+      die() {
+        container.dead = true;
+        redis.disconnect();
+      },
+    } as ReporterContainer;
+    const platformPort = options.reporterPlatform?.(client, container) ?? client;
+    const deps = { config, redis, platform: platformPort, now, logger, metrics };
+    return Object.assign(container, {
+      reporter: createReporterHandler(deps),
+      sweep: createSweepHandler(deps),
+      sweepAll: createSweepHandler({ ...deps, sweepMinAgeMs: 0 }),
+    });
+  };
+  let container = newContainer();
+
+  queue = new LocalQueue({
+    name: 'reliability-usage',
+    deliveryDelayMs: HOUR_MS,
+    visibilityTimeoutMs: HOUR_MS,
+    maxReceiveCount: options.maxReceiveCount ?? 5,
+    consumer: async (event) => {
+      const current = container;
+      const response = await current.reporter(event);
+      if (current.dead) throw new Error('the reporter container died before answering');
+      return response;
+    },
+  });
+  const theQueue = queue;
+
+  const pendingCredentials = async (): Promise<string[]> => {
+    const found: string[] = [];
+    let cursor = '0';
+    let rounds = 0;
+    do {
+      const [next, keys] = await redisServer.inspector.scan(
+        cursor,
+        'MATCH',
+        SINCE_KEY_PATTERN,
+        'COUNT',
+        1000,
+      );
+      cursor = next;
+      found.push(...keys);
+      rounds++;
+    } while (cursor !== '0' && rounds < 10_000);
+    return found;
+  };
+
+  return {
+    fixture,
+    config,
+    redisServer,
+    redisLine,
+    platform,
+    platformLine,
+    sns,
+    queue: theQueue,
+    authorizer,
+    delivered,
+    reporterContainer: () => container,
+    replaceReporter() {
+      container = newContainer();
+      return container;
+    },
+    call: (userKey, word, collection) => answerOf(authorizer, keyEvent(userKey, word, collection)),
+    async flush() {
+      for (let round = 0; round < 5; round++) {
+        await theQueue.drain();
+        await container.sweepAll();
+        const left = await pendingCredentials();
+        if (left.length === 0 && theQueue.stats().queued === 0) return [];
+      }
+      return pendingCredentials();
+    },
+    reportedHits: (appId) => platform.usage(SERVICE_ID, appId, 'hits', 'eternity'),
+    credentialId: (userKey) => credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey }),
+    async stop() {
+      await theQueue.stop();
+      authorizerRedis.disconnect();
+      authorizerPlatform.close();
+      for (const client of reporterClients) {
+        client.redis.disconnect();
+        client.platform.close();
+      }
+      snsClient.destroy();
+      await sns.stop();
+      await platformLine.stop();
+      await platform.stop();
+      await redisLine.stop();
+      await redisServer.stop();
+    },
+  };
+}
