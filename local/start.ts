@@ -1,0 +1,142 @@
+/**
+ * `npm start [-- --config FILE] [--port N] [--verbose]`: runs the whole product on this machine from a
+ * stack file (default: the bundled demo) and stops cleanly on Ctrl-C after flushing pending usage.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../lambdas/core/config';
+import type { LogAttributes, LogPort } from '../lambdas/core/observability';
+import { bannerLines } from './banner';
+import { type LocalStack, startLocalStack } from './stack';
+import { DEMO_STACK_FILE, readStackFile } from './stack-file';
+
+export const DEFAULT_PORT = 8080;
+/** The line a supervisor (or a test) waits for. */
+export const READY_PREFIX = 'Ready:';
+const STOP_TIMEOUT_MS = 30_000;
+/** Signals this soon after the first are relayed copies of it, not a second Ctrl-C. */
+const DUPLICATE_SIGNAL_MS = 1000;
+
+const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--verbose]
+  --config FILE  a local stack file (default: the bundled demo, local/demo.stack.json)
+  --port N       the gateway's port (default: the file's local.port, else ${DEFAULT_PORT}; 0 picks a free one)
+  --verbose      also print the handlers' info and debug logs`;
+
+function consoleLogger(verbose: boolean): LogPort {
+  const line = (level: string, message: string, attributes?: LogAttributes) => {
+    const details = attributes && Object.keys(attributes).length > 0 ? ` ${JSON.stringify(attributes)}` : '';
+    console.error(`${level} ${message}${details}`);
+  };
+  return {
+    debug: (message, attributes) => verbose && line('debug', message, attributes),
+    info: (message, attributes) => verbose && line('info', message, attributes),
+    warn: (message, attributes) => line('warn', message, attributes),
+    error: (message, attributes) => line('error', message, attributes),
+  };
+}
+
+function portOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError('--port', `must be an integer from 0 to 65535 (got ${JSON.stringify(text)})`);
+  }
+  return port;
+}
+
+const OPTIONS = {
+  config: { type: 'string' },
+  port: { type: 'string' },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+async function main(argv: readonly string[]): Promise<number> {
+  let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>;
+  try {
+    args = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false });
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}\n${USAGE}`);
+    return 1;
+  }
+  if (args.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+
+  const logger = consoleLogger(args.values.verbose ?? false);
+  let stack: LocalStack;
+  let definition: ReturnType<typeof readStackFile>;
+  const configPath = args.values.config ?? DEMO_STACK_FILE;
+  try {
+    definition = readStackFile(configPath);
+    const port = portOf(args.values.port) ?? definition.local.port ?? DEFAULT_PORT;
+    stack = await startLocalStack({
+      stack: definition,
+      port,
+      logger,
+      accessLog: (entry) =>
+        console.log(
+          `${entry.method} ${entry.path} ${entry.status}${entry.errorType ? ` ${entry.errorType}` : ''}`,
+        ),
+    });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`error: ${error.message}`);
+    } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      console.error(`error: the gateway port is in use: pass --port N (0 picks a free port)`);
+    } else {
+      console.error(`error: the local stack did not start: ${(error as Error).message}`);
+    }
+    return 1;
+  }
+
+  // The ready line comes last, so whoever waits for it has the whole banner.
+  console.log(`Local stack from ${configPath}`);
+  for (const line of bannerLines(definition, stack)) console.log(line);
+  console.log(`${READY_PREFIX} local gateway at ${stack.gatewayUrl}`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  console.log(`\n${signal}: flushing pending usage to the platform, then stopping`);
+  const firstSignalAt = Date.now();
+  const forceStop = () => {
+    // Ctrl-C reaches npm, tsx and this process at once, and both relay it: the first copies are one press.
+    if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+    console.error('stopping at once: pending usage is lost');
+    process.exit(130);
+  };
+  process.on('SIGINT', forceStop);
+  process.on('SIGTERM', forceStop);
+  const timer = setTimeout(() => {
+    console.error(`error: the stack did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
+    process.exit(1);
+  }, STOP_TIMEOUT_MS);
+  timer.unref();
+  try {
+    const result = await stack.stop();
+    if (result.queued > 0 || result.deadLetters > 0) {
+      console.error(
+        `warn: ${result.queued + result.deadLetters} usage message(s) were not accepted by the platform; ` +
+          'their usage stayed pending in Redis, which stops with the stack',
+      );
+    }
+  } catch (error) {
+    console.error(`error: stopping failed: ${(error as Error).message}`);
+    return 1;
+  }
+  console.log('Stopped: pending usage flushed.');
+  return 0;
+}
+
+if (require.main === module) {
+  // Exit explicitly: stdout and stderr are synchronous for files and pipes, and nothing is left to wait for.
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(`error: ${(error as Error).stack ?? String(error)}`);
+      process.exit(1);
+    },
+  );
+}

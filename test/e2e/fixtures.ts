@@ -1,0 +1,97 @@
+/** Stack files and HTTP helpers shared by the end-to-end tests. */
+import { XMLParser } from 'fast-xml-parser';
+
+export const HOURLY_LIMIT = 5;
+export const USER_SERVICE = 'svc-user';
+export const APP_SERVICE = 'svc-app';
+export const PROVIDER_KEY = 'pk-e2e';
+
+export const PLATFORM_SECTION = {
+  services: [
+    {
+      id: USER_SERVICE,
+      providerKey: PROVIDER_KEY,
+      authentication: 'user_key',
+      metrics: [{ name: 'hits', children: [{ name: 'get_word' }, { name: 'post_word' }] }],
+      plans: [
+        {
+          name: 'Basic',
+          limits: [
+            { metric: 'hits', period: 'hour', value: HOURLY_LIMIT },
+            { metric: 'post_word', period: 'eternity', value: 0 },
+          ],
+        },
+        { name: 'Roomy', limits: [{ metric: 'hits', period: 'hour', value: 1000 }] },
+      ],
+      applications: [
+        { id: 'app-limited', userKey: 'key-limited', plan: 'Basic' },
+        { id: 'app-roomy', userKey: 'key-roomy', plan: 'Roomy' },
+        { id: 'app-disabled-post', userKey: 'key-post', plan: 'Basic' },
+        { id: 'app-suspended', userKey: 'key-suspended', plan: 'Roomy', state: 'suspended' },
+      ],
+    },
+    {
+      id: APP_SERVICE,
+      providerKey: PROVIDER_KEY,
+      authentication: 'app_id',
+      metrics: [{ name: 'hits', children: [{ name: 'get_word' }] }],
+      plans: [{ name: 'Basic', limits: [{ metric: 'hits', period: 'hour', value: 1000 }] }],
+      applications: [{ id: 'app-a', appKeys: ['secret-a'], plan: 'Basic' }],
+    },
+  ],
+};
+
+export const WORD_RULES = [
+  { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
+  { method: 'POST', pattern: '/v1/words/{word}.json', metric: 'post_word', delta: 1 },
+];
+
+export const USER_GATEWAY = {
+  serviceId: USER_SERVICE,
+  mappingRules: WORD_RULES,
+  routes: ['GET /v1/words/{word}', 'POST /v1/words/{word}'],
+};
+
+export const APP_GATEWAY = {
+  serviceId: APP_SERVICE,
+  basePath: '/appid',
+  mappingRules: WORD_RULES.slice(0, 1),
+  routes: ['GET /v1/words/{word}'],
+};
+
+export const STACK_FILE = { platform: PLATFORM_SECTION, gateway: [USER_GATEWAY, APP_GATEWAY] };
+
+/** A call with a deadline, so a hung server fails the test instead of stalling it. */
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+interface UsageReportXml {
+  '@_metric': string;
+  '@_period': string;
+  current_value: number;
+  max_value: number;
+}
+
+/** GET authorize.xml over HTTP (no usage: records nothing) and reads current_value of metric per period. */
+export async function platformCurrentValue(
+  platformUrl: string,
+  query: Record<string, string>,
+  metric: string,
+  period: string,
+): Promise<number | undefined> {
+  const url = new URL('/transactions/authorize.xml', platformUrl);
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  const xml = new XMLParser({ ignoreAttributes: false, isArray: (name) => name === 'usage_report' }).parse(
+    await response.text(),
+  );
+  const reports: UsageReportXml[] = xml.status?.usage_reports?.usage_report ?? [];
+  return reports.find((report) => report['@_metric'] === metric && report['@_period'] === period)
+    ?.current_value;
+}

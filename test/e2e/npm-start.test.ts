@@ -1,0 +1,145 @@
+/**
+ * `npm start` as a user runs it: a child process (tsx local/start.ts, which is what the npm script runs),
+ * its ready line, a curl-like call with a demo key, and Ctrl-C (SIGINT) that flushes usage and exits 0.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningPlatform, startPlatform } from '../../local/platform';
+import { READY_PREFIX } from '../../local/start';
+import { call, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
+
+const ROOT = join(__dirname, '..', '..');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+const START_TIMEOUT_MS = 30_000;
+
+interface Started {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly url: string;
+  output(): string;
+}
+
+const children: ChildProcessWithoutNullStreams[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+function startCli(args: readonly string[]): Promise<Started> {
+  const child = spawn(TSX, ['local/start.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  children.push(child);
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no ready line within ${START_TIMEOUT_MS} ms:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const ready = output.split('\n').find((line) => line.startsWith(READY_PREFIX));
+      const url = ready?.match(/http:\/\/127\.0\.0\.1:\d+/)?.[0];
+      if (url) {
+        clearTimeout(timer);
+        resolve({ child, url, output: () => output });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before its ready line:\n${output}`));
+    });
+  });
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('did not exit within 30 s')), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+describe('npm start (local/start.ts) as a child process', () => {
+  it('serves the demo file on the given port, prints keys and curl commands, and stops on Ctrl-C', async () => {
+    const started = await startCli(['--port', '0']);
+    const banner = started.output();
+    expect(banner).toContain("curl -i -H 'apikey: demo-key-1'");
+    expect(banner).toContain("-H 'app_id: demo-app-1' -H 'app_key: demo-app-key-1'");
+    expect(banner).not.toContain('pk-demo');
+
+    const demo = await call(`${started.url}/v1/words/hello.json`, { headers: { apikey: 'demo-key-1' } });
+    expect(demo.status).toBe(200);
+    expect(demo.body).toMatchObject({ path: '/v1/words/hello.json', authorizer: { plan: 'Basic' } });
+    const appId = await call(`${started.url}/appid/v1/words/hello.json`, {
+      headers: { app_id: 'demo-app-1', app_key: 'demo-app-key-1' },
+    });
+    expect(appId.status).toBe(200);
+
+    started.child.kill('SIGINT');
+    expect(await exitOf(started.child)).toBe(0);
+    expect(started.output()).toContain('Stopped: pending usage flushed.');
+    expect(started.output()).toContain('GET /v1/words/hello.json 200');
+  });
+
+  it('flushes pending usage to the platform on Ctrl-C (a platform the test owns, via platformUrl)', async () => {
+    let platform: RunningPlatform | undefined;
+    try {
+      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+      const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
+      // A long window: without the flush on Ctrl-C no cached call would reach the platform before exit.
+      writeFileSync(
+        file,
+        JSON.stringify({
+          gateway: {
+            ...USER_GATEWAY,
+            platformUrl: platform.url,
+            providerKey: PROVIDER_KEY,
+            reportWindowSeconds: 600,
+          },
+        }),
+      );
+      const started = await startCli(['--config', file, '--port', '0']);
+      const calls = 6;
+      for (let i = 0; i < calls; i++) {
+        expect(
+          (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
+        ).toBe(200);
+      }
+      // The first call was reported by its authrep; the others wait in Redis for the window.
+      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
+      started.child.kill('SIGINT');
+      expect(await exitOf(started.child)).toBe(0);
+      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+    } finally {
+      await platform?.stop();
+    }
+  });
+
+  it('exits 1 with a message naming the setting for a bad stack file', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'bad.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ platform: PLATFORM_SECTION, gateway: { ...USER_GATEWAY, failureMode: 'sometimes' } }),
+    );
+    const child = spawn(TSX, ['local/start.ts', '--config', file, '--port', '0'], { cwd: ROOT });
+    children.push(child);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    expect(await exitOf(child)).toBe(1);
+    expect(stderr).toContain(
+      'error: Invalid configuration: gateway.failureMode must be one of strict, resilient, allow',
+    );
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * The whole product over HTTP: the local gateway with the real authorizer, reporter and echo handlers,
+ * a real redis-server, the SNS endpoint and queue, and the local platform.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform } from '../../local/platform';
+import { type LocalStack, startLocalStack } from '../../local/stack';
+import {
+  APP_GATEWAY,
+  call,
+  HOURLY_LIMIT,
+  PLATFORM_SECTION,
+  PROVIDER_KEY,
+  platformCurrentValue,
+  STACK_FILE,
+  USER_GATEWAY,
+  USER_SERVICE,
+} from './fixtures';
+
+describe('local stack end to end (real redis-server)', () => {
+  let stack: LocalStack;
+  let api: string;
+  let appApi: string;
+
+  beforeAll(async () => {
+    stack = await startLocalStack({ stack: STACK_FILE, redis: 'auto', sweepIntervalMs: 0 });
+    api = stack.gateways[0]?.url ?? '';
+    appApi = stack.gateways[1]?.url ?? '';
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('runs on a real redis-server and its own local platform', () => {
+    expect(stack.redis.kind).toBe('redis-server');
+    expect(stack.platform).toBeDefined();
+    expect(stack.gateways.map((gateway) => gateway.config.platformUrl)).toEqual([
+      stack.platform?.url,
+      stack.platform?.url,
+    ]);
+  });
+
+  it('answers a valid key with 200 and the echo body', async () => {
+    const { status, body } = await call(`${api}/v1/words/hello.json?lang=en`, {
+      headers: { apikey: 'key-roomy' },
+    });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      method: 'GET',
+      path: '/v1/words/hello.json',
+      resource: '/v1/words/{word}',
+      pathParameters: { word: 'hello.json' },
+      queryStringParameters: { lang: 'en' },
+      authorizer: { plan: 'Roomy', metrics: 'get_word' },
+    });
+    const authorizer = body.authorizer as Record<string, string>;
+    expect(authorizer.principalId).toBe(authorizer.credentialId);
+    expect(JSON.stringify(body)).not.toContain('key-roomy');
+  });
+
+  it('answers a missing key and an invalid key with 401', async () => {
+    const missing = await call(`${api}/v1/words/hello.json`);
+    const invalid = await call(`${api}/v1/words/hello.json`, { headers: { apikey: 'no-such-key' } });
+    for (const answer of [missing, invalid]) {
+      expect(answer.status).toBe(401);
+      expect(answer.body).toMatchObject({ reason: 'invalid_credential' });
+    }
+  });
+
+  it('answers a disabled method with 403 and the reason in the body', async () => {
+    const { status, body } = await call(`${api}/v1/words/hello.json`, {
+      method: 'POST',
+      headers: { apikey: 'key-post' },
+    });
+    expect(status).toBe(403);
+    expect(body).toEqual({ message: 'Access denied', reason: 'limits_exceeded' });
+  });
+
+  it('answers a suspended application with 403', async () => {
+    const { status, body } = await call(`${api}/v1/words/hello.json`, {
+      headers: { apikey: 'key-suspended' },
+    });
+    expect(status).toBe(403);
+    expect(body).toEqual({ message: 'Access denied', reason: 'application_not_active' });
+  });
+
+  it('lets exactly the hourly limit through, and the platform counts exactly those calls after the flush', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < HOURLY_LIMIT + 5; i++) {
+      statuses.push(
+        (await call(`${api}/v1/words/w${i}.json`, { headers: { apikey: 'key-limited' } })).status,
+      );
+    }
+    expect(statuses.filter((status) => status === 200)).toHaveLength(HOURLY_LIMIT);
+    expect(statuses.filter((status) => status === 403)).toHaveLength(5);
+    expect(statuses.slice(0, HOURLY_LIMIT).every((status) => status === 200)).toBe(true);
+
+    const flushed = await stack.flush();
+    expect(flushed).toEqual({ queued: 0, deadLetters: 0 });
+    const query = { provider_key: PROVIDER_KEY, service_id: USER_SERVICE, user_key: 'key-limited' };
+    const platformUrl = stack.platform?.url ?? '';
+    expect(await platformCurrentValue(platformUrl, query, 'hits', 'hour')).toBe(HOURLY_LIMIT);
+  });
+
+  it('answers a route the API does not have with 404', async () => {
+    const unknownPath = await call(`${api}/v2/words/hello.json`, { headers: { apikey: 'key-roomy' } });
+    const unknownMethod = await call(`${api}/v1/words/hello.json`, {
+      method: 'DELETE',
+      headers: { apikey: 'key-roomy' },
+    });
+    for (const answer of [unknownPath, unknownMethod]) {
+      expect(answer).toEqual({ status: 404, body: { message: 'Missing Authentication Token' } });
+    }
+  });
+
+  it('serves an app_id API: the right app key gets 200, a wrong or missing one is refused', async () => {
+    const good = await call(`${appApi}/v1/words/hello.json`, {
+      headers: { app_id: 'app-a', app_key: 'secret-a' },
+    });
+    expect(good.status).toBe(200);
+    expect(good.body).toMatchObject({ authorizer: { applicationId: 'app-a', plan: 'Basic' } });
+    // The platform answers application_key_invalid: the authorizer treats it as an invalid credential.
+    const wrongKey = await call(`${appApi}/v1/words/hello.json`, {
+      headers: { app_id: 'app-a', app_key: 'wrong' },
+    });
+    expect(wrongKey).toMatchObject({ status: 401, body: { reason: 'invalid_credential' } });
+    const unknownApp = await call(`${appApi}/v1/words/hello.json`, {
+      headers: { app_id: 'nobody', app_key: 'x' },
+    });
+    expect(unknownApp.status).toBe(401);
+    const missingKey = await call(`${appApi}/v1/words/hello.json`, { headers: { app_id: 'app-a' } });
+    expect(missingKey.status).toBe(401);
+  });
+
+  it('reports every allowed call of a busy key through SNS, the queue and the reporter', async () => {
+    const calls = 12;
+    for (let i = 0; i < calls; i++) {
+      expect((await call(`${api}/v1/words/busy.json`, { headers: { apikey: 'key-roomy' } })).status).toBe(
+        200,
+      );
+    }
+    const published = stack.sns.stats().published;
+    expect(published).toBeGreaterThan(0);
+    await stack.flush();
+    const usage = stack.platform?.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour');
+    // Earlier tests made one allowed call with this key.
+    expect(usage).toBe(calls + 1);
+    expect(stack.gateways[0]?.queue.stats()).toMatchObject({ queued: 0, deadLetters: 0 });
+  });
+});
+
+describe('local stack with a platform elsewhere (gateway.platformUrl)', () => {
+  it('uses that platform, authenticated by the file, and starts none of its own', async () => {
+    const external = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+    let stack: LocalStack | undefined;
+    try {
+      stack = await startLocalStack({
+        stack: { gateway: { ...USER_GATEWAY, platformUrl: external.url, providerKey: PROVIDER_KEY } },
+        redis: 'auto',
+        sweepIntervalMs: 0,
+      });
+      expect(stack.platform).toBeUndefined();
+      expect(stack.gateways[0]?.config.platformUrl).toBe(external.url);
+      const before = external.stats();
+      for (let i = 0; i < 3; i++) {
+        expect(
+          (await call(`${stack.gatewayUrl}/v1/words/x.json`, { headers: { apikey: 'key-roomy' } })).status,
+        ).toBe(200);
+      }
+      expect(external.stats().authrep).toBeGreaterThan(before.authrep);
+      await stack.flush();
+      expect(external.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(3);
+    } finally {
+      await stack?.stop();
+      await external.stop();
+    }
+  });
+
+  it('takes the provider key from THREESCALE_PROVIDER_KEY when the file has none', async () => {
+    const external = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+    let stack: LocalStack | undefined;
+    try {
+      stack = await startLocalStack({
+        stack: { gateway: { ...USER_GATEWAY, platformUrl: external.url } },
+        env: { THREESCALE_PROVIDER_KEY: PROVIDER_KEY },
+        redis: 'auto',
+        sweepIntervalMs: 0,
+      });
+      expect(
+        (await call(`${stack.gatewayUrl}/v1/words/x.json`, { headers: { apikey: 'key-roomy' } })).status,
+      ).toBe(200);
+      expect(external.stats().authrep).toBe(1);
+    } finally {
+      await stack?.stop();
+      await external.stop();
+    }
+  });
+});
+
+describe('local stack on the in-memory Redis stand-in', () => {
+  it('still enforces the limit and reports the allowed calls', async () => {
+    const stack = await startLocalStack({
+      stack: { ...STACK_FILE, gateway: [USER_GATEWAY, APP_GATEWAY] },
+      redis: 'in-memory',
+      sweepIntervalMs: 0,
+    });
+    try {
+      expect(stack.redis.kind).toBe('in-memory');
+      const statuses: number[] = [];
+      for (let i = 0; i < HOURLY_LIMIT + 2; i++) {
+        statuses.push(
+          (await call(`${stack.gatewayUrl}/v1/words/m.json`, { headers: { apikey: 'key-limited' } })).status,
+        );
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(HOURLY_LIMIT);
+      await stack.flush();
+      expect(stack.platform?.usage(USER_SERVICE, 'app-limited', 'hits', 'hour')).toBe(HOURLY_LIMIT);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
