@@ -59,6 +59,21 @@ local function current_of(limit, now)
   return limit.current
 end
 
+-- Counters only grow within a period, so of two answers for the same period the higher count is the
+-- newer: answers of concurrent first calls, or a resync that does not see a report the platform
+-- still processes, never lower it. A later period wins; the limit itself comes from the answer.
+local function newest_limit(stored, answered)
+  if not stored then return answered end
+  local stored_end, _, stored_current = string.match(stored, '^(%-?%d+) (%d+) (%d+)$')
+  local answered_end, answered_max, answered_current = string.match(answered, '^(%-?%d+) (%d+) (%d+)$')
+  if not stored_end or not answered_end then return answered end
+  if tonumber(stored_end) > tonumber(answered_end) then return stored end
+  if stored_end == answered_end and tonumber(stored_current) > tonumber(answered_current) then
+    return answered_end .. ' ' .. answered_max .. ' ' .. stored_current
+  end
+  return answered
+end
+
 -- The snapshot holds the sealed credential the reporter needs: it must not expire while usage waits.
 local function keep_or_expire(app_key, since_key, ttl_ms)
   if redis.call('EXISTS', since_key) == 1 then
@@ -154,9 +169,16 @@ if string.sub(state, 1, 8) == 'invalid:' then
   if redis.call('EXISTS', KEYS[2]) == 0 then return 'ok' end
   redis.call('HSET', KEYS[2], 'state', state, 'synced', ARGV[6])
 else
+  local previous = {}
+  local old = redis.call('HGETALL', KEYS[2])
+  for i = 1, #old, 2 do
+    if string.sub(old[i], 1, 6) == 'limit:' then previous[old[i]] = old[i + 1] end
+  end
   redis.call('DEL', KEYS[2])
   redis.call('HSET', KEYS[2], 'state', state, 'cred', ARGV[4], 'plan', ARGV[5], 'synced', ARGV[6])
-  for i = 9, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+  for i = 9, #ARGV, 2 do
+    redis.call('HSET', KEYS[2], ARGV[i], newest_limit(previous[ARGV[i]], ARGV[i + 1]))
+  end
   if state == 'active' and ARGV[7] ~= '' then
     redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
     redis.call('PEXPIRE', KEYS[3], ARGV[3])

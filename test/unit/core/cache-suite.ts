@@ -178,6 +178,28 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       expect(ttl).toBeLessThanOrEqual(ENTRY_TTL_MS);
     });
 
+    it('never lower a count within a period: the higher of two answers for the same period wins', async () => {
+      await storeActive([hourly('hits', 100, 7)]);
+      await storeActive([hourly('hits', 120, 5)]);
+      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 120 7`);
+      await storeActive([hourly('hits', 120, 9)]);
+      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 120 9`);
+    });
+
+    it('take a later period whole, and ignore an answer about an earlier one', async () => {
+      await storeActive([hourly('hits', 100, 7)]);
+      await storeActive([hourly('hits', 100, 2, END + HOUR)]);
+      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END + HOUR} 100 2`);
+      await storeActive([hourly('hits', 100, 50, END)]);
+      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END + HOUR} 100 2`);
+    });
+
+    it('drop the limits the answer no longer has', async () => {
+      await storeActive([hourly('hits', 100, 7), hourly('get_word', 10, 1)]);
+      await storeActive([hourly('hits', 100, 7)]);
+      expect(await redis.hexists(credentialKeys(ID).app, 'limit:hour:get_word')).toBe(0);
+    });
+
     it('keep the snapshot (and its sealed credential) without TTL while usage waits for the reporter', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await check();

@@ -265,6 +265,18 @@ describe('resync after a report', () => {
     expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
   });
 
+  it('a resync answer that does not count the report yet (the platform processes it later) lowers nothing', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 3, 1, END)]);
+    const { authorize, report } = handlers();
+    await authorize(authorizerEvent());
+    await authorize(authorizerEvent());
+    platform.authorizeAnswer = () => authorized([hourly('hits', 3, 1, END)]);
+    await report(sqsEvent(published()));
+    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 3 2`);
+    expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
+    expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
+  });
+
   it('a platform that does not answer the resync leaves the snapshot with the reported usage counted', async () => {
     platform.authrepAnswer = () => authorized([hourly('hits', 3, 1, END)]);
     const { authorize, report } = handlers();
