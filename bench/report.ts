@@ -76,6 +76,8 @@ export interface BenchReport {
   readonly workloads: readonly WorkloadResult[];
   readonly bundles: readonly BundleResult[];
   readonly targets: readonly TargetResult[];
+  /** Why the figures cannot be trusted (calls not allowed, usage not reported); empty in a sound run. */
+  readonly soundness: readonly string[];
   /** The first few unexpected errors or malformed answers; none in a sound run. */
   readonly errorSamples: readonly string[];
 }
@@ -157,7 +159,7 @@ export function bundleTable(bundles: readonly BundleResult[]): string {
   return markdownTable(
     ['authorizer bundle', 'minified', 'module init (median)', 'largest parts'],
     bundles.map((b) => [
-      b.sdk === 'external' ? '@aws-sdk/* external (as deployed)' : '@aws-sdk/* bundled',
+      b.sdk === 'external' ? '@aws-sdk/* external (the Lambda runtime’s SDK)' : '@aws-sdk/* bundled',
       `${number(b.minifiedBytes / 1000, 1)} KB`,
       `${number(b.initMedianMs, 1)} ms`,
       b.largestModules
@@ -197,6 +199,10 @@ export function formatReport(report: BenchReport): string {
     bundleTable(report.bundles),
     '',
     targetTable(report.targets),
+    '',
+    report.soundness.length === 0
+      ? 'Soundness: every measured call was allowed, and after the flush the platform recorded exactly the allowed calls.'
+      : `UNSOUND RUN, the figures above cannot be trusted:\n- ${report.soundness.join('\n- ')}`,
     ...(report.errorSamples.length > 0 ? ['', `Errors seen: ${report.errorSamples.join(' | ')}`] : []),
   ].join('\n');
 }

@@ -120,3 +120,36 @@ export function evaluateTargets({ reportWindowSeconds, hot, bundle }: TargetInpu
     },
   ];
 }
+
+export interface RunFigures {
+  readonly workload: string;
+  readonly design: string;
+  readonly calls: number;
+  readonly outcomes: Readonly<Partial<Record<string, number>>>;
+  readonly reportedUsage: { readonly allowed: number; readonly reported: number };
+}
+
+/**
+ * What makes a run's figures meaningless whatever they are: calls that were not all allowed (an error,
+ * a denial: the fixture's limits are out of reach) or allowed usage the flush did not report.
+ */
+export function soundnessProblems(runs: readonly RunFigures[]): string[] {
+  const problems: string[] = [];
+  for (const run of runs) {
+    const name = `${run.workload}/${run.design}`;
+    const allowed = run.outcomes.allow ?? 0;
+    if (allowed !== run.calls) {
+      const others = Object.entries(run.outcomes)
+        .filter(([outcome, count]) => outcome !== 'allow' && count)
+        .map(([outcome, count]) => `${outcome} ${count}`)
+        .join(', ');
+      problems.push(`${name}: ${run.calls - allowed} of ${run.calls} calls not allowed (${others})`);
+    }
+    if (run.reportedUsage.reported !== run.reportedUsage.allowed) {
+      problems.push(
+        `${name}: the platform recorded ${run.reportedUsage.reported} hits for ${run.reportedUsage.allowed} allowed calls`,
+      );
+    }
+  }
+  return problems;
+}

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateTargets, type TargetInputs, windowsSpanned } from '../../../bench/targets';
+import {
+  evaluateTargets,
+  soundnessProblems,
+  type TargetInputs,
+  windowsSpanned,
+} from '../../../bench/targets';
 
 const passing: TargetInputs = {
   reportWindowSeconds: 10,
@@ -107,5 +112,32 @@ describe('evaluateTargets', () => {
     expect(publishes?.target).toContain('<= 2');
     expect(publishes?.target).toContain('12.34 s / 10 s window');
     expect(publishes?.measured).toBe('1');
+  });
+});
+
+describe('soundnessProblems', () => {
+  const sound = {
+    workload: 'hot',
+    design: 'project',
+    calls: 100,
+    outcomes: { allow: 100 },
+    reportedUsage: { allowed: 101, reported: 101 },
+  };
+
+  it('finds nothing in a run where every call was allowed and reported', () => {
+    expect(soundnessProblems([sound])).toEqual([]);
+  });
+
+  it('names calls that were not allowed, with what they were', () => {
+    expect(soundnessProblems([{ ...sound, outcomes: { allow: 97, error: 2, unauthorized: 1 } }])).toEqual([
+      'hot/project: 3 of 100 calls not allowed (error 2, unauthorized 1)',
+    ]);
+  });
+
+  it('names allowed usage the platform did not record, and usage recorded twice', () => {
+    expect(soundnessProblems([{ ...sound, reportedUsage: { allowed: 101, reported: 100 } }])).toEqual([
+      'hot/project: the platform recorded 100 hits for 101 allowed calls',
+    ]);
+    expect(soundnessProblems([{ ...sound, reportedUsage: { allowed: 101, reported: 102 } }])).toHaveLength(1);
   });
 });
