@@ -157,15 +157,19 @@ export type RedisChoice =
   /** An already running server the stack neither starts nor stops. */
   | { readonly host: string; readonly port: number };
 
-/** Starts the Redis the choice asks for; `warn` hears about the in-memory fallback. */
+/**
+ * Starts the Redis the choice asks for; `warn` hears about the in-memory fallback. `searchPath` is where
+ * 'auto' looks for redis-server (default PATH).
+ */
 export async function startLocalRedis(
   choice: RedisChoice,
   warn: (line: string) => void,
+  searchPath = process.env.PATH ?? '',
 ): Promise<LocalRedis> {
   if (typeof choice === 'object') {
     return { kind: 'external', host: choice.host, port: choice.port, stop: async () => undefined };
   }
-  const binary = choice === 'auto' ? findOnPath('redis-server') : undefined;
+  const binary = choice === 'auto' ? findOnPath('redis-server', searchPath) : undefined;
   if (binary !== undefined) return startRedisServer(binary);
   if (choice === 'auto') {
     warn(

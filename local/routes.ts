@@ -107,6 +107,13 @@ export function parseRoute(text: unknown, setting: string): Route {
   return { method: upper, resource: parts.length === 0 ? '/' : `/${parts.join('/')}`, segments };
 }
 
+/** Why API Gateway would not accept the route as a resource, or undefined when it would. */
+export function apiGatewayProblem(route: Route): string | undefined {
+  return route.segments.some((segment) => segment.kind === Specificity.Template)
+    ? `${route.method} ${route.resource}: API Gateway takes whole-segment path parameters only (like /v1/words/{word})`
+    : undefined;
+}
+
 function matchSegments(route: Route, parts: readonly string[]): Record<string, string> | undefined {
   const parameters: Record<string, string> = {};
   for (let i = 0; i < route.segments.length; i++) {

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../lambdas/core/config';
 import type { LogAttributes, LogPort } from '../lambdas/core/observability';
 import { bannerLines } from './banner';
+import { apiGatewayProblem } from './routes';
 import { type LocalStack, startLocalStack } from './stack';
 import { DEMO_STACK_FILE, readStackFile } from './stack-file';
 
@@ -69,6 +70,10 @@ async function main(argv: readonly string[]): Promise<number> {
   const configPath = args.values.config ?? DEMO_STACK_FILE;
   try {
     definition = readStackFile(configPath);
+    for (const route of definition.gateways.flatMap((gateway) => gateway.routes)) {
+      const problem = apiGatewayProblem(route);
+      if (problem) logger.warn(`route ${problem}; it works here but cannot be deployed as it is`);
+    }
     const port = portOf(args.values.port) ?? definition.local.port ?? DEFAULT_PORT;
     stack = await startLocalStack({
       stack: definition,
