@@ -204,6 +204,57 @@ function validProxyResult(result: unknown): result is APIGatewayProxyResult {
   );
 }
 
+interface RequestFacts {
+  readonly api: GatewayApi;
+  readonly path: string;
+  readonly resourcePath: string;
+  readonly method: string;
+  readonly requestId: string;
+  readonly extendedRequestId: string;
+  readonly receivedAt: number;
+  readonly request: IncomingMessage;
+  readonly sourceIp: string;
+  readonly port: number;
+}
+
+/** The requestContext both events carry (the authorizer's without, the backend's with `authorizer`). */
+function requestContextOf(facts: RequestFacts) {
+  const identity: APIGatewayEventIdentity = {
+    accessKey: null,
+    accountId: null,
+    apiKey: null,
+    apiKeyId: null,
+    caller: null,
+    clientCert: null,
+    cognitoAuthenticationProvider: null,
+    cognitoAuthenticationType: null,
+    cognitoIdentityId: null,
+    cognitoIdentityPoolId: null,
+    principalOrgId: null,
+    sourceIp: facts.sourceIp,
+    user: null,
+    userAgent: facts.request.headers['user-agent'] ?? null,
+    userArn: null,
+  };
+  return {
+    accountId: LOCAL_ACCOUNT_ID,
+    apiId: facts.api.apiId,
+    domainName: `127.0.0.1:${facts.port}`,
+    domainPrefix: '127',
+    extendedRequestId: facts.extendedRequestId,
+    httpMethod: facts.method,
+    identity,
+    path: `/${facts.api.stage}${facts.path}`,
+    protocol: `HTTP/${facts.request.httpVersion}`,
+    requestId: facts.requestId,
+    requestTime: requestTime(facts.receivedAt),
+    requestTimeEpoch: facts.receivedAt,
+    resourceId: createHash('sha256').update(facts.resourcePath).digest('hex').slice(0, 6),
+    resourcePath: facts.resourcePath,
+    stage: facts.api.stage,
+  };
+}
+
 function mountedApi(apis: readonly GatewayApi[], path: string): GatewayApi | undefined {
   let best: GatewayApi | undefined;
   for (const api of apis) {
@@ -287,40 +338,18 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const headers = requestHeaders(request, sourceIp, port);
     const query = queryParameters(url.searchParams);
     const resourcePath = match.route.resource;
-    const identity: APIGatewayEventIdentity = {
-      accessKey: null,
-      accountId: null,
-      apiKey: null,
-      apiKeyId: null,
-      caller: null,
-      clientCert: null,
-      cognitoAuthenticationProvider: null,
-      cognitoAuthenticationType: null,
-      cognitoIdentityId: null,
-      cognitoIdentityPoolId: null,
-      principalOrgId: null,
-      sourceIp,
-      user: null,
-      userAgent: request.headers['user-agent'] ?? null,
-      userArn: null,
-    };
-    const requestContext = {
-      accountId: LOCAL_ACCOUNT_ID,
-      apiId: api.apiId,
-      domainName: `127.0.0.1:${port}`,
-      domainPrefix: '127',
-      extendedRequestId: commonHeaders['x-amz-apigw-id'],
-      httpMethod: method,
-      identity,
-      path: `/${api.stage}${path}`,
-      protocol: `HTTP/${request.httpVersion}`,
-      requestId,
-      requestTime: requestTime(receivedAt),
-      requestTimeEpoch: receivedAt,
-      resourceId: createHash('sha256').update(resourcePath).digest('hex').slice(0, 6),
+    const requestContext = requestContextOf({
+      api,
+      path,
       resourcePath,
-      stage: api.stage,
-    };
+      method,
+      requestId,
+      extendedRequestId: commonHeaders['x-amz-apigw-id'],
+      receivedAt,
+      request,
+      sourceIp,
+      port,
+    });
 
     if (!api.identitySources.every((name) => hasHeader(headers, name)))
       return gatewayResponse('UNAUTHORIZED');
