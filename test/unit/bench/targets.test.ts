@@ -88,6 +88,9 @@ describe('evaluateTargets', () => {
       reportWindowSeconds: 0,
     };
     expect(failing(inputs)).toEqual([]);
+    expect(evaluateTargets(inputs).find((t) => t.id === 'hot-sns-publishes')?.target).toContain(
+      '<= 20001 (window 0: one per call)',
+    );
   });
 
   it('compares the hot key p50 and throughput with the baseline’s', () => {
