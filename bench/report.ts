@@ -60,6 +60,8 @@ export interface Machine {
   readonly node: string;
   readonly os: string;
   readonly redis: string;
+  /** 1-minute load average when the run started and when it ended: other work on the machine skews every figure. */
+  readonly loadAverage: { readonly atStart: number; readonly atEnd: number };
 }
 
 export interface BenchReport {
@@ -82,7 +84,8 @@ export interface BenchReport {
   readonly errorSamples: readonly string[];
 }
 
-export function describeMachine(redisVersion: string): Machine {
+/** Called at the end of the run, with the load average read at its start. */
+export function describeMachine(redisVersion: string, loadAverageAtStart: number): Machine {
   const cpus = os.cpus();
   return {
     cpuModel: cpus[0]?.model.trim() ?? 'unknown',
@@ -91,6 +94,7 @@ export function describeMachine(redisVersion: string): Machine {
     node: process.version,
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     redis: redisVersion,
+    loadAverage: { atStart: loadAverageAtStart, atEnd: os.loadavg()[0] as number },
   };
 }
 
@@ -177,10 +181,32 @@ export function targetTable(targets: readonly TargetResult[]): string {
   );
 }
 
+/**
+ * The hot key's first call, and what each of its later authorizations ran inside Redis (a script's own
+ * commands show up next to its EVALSHA).
+ */
+export function hotKeyLines(workloads: readonly WorkloadResult[]): string[] {
+  return workloads
+    .filter((w) => w.workload === 'hot')
+    .flatMap((w) => [
+      ...(w.prime
+        ? [
+            `Hot key first call (the cache miss, before the measured calls), ${w.design}: ` +
+              `${number(w.prime.latencyMs, 3)} ms, ${w.prime.platformCalls} platform call(s)`,
+          ]
+        : []),
+      `Redis commands executed per hot-key authorization, ${w.design}: ` +
+        w.redis.executedByCommand
+          .map(([command, calls]) => `${command} ${number(calls / w.calls, 2)}`)
+          .join(', '),
+    ]);
+}
+
 export function machineLine(machine: Machine): string {
   return (
     `${machine.cpuModel} x ${machine.cpuCount}, ${machine.memoryGiB} GiB, ${machine.os}, ` +
-    `Node ${machine.node}, redis-server ${machine.redis}`
+    `Node ${machine.node}, redis-server ${machine.redis}; 1-min load average ` +
+    `${machine.loadAverage.atStart.toFixed(2)} at start, ${machine.loadAverage.atEnd.toFixed(2)} at end`
   );
 }
 
@@ -195,6 +221,8 @@ export function formatReport(report: BenchReport): string {
       'measured run and are excluded; the hot key’s first call (the cache miss) is made before its measured calls.',
     '',
     workloadTable(report.workloads),
+    '',
+    ...hotKeyLines(report.workloads),
     '',
     bundleTable(report.bundles),
     '',

@@ -4,6 +4,7 @@
  * latency. Prints the tables, writes bench/results/latest.json, and with --check exits 1 on any FAIL.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import Redis from 'ioredis';
@@ -377,6 +378,7 @@ async function main(): Promise<number> {
   const sizes = options.quick ? QUICK : FULL;
   const initRuns = options.quick ? 5 : 15;
   const startedAt = new Date().toISOString();
+  const loadAverageAtStart = os.loadavg()[0] as number;
   const keys = DESIGNS.flatMap((design) =>
     WORKLOADS.flatMap((workload) => [
       ...keysOf(design, workload, 'warmup', sizes[workload].warmupKeys),
@@ -438,7 +440,7 @@ async function main(): Promise<number> {
     const report: BenchReport = {
       startedAt,
       command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
-      machine: describeMachine(redisVersion),
+      machine: describeMachine(redisVersion, loadAverageAtStart),
       settings: {
         quick: options.quick,
         snsLatencyMs: options.snsLatencyMs,
