@@ -18,7 +18,7 @@ import type {
   SQSEvent,
 } from 'aws-lambda';
 import type Redis from 'ioredis';
-import type { AccessConfig } from '../lambdas/core/config';
+import { type AccessConfig, ConfigError } from '../lambdas/core/config';
 import { extractCredential } from '../lambdas/core/credentials';
 import { compileMappingRules, endpointOf, mappedRequestOf } from '../lambdas/core/mapping';
 import type { Credential, PlatformPort, Usage } from '../lambdas/core/platform/types';
@@ -28,7 +28,6 @@ export interface BaselineDeps {
   readonly config: AccessConfig;
   readonly redis: Redis;
   readonly sns: SNSClient;
-  readonly topicArn: string;
   readonly platform: PlatformPort;
 }
 
@@ -61,6 +60,9 @@ export function createBaselineAuthorizer(
   deps: BaselineDeps,
 ): (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult> {
   const mapper = compileMappingRules(deps.config.mappingRules);
+  const { topicArn } = deps.config;
+  if (!topicArn)
+    throw new ConfigError('topicArn', 'is required: the baseline publishes one message per cache hit');
   return async (event) => {
     const extraction = extractCredential(deps.config, event.headers, event.multiValueHeaders);
     if (!extraction.ok) throw new Error('Unauthorized');
@@ -73,7 +75,7 @@ export function createBaselineAuthorizer(
     await ensureConnected(deps.redis);
     if ((await deps.redis.get(cacheKey)) === ALLOWED) {
       const message: BaselineMessage = { credential, endpoint, usage };
-      await deps.sns.send(new PublishCommand({ TopicArn: deps.topicArn, Message: JSON.stringify(message) }));
+      await deps.sns.send(new PublishCommand({ TopicArn: topicArn, Message: JSON.stringify(message) }));
       return policy('Allow', event.methodArn);
     }
     const outcome = await deps.platform.authrep(credential, usage);

@@ -156,14 +156,12 @@ function startSystem(
     const reporterDeps = { ...ports, redis: reporterRedis, platform: reporterPlatform };
     queue = reportQueue(servers, design, createReporterHandler(reporterDeps));
     // The bench's flush reports everything still pending, whatever its age (the scheduled sweep waits a few windows).
-    const sweepHandler = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
-    sweep = () => sweepHandler();
+    sweep = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
   } else {
     authorize = createBaselineAuthorizer({
       config,
       redis: authorizerRedis,
       sns,
-      topicArn: config.topicArn as string,
       platform: authorizerPlatform,
     });
     queue = reportQueue(
