@@ -85,6 +85,25 @@ describe('Redis faults', () => {
     );
   });
 
+  it('counts each call once when the connection to Redis drops between calls', async () => {
+    const h = await start({ apps: 1, overrides: { reportWindowSeconds: 60 } });
+    const [app] = h.fixture.active;
+    if (!app) throw new Error('no application');
+    let allowed = await callsOf(h, app.userKey, 5);
+    const authreps = h.platform.stats().authrep;
+    h.redisLine.cut();
+    // The cache cannot answer: each call is an authrep, which records it at the platform.
+    allowed += await callsOf(h, app.userKey, 3);
+    expect(h.platform.stats().authrep).toBe(authreps + 3);
+    h.redisLine.restore();
+    await sleep(2500);
+    allowed += await callsOf(h, app.userKey, 5);
+    expect(await h.flush()).toEqual([]);
+    // A command the authorizer gave up on must not run once the connection is back: the call it
+    // belonged to was already recorded by the authrep.
+    expect(h.reportedHits(app.id)).toBe(allowed);
+  });
+
   it('answers within the Redis command timeout plus the platform timeout while Redis hangs, and loses nothing', async () => {
     const h = await start({ apps: 1, overrides: { reportWindowSeconds: 60, platformTimeoutMs: 1000 } });
     const [app] = h.fixture.active;
