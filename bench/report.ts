@@ -104,11 +104,7 @@ export function markdownTable(headers: readonly string[], rows: ReadonlyArray<re
   );
   const line = (cells: readonly string[]) =>
     `| ${cells.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')} |`;
-  return [
-    line(headers),
-    `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
-    ...rows.map(line),
-  ].join('\n');
+  return [line(headers), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }
 
 const number = (value: number, digits = 0) =>

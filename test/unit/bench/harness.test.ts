@@ -95,6 +95,6 @@ describe('runConcurrently', () => {
 
 describe('markdownTable', () => {
   it('pads cells into aligned columns', () => {
-    expect(markdownTable(['a', 'bb'], [['ccc', 'd']])).toBe('| a   | bb |\n|-----|----|\n| ccc | d  |');
+    expect(markdownTable(['a', 'bb'], [['ccc', 'd']])).toBe('| a   | bb |\n| --- | -- |\n| ccc | d  |');
   });
 });
