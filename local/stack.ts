@@ -33,7 +33,10 @@ export interface LocalStackOptions {
   readonly port?: number;
   /** Default the file's `local.redis`, else 'auto'. */
   readonly redis?: RedisChoice;
-  /** The local platform's clock (epoch ms), for period rollover in tests. */
+  /**
+   * The clock (epoch ms) of the local platform and the handlers, for period rollover and sweep ages in
+   * tests. The queue's delays and the sweep interval stay in real time.
+   */
   readonly now?: () => number;
   /** Where the stack and the handlers log; default silent. */
   readonly logger?: LogPort;
@@ -192,6 +195,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         platform: platformClient,
         logger,
         metrics,
+        ...(options.now && { now: options.now }),
       };
       const reporter = createReporterHandler(reporterDeps);
       const sweep = createSweepHandler(reporterDeps);
@@ -212,6 +216,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         platform: platformClient,
         logger,
         metrics,
+        ...(options.now && { now: options.now }),
       });
       const hiddenNames = [config.credentialHeader, config.appIdHeader, config.appKeyHeader];
       const api: GatewayApi = {
@@ -267,18 +272,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const sweepIntervalMs = options.sweepIntervalMs ?? definition.local.sweepIntervalSeconds * 1000;
     if (sweepIntervalMs > 0) {
-      let sweeping = false;
+      let sweeping: Promise<unknown> | undefined;
       const timer = setInterval(() => {
-        if (sweeping) return;
-        sweeping = true;
-        Promise.all(gateways.map((entry) => entry.sweep()))
+        sweeping ??= Promise.all(gateways.map((entry) => entry.sweep()))
           .catch((error) => logger.error('sweep failed', { error: String(error) }))
           .finally(() => {
-            sweeping = false;
+            sweeping = undefined;
           });
       }, sweepIntervalMs);
       timer.unref();
-      cleanup.push(() => clearInterval(timer));
+      // A sweep under way finishes before the clients it uses are closed.
+      cleanup.push(() => {
+        clearInterval(timer);
+        return sweeping;
+      });
     }
 
     let stopping: Promise<FlushResult> | undefined;

@@ -95,3 +95,14 @@ export async function platformCurrentValue(
   return reports.find((report) => report['@_metric'] === metric && report['@_period'] === period)
     ?.current_value;
 }
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * A clock that runs in real time from one minute past the start of an hour, so the hourly counters a test
+ * reads can never roll over in the middle of it.
+ */
+export function clockFromStartOfHour(): () => number {
+  const offset = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 60_000 - Date.now();
+  return () => Date.now() + offset;
+}

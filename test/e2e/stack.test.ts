@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../local/platform';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import {
-  APP_GATEWAY,
   call,
+  clockFromStartOfHour,
   HOURLY_LIMIT,
   PLATFORM_SECTION,
   PROVIDER_KEY,
@@ -23,7 +23,12 @@ describe('local stack end to end (real redis-server)', () => {
   let appApi: string;
 
   beforeAll(async () => {
-    stack = await startLocalStack({ stack: STACK_FILE, redis: 'auto', sweepIntervalMs: 0 });
+    stack = await startLocalStack({
+      stack: STACK_FILE,
+      redis: 'auto',
+      sweepIntervalMs: 0,
+      now: clockFromStartOfHour(),
+    });
     api = stack.gateways[0]?.url ?? '';
     appApi = stack.gateways[1]?.url ?? '';
   });
@@ -152,13 +157,18 @@ describe('local stack end to end (real redis-server)', () => {
 
 describe('local stack with a platform elsewhere (gateway.platformUrl)', () => {
   it('uses that platform, authenticated by the file, and starts none of its own', async () => {
-    const external = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+    const now = clockFromStartOfHour();
+    const external = await startPlatform({
+      config: { services: PLATFORM_SECTION.services.slice(0, 1) },
+      now,
+    });
     let stack: LocalStack | undefined;
     try {
       stack = await startLocalStack({
         stack: { gateway: { ...USER_GATEWAY, platformUrl: external.url, providerKey: PROVIDER_KEY } },
         redis: 'auto',
         sweepIntervalMs: 0,
+        now,
       });
       expect(stack.platform).toBeUndefined();
       expect(stack.gateways[0]?.config.platformUrl).toBe(external.url);
@@ -201,9 +211,10 @@ describe('local stack with a platform elsewhere (gateway.platformUrl)', () => {
 describe('local stack on the in-memory Redis stand-in', () => {
   it('still enforces the limit and reports the allowed calls', async () => {
     const stack = await startLocalStack({
-      stack: { ...STACK_FILE, gateway: [USER_GATEWAY, APP_GATEWAY] },
+      stack: STACK_FILE,
       redis: 'in-memory',
       sweepIntervalMs: 0,
+      now: clockFromStartOfHour(),
     });
     try {
       expect(stack.redis.kind).toBe('in-memory');
@@ -216,6 +227,64 @@ describe('local stack on the in-memory Redis stand-in', () => {
       expect(statuses.filter((status) => status === 200)).toHaveLength(HOURLY_LIMIT);
       await stack.flush();
       expect(stack.platform?.usage(USER_SERVICE, 'app-limited', 'hits', 'hour')).toBe(HOURLY_LIMIT);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe('local stack when SNS loses the usage messages', () => {
+  it('flush() still reports every allowed call: its sweep finds the usage no message announced', async () => {
+    const stack = await startLocalStack({
+      stack: STACK_FILE,
+      redis: 'auto',
+      sweepIntervalMs: 0,
+      now: clockFromStartOfHour(),
+    });
+    try {
+      stack.sns.failNextPublishes(1000);
+      const calls = 8;
+      for (let i = 0; i < calls; i++) {
+        expect(
+          (await call(`${stack.gatewayUrl}/v1/words/lost.json`, { headers: { apikey: 'key-roomy' } })).status,
+        ).toBe(200);
+      }
+      expect(stack.sns.stats().published).toBe(0);
+      expect(stack.gateways[0]?.queue.stats().sent).toBe(0);
+      await stack.flush();
+      expect(stack.platform?.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('the scheduled sweep reports usage pending for longer than a few windows, on its timer', async () => {
+    const realTime = clockFromStartOfHour();
+    let skipped = 0;
+    const stack = await startLocalStack({
+      stack: STACK_FILE,
+      redis: 'auto',
+      now: () => realTime() + skipped,
+      sweepIntervalMs: 20,
+    });
+    try {
+      stack.sns.failNextPublishes(1000);
+      const calls = 4;
+      for (let i = 0; i < calls; i++) {
+        expect(
+          (await call(`${stack.gatewayUrl}/v1/words/late.json`, { headers: { apikey: 'key-roomy' } })).status,
+        ).toBe(200);
+      }
+      const usage = () => stack.platform?.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour');
+      // Only the first call, reported by its authrep: the rest is too recent for the scheduled sweep.
+      expect(await stack.gateways[0]?.sweep()).toBeDefined();
+      expect(usage()).toBe(1);
+      skipped = 5 * 60_000;
+      // The timer runs every 20 ms; wait (bounded) until it has swept, without timing anything.
+      for (let attempt = 0; attempt < 500 && usage() !== calls; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(usage()).toBe(calls);
     } finally {
       await stack.stop();
     }
