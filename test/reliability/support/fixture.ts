@@ -4,7 +4,12 @@
  * platform's counters equal the allowed calls), and APIcast-style mapping rules for two routes.
  */
 import { randomBytes } from 'node:crypto';
-import { type AccessConfig, type AccessConfigInput, parseConfig } from '../../../lambdas/core/config';
+import {
+  type AccessConfig,
+  type AccessConfigInput,
+  type CredentialMode,
+  parseConfig,
+} from '../../../lambdas/core/config';
 import type { PlatformConfig } from '../../../local/platform';
 
 export const SERVICE_ID = '2555417735060';
@@ -16,10 +21,12 @@ export const ROUTES = [
 
 export interface Application {
   readonly id: string;
+  /** The key the consumer sends: the user key, or in app_id mode the application key. */
   readonly userKey: string;
 }
 
 export interface ServiceFixture {
+  readonly mode: CredentialMode;
   /** Random per run: a leak of the provider key into any output is a real leak, not a constant. */
   readonly providerKey: string;
   readonly active: readonly Application[];
@@ -29,14 +36,25 @@ export interface ServiceFixture {
 
 const KEY_SHAPES = ['rk:{0}', 'rk*{0}*', 'rk{{0}}', 'rk-{0}', 'RK:{0}:'];
 
-/** `count` active applications (and one suspended) with keys that are random, printable and hostile. */
-export function serviceFixture(count: number): ServiceFixture {
+/**
+ * `count` active applications (and one suspended) with keys that are random, printable and hostile.
+ * In app_id mode each application has one such app key (`userKey` holds it).
+ */
+export function serviceFixture(count: number, mode: CredentialMode = 'user_key'): ServiceFixture {
   const key = (i: number) =>
     (KEY_SHAPES[i % KEY_SHAPES.length] as string).replace('{0}', `${i}-${randomBytes(6).toString('hex')}`);
   const active = Array.from({ length: count }, (_, i) => ({ id: `app-${i}`, userKey: key(i) }));
   const suspended = [{ id: 'app-suspended', userKey: `rk:suspended-${randomBytes(6).toString('hex')}` }];
   const providerKey = `pk-${randomBytes(12).toString('hex')}`;
+  const application = (app: Application, state: 'active' | 'suspended') => ({
+    id: app.id,
+    ...(mode === 'user_key' ? { userKey: app.userKey, appKeys: [] } : { appKeys: [app.userKey] }),
+    plan: 'Unlimited',
+    state,
+    referrerFilters: [],
+  });
   return {
+    mode,
     providerKey,
     active,
     suspended,
@@ -45,29 +63,15 @@ export function serviceFixture(count: number): ServiceFixture {
         {
           id: SERVICE_ID,
           providerKey,
-          authentication: 'user_key',
+          authentication: mode,
           state: 'active',
           metrics: [
             { name: 'hits', children: ROUTES.map((route) => ({ name: route.metric, children: [] })) },
           ],
           plans: [{ name: 'Unlimited', limits: [] }],
           applications: [
-            ...active.map((app) => ({
-              id: app.id,
-              userKey: app.userKey,
-              appKeys: [],
-              plan: 'Unlimited',
-              state: 'active' as const,
-              referrerFilters: [],
-            })),
-            ...suspended.map((app) => ({
-              id: app.id,
-              userKey: app.userKey,
-              appKeys: [],
-              plan: 'Unlimited',
-              state: 'suspended' as const,
-              referrerFilters: [],
-            })),
+            ...active.map((app) => application(app, 'active')),
+            ...suspended.map((app) => application(app, 'suspended')),
           ],
         },
       ],
@@ -89,6 +93,7 @@ export function accessConfig(parts: AccessConfigParts): AccessConfig {
     platformUrl: parts.platformUrl,
     platformCredential: parts.fixture.providerKey,
     mappingRules: ROUTES,
+    credentialMode: parts.fixture.mode,
     negativeCacheTtlSeconds: 300,
     ...(parts.redis && { redis: { host: parts.redis.host, port: parts.redis.port } }),
     ...(parts.topicArn && { topicArn: parts.topicArn }),

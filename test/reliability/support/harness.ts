@@ -12,7 +12,7 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
-import type { AccessConfig, AccessConfigInput } from '../../../lambdas/core/config';
+import type { AccessConfig, AccessConfigInput, CredentialMode } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
 import type { LogPort, MetricsPort } from '../../../lambdas/core/observability';
@@ -38,7 +38,7 @@ import { countingMetrics } from './capture';
 import { type FaultProxy, startFaultProxy } from './fault-proxy';
 import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from './fixture';
 import { startTestRedis, type TestRedisServer } from './redis-server';
-import { keyEvent } from './request-events';
+import { keyEvent, routeEvent } from './request-events';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 
 const HOUR_MS = 3_600_000;
@@ -46,6 +46,7 @@ const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface HarnessOptions {
   readonly apps?: number;
+  readonly mode?: CredentialMode;
   readonly overrides?: Partial<AccessConfigInput>;
   readonly logger?: LogPort;
   readonly metrics?: MetricsPort;
@@ -87,7 +88,8 @@ export interface Harness {
   reporterContainer(): ReporterContainer;
   /** A new reporter container (the previous one is gone). */
   replaceReporter(): ReporterContainer;
-  call(userKey: string, word?: string, collection?: 'words' | 'sentences'): Promise<Answer>;
+  /** A call with the consumer's key: `apikey` in user_key mode; in app_id mode, the key of `appId`. */
+  call(userKey: string, word?: string, collection?: 'words' | 'sentences', appId?: string): Promise<Answer>;
   /**
    * Everything pending reaches the platform: queued messages delivered (redelivered until they succeed
    * or go to the DLQ), then the sweep for what has no message. Bounded rounds; returns the credentials
@@ -101,7 +103,7 @@ export interface Harness {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const fixture = serviceFixture(options.apps ?? 5);
+  const fixture = serviceFixture(options.apps ?? 5, options.mode);
   const logger = options.logger ?? silent;
   const metrics = options.metrics ?? countingMetrics();
   const now = options.now ?? Date.now;
@@ -124,6 +126,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     topicArn,
     overrides: options.overrides ?? {},
   });
+  const applicationOf = (key: string) =>
+    [...fixture.active, ...fixture.suspended].find((candidate) => candidate.userKey === key);
   const redisSettings = { host: redisLine.host, port: redisLine.port, tls: false };
   const platformClient = (): PlatformClient =>
     createPlatformClient({
@@ -222,7 +226,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       container = newContainer();
       return container;
     },
-    call: (userKey, word, collection) => answerOf(authorizer, keyEvent(userKey, word, collection)),
+    call(key, word, collection, appId) {
+      if (fixture.mode === 'user_key') return answerOf(authorizer, keyEvent(key, word, collection));
+      const app = appId ?? applicationOf(key)?.id ?? 'unknown-app';
+      return answerOf(authorizer, routeEvent({ app_id: app, app_key: key }, word, collection));
+    },
     async flush() {
       for (let round = 0; round < 5; round++) {
         await theQueue.drain();
@@ -233,7 +241,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return pendingCredentials();
     },
     reportedHits: (appId) => platform.usage(SERVICE_ID, appId, 'hits', 'eternity'),
-    credentialId: (userKey) => credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey }),
+    credentialId(key) {
+      if (fixture.mode === 'user_key') return credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey: key });
+      const app = applicationOf(key);
+      return credentialIdOf(SERVICE_ID, { kind: 'app_id', appId: app?.id ?? '', appKey: key });
+    },
     async stop() {
       await theQueue.stop();
       authorizerRedis.disconnect();

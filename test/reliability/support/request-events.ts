@@ -385,17 +385,24 @@ export function requestEvents(keys: FuzzKeys): fc.Arbitrary<GeneratedEvent> {
   return fc.oneof({ weight: 4, arbitrary: mapped }, { weight: 1, arbitrary: oddRoute });
 }
 
-/** A plain well-formed GET of `/v1/<collection>/<word>.json` with `apikey: userKey`. */
-export function keyEvent(
-  userKey: string,
+/** A plain well-formed GET of `/v1/<collection>/<word>.json` carrying `headers` (single values). */
+export function routeEvent(
+  headers: Readonly<Record<string, string>>,
   word = 'hello',
   collection: 'words' | 'sentences' = 'words',
 ): APIGatewayRequestAuthorizerEvent {
-  return eventOf(
-    'GET',
-    `/v1/${collection}/{word}.json`,
-    `/v1/${collection}/${word}.json`,
-    placed('apikey', userKey, 'both'),
-    {},
-  );
+  const credential = {
+    headers: { ...headers },
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+  };
+  return eventOf('GET', `/v1/${collection}/{word}.json`, `/v1/${collection}/${word}.json`, credential, {});
+}
+
+/** A call with `apikey: userKey`. */
+export function keyEvent(
+  userKey: string,
+  word?: string,
+  collection?: 'words' | 'sentences',
+): APIGatewayRequestAuthorizerEvent {
+  return routeEvent({ apikey: userKey }, word, collection);
 }

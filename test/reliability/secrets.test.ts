@@ -1,0 +1,177 @@
+/**
+ * Invariant 5: raw credentials appear nowhere but in the request to the platform. A realistic run per
+ * credential mode (first calls, cached calls, denials, invalid and malformed keys, the platform down on
+ * a first call, a failed report, SNS throttling, a Redis drop, reports and the sweep), with the real
+ * Powertools logger and metrics at DEBUG level, then a scan of every log and metric line the process
+ * wrote, every SNS message, every Redis key and value, and every authorizer answer (principal, policy,
+ * context) for the consumer keys, the app keys and the provider key: zero hits.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CredentialMode } from '../../lambdas/core/config';
+import { createLogger, createMetrics } from '../../lambdas/core/observability';
+import { THROTTLING } from '../../local/sns-endpoint';
+import { type Answer, answerOf } from './support/answers';
+import { captureProcessOutput, type OutputCapture } from './support/capture';
+import { type Harness, startHarness } from './support/harness';
+import { dumpKeys, type StoredEntry } from './support/redis-server';
+import { routeEvent } from './support/request-events';
+import { findSecrets } from './support/secret-scan';
+
+let harness: Harness | undefined;
+let capture: OutputCapture | undefined;
+const savedLogLevel = process.env.POWERTOOLS_LOG_LEVEL;
+
+afterEach(async () => {
+  capture?.restore();
+  capture = undefined;
+  if (savedLogLevel === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
+  else process.env.POWERTOOLS_LOG_LEVEL = savedLogLevel;
+  await harness?.stop();
+  harness = undefined;
+});
+
+const random = (prefix: string) => `${prefix}-${randomBytes(8).toString('hex')}`;
+
+interface Run {
+  readonly harness: Harness;
+  readonly answers: Answer[];
+  /** Every key a consumer sent in the run, well-formed or not. */
+  readonly consumerSecrets: string[];
+  readonly stored: StoredEntry[];
+}
+
+/** The credential headers of a call in this mode; `key` is the user key or the app key. */
+function credentialHeaders(mode: CredentialMode, key: string, appId = 'app-0'): Record<string, string> {
+  return mode === 'user_key' ? { apikey: key } : { app_id: appId, app_key: key };
+}
+
+async function realisticRun(mode: CredentialMode): Promise<Run> {
+  process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+  const h = await startHarness({
+    apps: 4,
+    mode,
+    logger: createLogger('access-reliability'),
+    metrics: createMetrics('access-reliability'),
+    overrides: { reportWindowSeconds: 0, platformTimeoutMs: 300, reportTimeoutMs: 500 },
+  });
+  harness = h;
+  const answers: Answer[] = [];
+  const consumerSecrets: string[] = [];
+  const call = async (key: string, word?: string, collection?: 'words' | 'sentences', appId?: string) => {
+    const answer = await h.call(key, word, collection, appId);
+    answers.push(answer);
+    return answer;
+  };
+  const callEvent = async (event: APIGatewayRequestAuthorizerEvent) => {
+    const answer = await answerOf(h.authorizer, event);
+    answers.push(answer);
+    return answer;
+  };
+  const [first, second, third, fourth] = h.fixture.active;
+  const [suspended] = h.fixture.suspended;
+  if (!first || !second || !third || !fourth || !suspended) throw new Error('fixture too small');
+
+  // First calls, then cached calls, on both routes.
+  for (const app of [first, second, third]) {
+    for (let i = 0; i < 4; i++) expect((await call(app.userKey, `w${i}`)).kind).toBe('allow');
+    expect((await call(app.userKey, 's', 'sentences')).kind).toBe('allow');
+  }
+  // A denial, then the negative cache.
+  for (let i = 0; i < 2; i++) expect((await call(suspended.userKey)).kind).toBe('deny');
+  // Keys the platform never issued (the app id exists in app_id mode: only the key is wrong).
+  const forged = [random('forged:{key}'), random('forged*key')];
+  consumerSecrets.push(...forged);
+  for (const key of forged) {
+    for (let i = 0; i < 2; i++) expect((await call(key, 'w', 'words', first.id)).kind).toBe('unauthorized');
+  }
+  // Malformed keys: a space, too long, two values.
+  const spaced = `${random('spaced')} ${random('tail')}`;
+  const tooLong = random('long').repeat(20);
+  const repeated = random('repeated');
+  consumerSecrets.push(spaced, tooLong, repeated);
+  expect((await callEvent(routeEvent(credentialHeaders(mode, spaced)))).kind).toBe('unauthorized');
+  expect((await callEvent(routeEvent(credentialHeaders(mode, tooLong)))).kind).toBe('unauthorized');
+  const twice = routeEvent(credentialHeaders(mode, repeated));
+  const keyHeader = mode === 'user_key' ? 'apikey' : 'app_key';
+  expect(
+    (
+      await callEvent({
+        ...twice,
+        multiValueHeaders: { ...twice.multiValueHeaders, [keyHeader]: [repeated, repeated] },
+      })
+    ).kind,
+  ).toBe('unauthorized');
+
+  // The platform down on a first call (strict): refused.
+  h.platformLine.setFault('unavailable', 'auth');
+  expect(await call(fourth.userKey)).toMatchObject({ kind: 'deny', reason: 'platform_unavailable' });
+  h.platformLine.setFault('pass');
+
+  // A report refused by the platform, then delivered again.
+  h.platformLine.setFault('unavailable', 'report');
+  await h.queue.deliverNow();
+  h.platformLine.setFault('pass');
+  await h.queue.drain();
+
+  // SNS throttles a publish: the usage waits for the sweep.
+  h.sns.failNextPublishes(3, THROTTLING);
+  expect((await call(first.userKey, 'throttled')).kind).toBe('allow');
+
+  // Redis drops the connection for a call: the platform answers.
+  h.redisLine.cut();
+  expect((await call(second.userKey, 'cut')).kind).toBe('allow');
+  h.redisLine.restore();
+  await sleep(1500);
+  expect((await call(second.userKey, 'back')).kind).toBe('allow');
+
+  // Redis mid-run (usage pending and in flight, window flags, sealed credentials), then after the flush.
+  const beforeFlush = await dumpKeys(h.redisServer.inspector);
+  expect(await h.flush()).toEqual([]);
+  const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+  consumerSecrets.push(...[...h.fixture.active, ...h.fixture.suspended].map((app) => app.userKey));
+  return { harness: h, answers, consumerSecrets, stored };
+}
+
+describe('no raw credential leaves the request to the platform', () => {
+  for (const mode of ['user_key', 'app_id'] as const) {
+    it(`${mode}: logs, metrics, SNS messages, Redis and authorizer answers hold no key`, {
+      timeout: 60_000,
+    }, async () => {
+      capture = captureProcessOutput();
+      const run = await realisticRun(mode);
+      const output = capture.text();
+      if (process.env.SHOW_LINES) console.log(output);
+      capture.restore();
+      const h = run.harness;
+      const { stored } = run;
+      const sources = {
+        'log and metric lines': output,
+        'SNS messages': h.delivered.join('\n'),
+        'Redis keys and values': stored.map((entry) => [entry.key, ...entry.texts].join('\n')).join('\n'),
+        'authorizer answers': run.answers.map((answer) => JSON.stringify(answer)).join('\n'),
+      };
+      const secrets = [...run.consumerSecrets, h.fixture.providerKey];
+
+      // The scan sees what it looks for: the run logged, published, cached and answered.
+      const lines = output.split('\n').filter((line) => line.startsWith('{'));
+      expect(
+        lines.filter((line) => line.includes('"level":"DEBUG"') || line.includes('"level":"INFO"')).length,
+      ).toBeGreaterThan(0);
+      expect(lines.filter((line) => line.includes('"level":"WARN"')).length).toBeGreaterThan(0);
+      expect(lines.filter((line) => line.includes('_aws')).length).toBeGreaterThan(0);
+      expect(h.delivered.length).toBeGreaterThan(0);
+      expect(stored.length).toBeGreaterThan(0);
+      expect(findSecrets({ control: `x${encodeURIComponent(secrets[0] ?? '')}y` }, secrets)).toHaveLength(1);
+
+      const hits = findSecrets(sources, secrets);
+      console.log(
+        `[secrets, ${mode}] scanned ${lines.length} log/metric lines, ${h.delivered.length} SNS messages, ` +
+          `${stored.length} Redis keys, ${run.answers.length} answers for ${secrets.length} secrets: ${hits.length} hits`,
+      );
+      expect(hits).toEqual([]);
+    });
+  }
+});
