@@ -130,7 +130,7 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
     if (reportOutage) figures.reportOutages++;
     if (authOutage) figures.authOutages++;
     h.platformLine.setFault(
-      reportOutage && authOutage ? 'unavailable' : reportOutage || authOutage ? 'unavailable' : 'pass',
+      reportOutage || authOutage ? 'unavailable' : 'pass',
       reportOutage && authOutage ? 'all' : reportOutage ? 'report' : 'auth',
     );
     if (redisBlip) {

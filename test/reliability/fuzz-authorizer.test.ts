@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizerHandler } from '../../lambdas/authorizer/handler';
-import { METRIC } from '../../lambdas/core/observability';
+import { METRIC, silentLogger } from '../../lambdas/core/observability';
 import { createPlatformClient, type PlatformClient } from '../../lambdas/core/platform/client';
 import { createRedisClient } from '../../lambdas/core/redis-client';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
@@ -23,7 +23,7 @@ import {
   startSnsEndpoint,
 } from '../../local/sns-endpoint';
 import { type Answer, type Authorizer, answerOf } from './support/answers';
-import { captureLogger, countingMetrics } from './support/capture';
+import { countingMetrics } from './support/capture';
 import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from './support/fixture';
 import { startTestRedis, type TestRedisServer } from './support/redis-server';
 import { type GeneratedEvent, keyEvent, requestEvents } from './support/request-events';
@@ -40,7 +40,7 @@ let redis: Redis;
 let fixture: ServiceFixture;
 let authorizer: Authorizer;
 const metrics = countingMetrics();
-const logger = captureLogger();
+const logger = silentLogger;
 const recurringUnknown = Array.from({ length: 20 }, (_, i) => `unknown:{${i}}*key`);
 
 interface CallCounts {

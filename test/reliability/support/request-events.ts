@@ -6,14 +6,14 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import fc from 'fast-check';
 
-export const API_ID = 'fuzzapi123';
-export const STAGE = 'test';
-export const REGION = 'us-east-1';
-export const ACCOUNT_ID = '123456789012';
+const API_ID = 'fuzzapi123';
+const STAGE = 'test';
+const REGION = 'us-east-1';
+const ACCOUNT_ID = '123456789012';
 /** The route the fuzz config maps (`get_word`); the only one a known key is expected to pass. */
-export const MAPPED_RESOURCE = '/v1/words/{word}.json';
+const MAPPED_RESOURCE = '/v1/words/{word}.json';
 /** The longest credential the design accepts, in bytes. */
-export const MAX_KEY_BYTES = 256;
+const MAX_KEY_BYTES = 256;
 
 /**
  * malformed: the design refuses it with 401 before any Redis, platform or SNS call (missing, empty,

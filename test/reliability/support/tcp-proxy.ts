@@ -10,19 +10,15 @@ export interface TcpProxy {
   readonly port: number;
   cut(): void;
   restore(): void;
-  /** Times a connection was refused or closed by cut(). */
-  cuts(): number;
   stop(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let cutOff = false;
-  let cuts = 0;
 
   const server: Server = createServer((client) => {
     if (cutOff) {
-      cuts++;
       client.destroy();
       return;
     }
@@ -52,16 +48,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     port: address.port,
     cut() {
       cutOff = true;
-      for (const socket of open) {
-        cuts++;
-        socket.destroy();
-      }
+      for (const socket of open) socket.destroy();
       open.clear();
     },
     restore() {
       cutOff = false;
     },
-    cuts: () => cuts,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of open) socket.destroy();
