@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { percentile } from './stats';
 
@@ -45,7 +46,9 @@ export async function bundleAuthorizer(
   outfile: string,
   sdk: 'external' | 'bundled',
 ): Promise<BundleMeasurement> {
+  const workingDirectory = process.cwd();
   const result = await build({
+    absWorkingDir: workingDirectory,
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -58,7 +61,10 @@ export async function bundleAuthorizer(
     external: sdk === 'external' ? ['@aws-sdk/*'] : [],
   });
   const metafile: Metafile = result.metafile;
-  const output = Object.entries(metafile.outputs).find(([path]) => outfile.endsWith(path));
+  // Metafile paths are relative to the working directory esbuild ran in.
+  const output = Object.entries(metafile.outputs).find(
+    ([relative]) => path.resolve(workingDirectory, relative) === path.resolve(outfile),
+  );
   if (output === undefined) throw new Error(`esbuild metafile has no output for ${outfile}`);
   return {
     outfile,
