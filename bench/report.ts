@@ -179,7 +179,7 @@ export function targetTable(targets: readonly TargetResult[]): string {
 
 /**
  * The hot key's first call, and what each of its later authorizations ran inside Redis (a script's own
- * commands show up next to its EVALSHA).
+ * commands show up next to its EVALSHA); a Markdown list, like the tables.
  */
 export function hotKeyLines(workloads: readonly WorkloadResult[]): string[] {
   return workloads
@@ -187,11 +187,11 @@ export function hotKeyLines(workloads: readonly WorkloadResult[]): string[] {
     .flatMap((w) => [
       ...(w.prime
         ? [
-            `Hot key first call (the cache miss, before the measured calls), ${w.design}: ` +
+            `- Hot key first call (the cache miss, before the measured calls), ${w.design}: ` +
               `${number(w.prime.latencyMs, 3)} ms, ${w.prime.platformCalls} platform call(s)`,
           ]
         : []),
-      `Redis commands executed per hot-key authorization, ${w.design}: ` +
+      `- Redis commands executed per hot-key authorization, ${w.design}: ` +
         w.redis.executedByCommand
           .map(([command, calls]) => `${command} ${number(calls / w.calls, 2)}`)
           .join(', '),
