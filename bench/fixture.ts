@@ -6,6 +6,7 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type { MappingRule } from '../lambdas/core/config';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../local/sns-endpoint';
+import { seededRandom } from '../test/reliability/support/seed';
 import type { Design, WorkloadName } from './report';
 
 export const BENCH_SERVICE_ID = 'bench-service';
@@ -159,21 +160,10 @@ export interface Traffic {
   readonly events: readonly APIGatewayRequestAuthorizerEvent[];
 }
 
-/** Deterministic PRNG (mulberry32), so every run sends the same sequence. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * `calls` calls over `keys` keys and the first `endpointCount` endpoints: each key and endpoint pair
- * once in turn when calls equal pairs (first calls only), otherwise pairs drawn uniformly at random.
+ * once in turn when calls equal pairs (first calls only), otherwise pairs drawn uniformly at random
+ * from a fixed seed, so every run sends the same sequence.
  */
 export function traffic(keys: readonly string[], endpointCount: number, calls: number, seed = 6): Traffic {
   const endpoints = ENDPOINTS.slice(0, endpointCount);
