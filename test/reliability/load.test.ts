@@ -79,6 +79,16 @@ describe('load', () => {
     const byStatus = new Map<number, number>();
     const unexpected: string[] = [];
     const errors: string[] = [];
+    // Warm-up, not measured: the first call of each key and route, and the module loading it brings.
+    let warmUpOk = 0;
+    for (const kind of kinds) {
+      for (const collection of ['words', 'sentences']) {
+        const status = await get(`${baseUrl}/v1/${collection}/warm.json`, { apikey: kind.key });
+        expect(status).toBe(kind.expected);
+        if (status === 200) warmUpOk++;
+      }
+    }
+    opened = 0;
     let sent = 0;
     const startedAt = performance.now();
     const deadline = startedAt + DURATION_MS;
@@ -127,8 +137,9 @@ describe('load', () => {
     expect(unexpected).toEqual([]);
     expect([...byStatus.keys()].filter((status) => status >= 500)).toEqual([]);
     expect(ok).toBeGreaterThan(0);
-    // All 200 connections were open at once, and none had to be opened again.
-    expect(opened).toBe(CONNECTIONS);
+    // All 200 connections were open at once, and none had to be opened again (the warm-up's one is reused).
+    expect(opened).toBeLessThanOrEqual(CONNECTIONS);
+    expect(opened).toBeGreaterThanOrEqual(CONNECTIONS - 1);
 
     // Every 200 reaches the platform once the pending usage is flushed.
     const flushed = await stack.flush();
@@ -137,7 +148,10 @@ describe('load', () => {
       (sum, app) => sum + platform.usage(SERVICE_ID, app.id, 'hits', 'eternity'),
       0,
     );
-    console.log(`[load] allowed ${ok}, reported to the platform ${reported}, difference ${reported - ok}`);
-    expect(reported).toBe(ok);
+    const allowed = ok + warmUpOk;
+    console.log(
+      `[load] allowed ${allowed}, reported to the platform ${reported}, difference ${reported - allowed}`,
+    );
+    expect(reported).toBe(allowed);
   });
 });
