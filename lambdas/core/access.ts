@@ -24,6 +24,7 @@ import { compileMappingRules, endpointOf, mappedRequestOf } from './mapping';
 import { type ReportPublisher, reportMessage } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
+import { REDIS_COMMAND_TIMEOUT_MS } from './redis-client';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
 
@@ -61,10 +62,11 @@ export function reportLeaseMs(config: AccessConfig): number {
 }
 
 /** The cache for a configuration, shared by the authorizer and the reporter. */
-export function accessCacheOf(redis: Redis, config: AccessConfig): AccessCache {
+export function accessCacheOf(redis: Redis, config: AccessConfig, readyWaitMs?: number): AccessCache {
   return new AccessCache(redis, {
     negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
     leaseMs: reportLeaseMs(config),
+    ...(readyWaitMs !== undefined && { readyWaitMs }),
   });
 }
 
@@ -109,7 +111,8 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
   }
   const cached: Cached | undefined = deps.redis &&
     deps.publisher && {
-      cache: accessCacheOf(deps.redis, config),
+      // A reconnecting Redis gets one command timeout; then the call goes to the platform.
+      cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
       publisher: deps.publisher,
       sealer: sealerOf(config),
     };

@@ -1,6 +1,7 @@
 /**
  * The Lua scripts of the cache. Each touches the keys of one credential only (one hash tag, one slot)
- * and takes the time as an argument, never from TIME, so an injected clock moves periods and windows.
+ * and takes the time as an argument, so an injected clock moves periods and windows (the hot path
+ * reads TIME only to refuse to run after its caller gave up, see CHECK_SCRIPT).
  * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d
  * needs a 64-bit integer that fengari (ioredis-mock) does not have.
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
@@ -113,13 +114,23 @@ export interface ScriptDefinition {
 /**
  * The hot path. KEYS: neg, app, ep, pending, inflight, since, window.
  * ARGV: now, endpoint ('' = decide from the credential's snapshot whatever the endpoint: the
- * resilient answer while the platform is down), window ms, soft ('1'), then metric/delta pairs.
- * Returns {'miss'} | {'cached', state} | {'deny', 'limits_exceeded', plan} | {'allow', plan, publish, over}.
+ * resilient answer while the platform is down), window ms, soft ('1'), deadline (epoch ms by the
+ * wall clock, 0 = none), then metric/delta pairs.
+ * The deadline is the one use of TIME, and it decides nothing about limits or windows (those follow
+ * `now`): once the authorizer gave up waiting it answered through the platform's authrep, so a script
+ * that reaches Redis later (a paused or partitioned server) must not count the call a second time.
+ * Returns {'expired'} | {'miss'} | {'cached', state} | {'deny', 'limits_exceeded', plan} |
+ * {'allow', plan, publish, over}.
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
   numberOfKeys: 7,
   lua: `${PRELUDE}
+local deadline = tonumber(ARGV[5])
+if deadline > 0 then
+  local time = redis.call('TIME')
+  if tonumber(time[1]) * 1000.0 + math.floor(tonumber(time[2]) / 1000) > deadline then return {'expired'} end
+end
 local now = tonumber(ARGV[1])
 local negative = redis.call('GET', KEYS[1])
 if negative then return {'cached', negative} end
@@ -128,7 +139,7 @@ local snapshot = read_snapshot(KEYS[2])
 if not snapshot.state then return {'miss'} end
 if snapshot.state ~= 'active' then return {'cached', snapshot.state} end
 local requested = {}
-for i = 5, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
+for i = 6, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
 local pending = hash_totals(KEYS[4], snapshot.parents)
 local in_flight = hash_totals(KEYS[5], snapshot.parents)
 local over = '0'
@@ -140,7 +151,7 @@ for _, limit in ipairs(snapshot.limits) do
   end
 end
 if over == '1' and ARGV[4] ~= '1' then return {'deny', 'limits_exceeded', snapshot.plan} end
-local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), 5)
+local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), 6)
 return {'allow', snapshot.plan, publish, over}
 `,
 };

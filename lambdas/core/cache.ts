@@ -16,7 +16,7 @@ import {
 } from './cache-scripts';
 import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from './keys';
 import type { AuthorizationStatus, Usage } from './platform/types';
-import { ensureConnected } from './redis-client';
+import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
 import { type CredentialState, decodeState, encodeState, snapshotFields } from './snapshot';
 
 /** How long a credential's snapshot and endpoint entries live without a new platform answer. */
@@ -65,7 +65,19 @@ export interface AccessCacheOptions {
   /** Lease of a reporter on a credential's in-flight usage; longer than one flush can take. */
   readonly leaseMs: number;
   readonly entryTtlMs?: number;
+  /** Real time (epoch ms) for the hot path's deadline; default Date.now. Not the injectable business clock. */
+  readonly wallClock?: () => number;
+  /**
+   * How long after sending it the hot-path script may still run; default the client's command timeout
+   * (past it the caller has given up) plus DEADLINE_SKEW_MS. Undefined with a client without one.
+   */
+  readonly hotPathDeadlineMs?: number;
+  /** How long a call waits for a reconnecting client; default the connect timeout. */
+  readonly readyWaitMs?: number;
 }
+
+/** Allowance for the Redis server's clock running ahead of ours. */
+export const DEADLINE_SKEW_MS = 100;
 
 type ScriptCall = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
@@ -86,12 +98,19 @@ function strings(reply: unknown): string[] {
 
 export class AccessCache {
   private readonly entryTtlMs: number;
+  private readonly wallClock: () => number;
+  private readonly hotPathDeadlineMs: number | undefined;
 
   constructor(
     private readonly redis: Redis,
     private readonly options: AccessCacheOptions,
   ) {
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
+    this.wallClock = options.wallClock ?? Date.now;
+    const commandTimeout = redis.options?.commandTimeout;
+    this.hotPathDeadlineMs =
+      options.hotPathDeadlineMs ??
+      (commandTimeout === undefined ? undefined : commandTimeout + DEADLINE_SKEW_MS);
     const commands = redis as unknown as Record<string, unknown>;
     for (const script of SCRIPTS) {
       if (typeof commands[script.name] !== 'function') {
@@ -112,11 +131,14 @@ export class AccessCache {
           request.endpoint ?? '',
           request.windowMs,
           request.softLimits ? '1' : '0',
+          this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
           ...usagePairs(request.usage),
         ],
       ),
     );
     switch (reply[0]) {
+      case 'expired':
+        throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
       case 'miss':
         return { kind: 'miss' };
       case 'cached': {
@@ -200,7 +222,7 @@ export class AccessCache {
    * on a sharded Redis. (On a cluster, run this against each primary.)
    */
   async unreportedSince(before: number, limit: number): Promise<string[]> {
-    await ensureConnected(this.redis);
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
     const found: string[] = [];
     const seen = new Set<string>();
     let cursor = '0';
@@ -224,7 +246,7 @@ export class AccessCache {
   }
 
   private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
-    await ensureConnected(this.redis);
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
     const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
     return call.call(this.redis, ...keys, ...args);
   }

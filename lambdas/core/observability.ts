@@ -44,6 +44,7 @@ export const METRIC = {
   usageNotRecorded: 'UsageNotRecorded',
   reportedTransactions: 'ReportedTransactions',
   reportFailed: 'ReportFailed',
+  usageDiscarded: 'UsageDiscarded',
   flushBusy: 'FlushBusy',
   flushUnreadable: 'FlushUnreadable',
   resyncFailed: 'ResyncFailed',

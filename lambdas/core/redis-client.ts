@@ -32,6 +32,9 @@ export function redisOptions(settings: RedisSettings, options: RedisClientOption
     commandTimeout: Math.min(options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS, REDIS_COMMAND_TIMEOUT_MS),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
+    // A command cut off by a dropped connection is not sent again once it is back: its caller has
+    // already answered without it (the authorizer through the platform), so a resend counts twice.
+    autoResendUnfulfilledCommands: false,
     // A frozen Lambda finds its socket closed on thaw: reconnect soon, never give up.
     retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
   };
@@ -50,23 +53,24 @@ export function createRedisClient(settings: RedisSettings, options: RedisClientO
 const connecting = new WeakMap<Redis, Promise<void>>();
 
 /**
- * Connects a lazy client on first use and waits (at most the connect timeout) for a client that is
- * reconnecting; without an offline queue a command sent meanwhile would fail at once.
+ * Connects a lazy client on its first use (concurrent callers share that one connect), and waits at
+ * most `waitMs` for a client that is reconnecting: without an offline queue a command sent meanwhile
+ * would fail at once. The authorizer waits briefly (a Redis outage must not add a connect timeout to
+ * every call); the reporter, which nobody waits for, waits the connect timeout.
  */
-export async function ensureConnected(client: Redis): Promise<void> {
+export async function ensureConnected(client: Redis, waitMs = REDIS_CONNECT_TIMEOUT_MS): Promise<void> {
+  const pending = connecting.get(client);
+  if (pending) return pending;
   switch (client.status) {
     case 'wait': {
-      let pending = connecting.get(client);
-      if (!pending) {
-        pending = client.connect().finally(() => connecting.delete(client));
-        connecting.set(client, pending);
-      }
-      return pending;
+      const connect = client.connect().finally(() => connecting.delete(client));
+      connecting.set(client, connect);
+      return connect;
     }
     case 'connect':
     case 'connecting':
     case 'reconnecting':
-      return waitForReady(client, client.options.connectTimeout ?? REDIS_CONNECT_TIMEOUT_MS);
+      return waitForReady(client, waitMs);
     default:
       return;
   }

@@ -1,8 +1,9 @@
 /**
  * Reporting of the usage the authorizer allowed from the cache, shared by the SQS reporter and the
- * sweep: per credential, pending usage moves to in-flight (atomically, under a lease); one report
- * call carries every credential of the batch; what the platform accepted leaves Redis, and each of
- * those credentials is authorized again (no usage) to resync its cached state and snapshot.
+ * sweep: per credential, pending usage moves to in-flight (atomically, under a lease); each
+ * credential is authorized (no usage), which resyncs its cached state and snapshot and keeps a
+ * credential the platform refuses out of the report; one report call carries every other credential
+ * of the batch; what the platform accepted leaves Redis.
  * Nothing leaves Redis before the platform accepted it: a failed report keeps the in-flight usage,
  * which the next attempt sends again unchanged (at-least-once: a reporter that dies between the
  * platform's 202 and the acknowledgement makes the next attempt send that usage a second time).
@@ -33,6 +34,8 @@ export interface ReportingDeps {
 export interface FlushResult {
   /** Reported (the platform accepted their usage). */
   readonly flushed: readonly string[];
+  /** The platform refuses the credential (invalid): its usage can never be reported and left Redis. */
+  readonly discarded: readonly string[];
   /** Nothing to report. */
   readonly empty: readonly string[];
   /** Another reporter holds the credential's lease. */
@@ -135,91 +138,134 @@ export function createUsageFlusher(deps: ReportingDeps): UsageFlusher {
     );
   }
 
-  /** The platform accepted the usage: it leaves Redis, and the credential's cached state is brought up to date. */
-  async function settle(reported: readonly Drained[]) {
+  /** The usage leaves Redis (the platform accepted it, or will never take it). */
+  async function settle(items: readonly Drained[]) {
     await Promise.all(
-      reported.map(async (item) => {
+      items.map(async (item) => {
         try {
           await cache.acknowledge(item.credentialId, item.lease, deps.now());
         } catch (error) {
-          logger.error('reported usage still marked in flight: it will be reported again', {
+          logger.error('settled usage still marked in flight: it will be sent again', {
             credential: credentialIdPrefix(item.credentialId),
             error: errorMessage(error),
           });
         }
       }),
     );
-    await inBatches(reported, RESYNC_CONCURRENCY, async (item) => {
-      count(METRIC.platformCall);
-      const answer = await platform.authorize(item.credential);
-      if (!isCredentialAnswer(answer)) {
-        count(METRIC.resyncFailed);
-        logger.warn('resync skipped: the platform did not answer', {
-          credential: credentialIdPrefix(item.credentialId),
-          kind: answer.kind,
-          message: answer.message,
-        });
-        return;
-      }
-      try {
-        await cache.store({
-          credentialId: item.credentialId,
-          state: stateOf(answer),
-          sealedCredential: item.sealedCredential,
-          ...(answer.kind !== 'invalid_credential' && { status: answer }),
-          now: deps.now(),
-        });
-      } catch (error) {
-        count(METRIC.resyncFailed);
-        logger.warn('resync not stored', {
-          credential: credentialIdPrefix(item.credentialId),
-          error: errorMessage(error),
-        });
-      }
-    });
+  }
+
+  async function release(items: readonly Drained[]) {
+    await Promise.all(
+      items.map((item) => cache.release(item.credentialId, item.lease).catch(() => undefined)),
+    );
+  }
+
+  /**
+   * Authorizes each credential (no usage) before its usage is reported, and stores the answer: this is
+   * the resync of the cache (suspension, revocation, new period, changed limits), and it keeps out of
+   * the report a credential the platform refuses, whose transaction would make the platform drop the
+   * whole report (a key let through by failure mode allow during an outage, or revoked since). Its
+   * usage cannot ever be reported: it is discarded, loudly.
+   */
+  async function verify(ready: readonly Drained[]) {
+    const verdicts: ('report' | 'discard' | 'unverified')[] = [];
+    await inBatches(
+      ready.map((item, index) => ({ item, index })),
+      RESYNC_CONCURRENCY,
+      async ({ item, index }) => {
+        count(METRIC.platformCall);
+        const answer = await platform.authorize(item.credential);
+        if (!isCredentialAnswer(answer)) {
+          verdicts[index] = 'unverified';
+          const log = answer.kind === 'misconfigured' ? logger.error : logger.warn;
+          log.call(logger, 'credential not verified before its report: the usage stays for the retry', {
+            credential: credentialIdPrefix(item.credentialId),
+            kind: answer.kind,
+            message: answer.message,
+          });
+          return;
+        }
+        const state = stateOf(answer);
+        try {
+          await cache.store({
+            credentialId: item.credentialId,
+            state,
+            sealedCredential: item.sealedCredential,
+            ...(answer.kind !== 'invalid_credential' && { status: answer }),
+            now: deps.now(),
+          });
+        } catch (error) {
+          count(METRIC.resyncFailed);
+          logger.warn('resync not stored', {
+            credential: credentialIdPrefix(item.credentialId),
+            error: errorMessage(error),
+          });
+        }
+        verdicts[index] = state.kind === 'invalid' ? 'discard' : 'report';
+      },
+    );
+    return {
+      reportable: ready.filter((_, index) => verdicts[index] === 'report'),
+      discarded: ready.filter((_, index) => verdicts[index] === 'discard'),
+      unverified: ready.filter((_, index) => verdicts[index] === 'unverified'),
+    };
   }
 
   async function flushRound(credentialIds: readonly string[], round: number): Promise<FlushResult> {
     const { ready, empty, busy, failed, unreadable: unread } = await drainAll(credentialIds);
-    if (ready.length === 0) return { flushed: [], empty, busy, failed, unreadable: unread };
-    const transactions: Transaction[] = ready.map((item) => ({
-      credential: item.credential,
-      usage: item.usage,
-    }));
-    count(METRIC.platformCall);
-    const outcome = await platform.report(transactions);
-    const acceptedCount = outcome.kind === 'accepted' ? ready.length : (outcome.acceptedTransactions ?? 0);
-    const accepted = ready.slice(0, acceptedCount);
-    const refused = ready.slice(acceptedCount);
-    if (outcome.kind !== 'accepted') {
-      count(METRIC.reportFailed);
-      const log = outcome.kind === 'misconfigured' ? logger.error : logger.warn;
-      log.call(logger, 'report refused: the usage stays in flight for the retry', {
-        kind: outcome.kind,
-        message: outcome.message,
-        accepted: accepted.length,
-        refused: refused.length,
-      });
-      await Promise.all(
-        refused.map((item) => cache.release(item.credentialId, item.lease).catch(() => undefined)),
-      );
+    const { reportable, discarded, unverified } = await verify(ready);
+    await release(unverified);
+    if (discarded.length > 0) {
+      count(METRIC.usageDiscarded, discarded.length);
+      for (const item of discarded) {
+        logger.error('usage discarded: the platform refuses the credential, so it can never be reported', {
+          credential: credentialIdPrefix(item.credentialId),
+          usage: item.usage,
+        });
+      }
+      await settle(discarded);
     }
-    count(METRIC.reportedTransactions, accepted.length);
-    await settle(accepted);
+    let accepted: Drained[] = [];
+    let refused: Drained[] = [];
+    if (reportable.length > 0) {
+      count(METRIC.platformCall);
+      const outcome = await platform.report(
+        reportable.map((item): Transaction => ({ credential: item.credential, usage: item.usage })),
+      );
+      const acceptedCount =
+        outcome.kind === 'accepted' ? reportable.length : (outcome.acceptedTransactions ?? 0);
+      accepted = reportable.slice(0, acceptedCount);
+      refused = reportable.slice(acceptedCount);
+      if (outcome.kind !== 'accepted') {
+        count(METRIC.reportFailed);
+        const log = outcome.kind === 'misconfigured' ? logger.error : logger.warn;
+        log.call(logger, 'report refused: the usage stays in flight for the retry', {
+          kind: outcome.kind,
+          message: outcome.message,
+          accepted: accepted.length,
+          refused: refused.length,
+        });
+        await release(refused);
+      }
+      count(METRIC.reportedTransactions, accepted.length);
+      await settle(accepted);
+    }
+    const ids = (items: readonly Drained[]) => items.map((item) => item.credentialId);
     const result: FlushResult = {
-      flushed: accepted.map((item) => item.credentialId),
+      flushed: ids(accepted),
+      discarded: ids(discarded),
       empty,
       busy,
-      failed: [...failed, ...refused.map((item) => item.credentialId)],
+      failed: [...failed, ...ids(unverified), ...ids(refused)],
       unreadable: unread,
     };
-    const resent = accepted.filter((item) => item.resent).map((item) => item.credentialId);
+    const resent = ids(accepted.filter((item) => item.resent));
     if (resent.length === 0 || round >= MAX_ROUNDS) return result;
     const next = await flushRound(resent, round + 1);
     const stillWaiting = new Set([...next.failed, ...next.busy, ...next.unreadable]);
     return {
+      ...result,
       flushed: result.flushed.filter((id) => !stillWaiting.has(id)),
-      empty,
       busy: [...busy, ...next.busy],
       failed: [...result.failed, ...next.failed],
       unreadable: [...unread, ...next.unreadable],
@@ -245,6 +291,8 @@ export interface SweepResult {
   /** Credentials found with usage older than the minimum age. */
   readonly found: number;
   readonly flushed: number;
+  /** Usage of credentials the platform refuses, dropped (see FlushResult.discarded). */
+  readonly discarded: number;
   readonly failed: number;
   readonly busy: number;
   readonly unreadable: number;
@@ -258,10 +306,11 @@ export async function sweepUnreported(
 ): Promise<SweepResult> {
   const cache = accessCacheOf(deps.redis, deps.config);
   const ids = await cache.unreportedSince(deps.now() - minAgeMs, SWEEP_MAX_CREDENTIALS);
-  const totals = { found: ids.length, flushed: 0, failed: 0, busy: 0, unreadable: 0 };
+  const totals = { found: ids.length, flushed: 0, discarded: 0, failed: 0, busy: 0, unreadable: 0 };
   for (let i = 0; i < ids.length; i += SWEEP_BATCH) {
     const result = await flusher.flush(ids.slice(i, i + SWEEP_BATCH));
     totals.flushed += result.flushed.length;
+    totals.discarded += result.discarded.length;
     totals.failed += result.failed.length;
     totals.busy += result.busy.length;
     totals.unreadable += result.unreadable.length;

@@ -159,6 +159,30 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
     });
   });
 
+  describe('hot-path deadline', () => {
+    it('a script that reaches Redis after its caller gave up changes nothing and says so', async () => {
+      await storeActive([hourly('hits', 100, 1)]);
+      const late = new AccessCache(redis, {
+        negativeTtlMs: 60_000,
+        leaseMs: 30_000,
+        wallClock: () => Date.now() - 60_000,
+        hotPathDeadlineMs: 300,
+      });
+      await expect(
+        late.check({
+          credentialId: ID,
+          endpoint: ENDPOINT,
+          usage: { get_word: 1 },
+          now: T0,
+          windowMs: 0,
+          softLimits: false,
+        }),
+      ).rejects.toThrow(/deadline/);
+      expect(await redis.exists(credentialKeys(ID).pending, credentialKeys(ID).since)).toBe(0);
+      expect(await check()).toMatchObject({ kind: 'allow' });
+    });
+  });
+
   describe('stored answers', () => {
     it('keep the snapshot, hierarchy, plan and sealed credential, with a TTL', async () => {
       await storeActive([hourly('hits', 100, 7)]);

@@ -38,6 +38,7 @@ describe('redis client settings', () => {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
+      autoResendUnfulfilledCommands: false,
     });
     expect(options.connectTimeout).toBeLessThanOrEqual(1000);
     expect(options.commandTimeout).toBeLessThanOrEqual(300);
@@ -90,6 +91,17 @@ describe('redis client against an unreachable server', () => {
       expect(lines.length).toBeGreaterThan(0);
       expect(lines[0]).toMatchObject({ level: 'warn', message: 'redis connection error' });
       expect(JSON.stringify(lines)).not.toContain('redis-secret-token');
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('waits a bounded time for a client that is reconnecting, then gives up', async () => {
+    const client = createRedisClient({ host: '127.0.0.1', port: await closedPort(), tls: false });
+    try {
+      await expect(ensureConnected(client)).rejects.toThrow();
+      expect(['reconnecting', 'connecting', 'connect']).toContain(client.status);
+      await expect(ensureConnected(client, 50)).rejects.toThrow('redis not ready within 50 ms');
     } finally {
       client.disconnect();
     }

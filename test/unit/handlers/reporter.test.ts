@@ -216,7 +216,7 @@ describe('reporter', () => {
   });
 });
 
-describe('resync after a report', () => {
+describe('resync while reporting', () => {
   it('a suspended application is denied from then on', async () => {
     const { authorize, report } = handlers();
     await authorize(authorizerEvent());
@@ -250,8 +250,10 @@ describe('resync after a report', () => {
     platform.authorizeAnswer = () => authorized([hourly('hits', 3, 0, nextEnd)]);
     clock = END + 1;
     await report(sqsEvent(published()));
-    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${nextEnd} 3 0`);
+    // The two pending calls are reported now, so the platform counts them in the new hour.
+    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${nextEnd} 3 2`);
     expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
+    expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
 
   it('a limit raised at the platform applies after the resync', async () => {
@@ -277,17 +279,40 @@ describe('resync after a report', () => {
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
 
-  it('a platform that does not answer the resync leaves the snapshot with the reported usage counted', async () => {
-    platform.authrepAnswer = () => authorized([hourly('hits', 3, 1, END)]);
+  it('a credential the platform cannot verify is not reported: the record comes back, the usage stays', async () => {
     const { authorize, report } = handlers();
     await authorize(authorizerEvent());
     await authorize(authorizerEvent());
     platform.authorizeAnswer = () => UNAVAILABLE;
+    expect(await report(sqsEvent(published()))).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'message-0' }],
+    });
+    expect(platform.count('report')).toBe(0);
+    expect(await redis.hgetall(credentialKeys(ID).inFlight)).toEqual({ get_word: '1' });
+    expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
+  });
+
+  it('a key the platform refuses is kept out of the report, so it cannot make the platform drop the others', async () => {
+    platform.authrepAnswer = () => UNAVAILABLE;
+    const { authorize, report } = handlers({ failureMode: 'allow', reportWindowSeconds: 0 });
+    await authorize(keyEvent('forged-key'));
+    await authorize(keyEvent('good-key'));
+    platform.authorizeAnswer = (credential) =>
+      credential.kind === 'user_key' && credential.userKey === 'forged-key'
+        ? invalidCredential()
+        : authorized();
     expect(await report(sqsEvent(published()))).toEqual({ batchItemFailures: [] });
-    expect(metrics.counts.ResyncFailed).toBe(1);
-    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 3 2`);
-    expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
-    expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
+    expect(platform.calls.filter((call) => call.op === 'report')).toEqual([
+      {
+        op: 'report',
+        transactions: [{ credential: { kind: 'user_key', userKey: 'good-key' }, usage: { get_word: 1 } }],
+      },
+    ]);
+    expect(metrics.counts.UsageDiscarded).toBe(1);
+    const forged = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'forged-key' });
+    expect(await redis.exists(credentialKeys(forged).inFlight, credentialKeys(forged).pending)).toBe(0);
+    platform.authrepAnswer = () => authorized();
+    await expect(authorize(keyEvent('forged-key'))).rejects.toThrow('Unauthorized');
   });
 });
 
@@ -300,7 +325,7 @@ describe('sweep', () => {
     clock += sweepMinAgeMs(accessConfig());
     await authorize(keyEvent('key-new'));
     await authorize(keyEvent('key-new'));
-    expect(await sweep()).toEqual({ found: 1, flushed: 1, failed: 0, busy: 0, unreadable: 0 });
+    expect(await sweep()).toEqual({ found: 1, flushed: 1, discarded: 0, failed: 0, busy: 0, unreadable: 0 });
     expect(platform.calls.filter((call) => call.op === 'report')).toEqual([
       {
         op: 'report',
