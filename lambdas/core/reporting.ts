@@ -286,6 +286,12 @@ export function sweepMinAgeMs(config: AccessConfig): number {
 export const SWEEP_MAX_CREDENTIALS = 2000;
 /** Credentials per report call of the sweep. */
 export const SWEEP_BATCH = 500;
+/**
+ * No new batch starts after this much of a run (real time): a batch can take a report timeout plus
+ * a few platform timeouts, and the run must end inside its Lambda timeout, never between the
+ * platform's acceptance and the acknowledgement.
+ */
+export const SWEEP_BUDGET_MS = 25_000;
 
 export interface SweepResult {
   /** Credentials found with usage older than the minimum age. */
@@ -307,7 +313,8 @@ export async function sweepUnreported(
   const cache = accessCacheOf(deps.redis, deps.config);
   const ids = await cache.unreportedSince(deps.now() - minAgeMs, SWEEP_MAX_CREDENTIALS);
   const totals = { found: ids.length, flushed: 0, discarded: 0, failed: 0, busy: 0, unreadable: 0 };
-  for (let i = 0; i < ids.length; i += SWEEP_BATCH) {
+  const started = performance.now();
+  for (let i = 0; i < ids.length && performance.now() - started < SWEEP_BUDGET_MS; i += SWEEP_BATCH) {
     const result = await flusher.flush(ids.slice(i, i + SWEEP_BATCH));
     totals.flushed += result.flushed.length;
     totals.discarded += result.discarded.length;
