@@ -192,7 +192,7 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
       {
         code: outcome.code,
         status: outcome.status,
-        message: outcome.message,
+        detail: outcome.message,
         credential: credentialIdPrefix(facts.credentialId),
       },
     );
@@ -241,7 +241,7 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
     if (!isCredentialAnswer(outcome)) {
       if (outcome.kind === 'misconfigured') return misconfigured(facts, outcome);
       count(METRIC.platformUnavailable);
-      logger.warn('platform unavailable', { cause: outcome.cause, message: outcome.message });
+      logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
       return platformDown(c, facts);
     }
     const state = stateOf(outcome);
@@ -279,7 +279,7 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
     }
     if (outcome.kind === 'misconfigured') return misconfigured(facts, outcome);
     count(METRIC.platformUnavailable);
-    logger.warn('platform unavailable', { cause: outcome.cause, message: outcome.message });
+    logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
     if (config.failureMode !== 'allow') return deny(facts, 'platform_unavailable');
     noteUnrecorded(facts, 'platform unavailable, no cache');
     return allow(facts, '');

@@ -181,7 +181,7 @@ export function createUsageFlusher(deps: ReportingDeps): UsageFlusher {
           log.call(logger, 'credential not verified before its report: the usage stays for the retry', {
             credential: credentialIdPrefix(item.credentialId),
             kind: answer.kind,
-            message: answer.message,
+            detail: answer.message,
           });
           return;
         }
@@ -241,7 +241,7 @@ export function createUsageFlusher(deps: ReportingDeps): UsageFlusher {
         const log = outcome.kind === 'misconfigured' ? logger.error : logger.warn;
         log.call(logger, 'report refused: the usage stays in flight for the retry', {
           kind: outcome.kind,
-          message: outcome.message,
+          detail: outcome.message,
           accepted: accepted.length,
           refused: refused.length,
         });

@@ -9,7 +9,9 @@ import { AUTHORIZER_ERROR, createAuthorizerHandler } from '../../../lambdas/auth
 import type { AccessConfigInput } from '../../../lambdas/core/config';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { parseReportMessage } from '../../../lambdas/core/message';
+import { createLogger } from '../../../lambdas/core/observability';
 import { createRedisClient } from '../../../lambdas/core/redis-client';
+import { captureProcessOutput } from '../../reliability/support/capture';
 import {
   authorized,
   CapturingLogger,
@@ -455,6 +457,26 @@ describe('failure modes (platform unavailable)', () => {
       }),
     );
     expect(await store.keys('*')).toEqual([]);
+  });
+  it("the platform's own words reach the Powertools log line (no reserved attribute drops them)", async () => {
+    platform.authrepAnswer = () => MISCONFIGURED;
+    const output = captureProcessOutput();
+    try {
+      await createAuthorizerHandler({
+        config: accessConfig(),
+        redis: countedRedis(),
+        sns: new SNSClient({ region: 'us-east-1' }),
+        platform,
+        now: () => clock,
+        logger: createLogger('authorizer-test'),
+        metrics,
+      })(event());
+    } finally {
+      output.restore();
+    }
+    const logged = output.text();
+    expect(logged).toContain(MISCONFIGURED.message.replace(/"/g, '\\"'));
+    expect(logged).not.toContain('reserved key');
   });
 });
 
