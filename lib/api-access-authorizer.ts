@@ -20,7 +20,7 @@ import {
   SubnetType,
   Vpc,
 } from 'aws-cdk-lib/aws-ec2';
-import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
+import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -481,6 +481,13 @@ export class ApiAccessAuthorizer extends Construct {
       description: 'Subnets of the API access-management Redis',
       subnetIds: this.vpc.selectSubnets(cacheSubnets).subnetIds,
     });
+    // Pending and in-flight usage carry no TTL: evicting them would lose reported calls. Under memory
+    // pressure only keys with a TTL (cached answers, window flags) may go, which costs a platform call.
+    const parameterGroup = new CfnParameterGroup(this, 'RedisParameters', {
+      cacheParameterGroupFamily: 'redis7',
+      description: 'API access-management cache: never evict unreported usage',
+      properties: { 'maxmemory-policy': 'volatile-lru' },
+    });
     const replicationGroup = new CfnReplicationGroup(this, 'Redis', {
       replicationGroupDescription: 'API access-management cache',
       engine: 'redis',
@@ -495,6 +502,7 @@ export class ApiAccessAuthorizer extends Construct {
       // A dynamic reference: CloudFormation resolves the token at deploy time; the template holds only the ARN.
       authToken: authSecret.secretValue.unsafeUnwrap(),
       cacheSubnetGroupName: subnetGroup.ref,
+      cacheParameterGroupName: parameterGroup.ref,
       securityGroupIds: [securityGroup.securityGroupId],
       autoMinorVersionUpgrade: true,
     });

@@ -168,6 +168,19 @@ describe('Redis', () => {
     });
   });
 
+  it('never evicts keys without a TTL (unreported usage) under memory pressure', () => {
+    const groups = resourcesOfType(template, 'AWS::ElastiCache::ParameterGroup');
+    const [groupId] = Object.keys(groups);
+    expect(Object.values(groups)).toEqual([
+      expect.objectContaining({
+        Properties: expect.objectContaining({ Properties: { 'maxmemory-policy': 'volatile-lru' } }),
+      }),
+    ]);
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      CacheParameterGroupName: { Ref: groupId },
+    });
+  });
+
   it('is Multi-AZ with one replica and automatic failover', () => {
     template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
       NumCacheClusters: 2,
