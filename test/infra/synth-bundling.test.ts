@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -37,6 +37,17 @@ describe('synthesis with bundling', () => {
       expect(statSync(path.join(directory, 'index.js')).size).toBeGreaterThan(0);
       expect(existsSync(path.join(directory, 'index.js.map'))).toBe(true);
     }
+  });
+
+  it("leaves the AWS SDK to the Node.js runtime in the authorizer's bundle", () => {
+    const [, authorizer] = functions.find(([id]) => id.startsWith('AccessAuthorizerFunction')) ?? [];
+    if (!authorizer) throw new Error('no authorizer function in the template');
+    const code = readFileSync(
+      path.join(bundleDirectory(authorizer.Properties.Code.S3Key), 'index.js'),
+      'utf8',
+    );
+    expect(code).toMatch(/require\("@aws-sdk\/client-sns"\)/);
+    expect(code).toMatch(/require\("@aws-sdk\/client-secrets-manager"\)/);
   });
 
   it('produces an echo bundle that answers a request', async () => {
