@@ -5,7 +5,8 @@
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type { MappingRule } from '../lambdas/core/config';
-import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from '../local/sns-endpoint';
+import { requestAuthorizerEvent } from '../local/authorizer-event';
+import { LOCAL_REGION } from '../local/sns-endpoint';
 import { seededRandom } from '../test/reliability/support/seed';
 import type { Design, WorkloadName } from './report';
 
@@ -93,64 +94,28 @@ export function benchPlatformConfig(keys: readonly string[]) {
   };
 }
 
-export function methodArnOf(endpoint: Endpoint): string {
-  return `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:${API_ID}/${STAGE}/${endpoint.method}${endpoint.path}`;
-}
-
 /** The event API Gateway sends a REQUEST authorizer (identity source: the apikey header). */
 export function authorizerEvent(
   key: string,
   endpoint: Endpoint,
   requestId: number,
 ): APIGatewayRequestAuthorizerEvent {
-  const now = Date.now();
-  return {
-    type: 'REQUEST',
-    methodArn: methodArnOf(endpoint),
+  const host = `${API_ID}.execute-api.${LOCAL_REGION}.amazonaws.com`;
+  return requestAuthorizerEvent({
+    apiId: API_ID,
+    stage: STAGE,
+    method: endpoint.method,
     resource: endpoint.resource,
     path: endpoint.path,
-    httpMethod: endpoint.method,
-    headers: { Host: `${API_ID}.execute-api.${LOCAL_REGION}.amazonaws.com`, apikey: key, Accept: '*/*' },
-    multiValueHeaders: {
-      Host: [`${API_ID}.execute-api.${LOCAL_REGION}.amazonaws.com`],
-      apikey: [key],
-      Accept: ['*/*'],
-    },
+    headers: { Host: host, apikey: key, Accept: '*/*' },
+    multiValueHeaders: { Host: [host], apikey: [key], Accept: ['*/*'] },
     pathParameters: endpoint.pathParameters,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {
-      accountId: LOCAL_ACCOUNT_ID,
-      apiId: API_ID,
-      authorizer: undefined,
-      httpMethod: endpoint.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '127.0.0.1',
-        user: null,
-        userAgent: 'bench',
-        userArn: null,
-      },
-      path: `/${STAGE}${endpoint.path}`,
-      protocol: 'HTTP/1.1',
-      requestId: `bench-${requestId}`,
-      requestTimeEpoch: now,
-      resourceId: 'bench',
-      resourcePath: endpoint.resource,
-      stage: STAGE,
-    },
-  };
+    requestId: `bench-${requestId}`,
+    requestTimeEpoch: Date.now(),
+    resourceId: 'bench',
+    sourceIp: '127.0.0.1',
+    userAgent: 'bench',
+  });
 }
 
 export interface Traffic {

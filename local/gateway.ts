@@ -9,11 +9,11 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type {
   APIGatewayAuthorizerResult,
-  APIGatewayEventIdentity,
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
+import { requestAuthorizerEvent } from './authorizer-event';
 import {
   DEFAULT_GATEWAY_RESPONSES,
   type GatewayResponses,
@@ -23,7 +23,6 @@ import {
 import { BodyTooLargeError, closeServer, listenOnLoopback, readBody } from './http-server';
 import { evaluateAuthorizerResult } from './policy';
 import { findRoute, type Route } from './routes';
-import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './sns-endpoint';
 
 export type AuthorizerFunction = (
   event: APIGatewayRequestAuthorizerEvent,
@@ -204,57 +203,6 @@ function validProxyResult(result: unknown): result is APIGatewayProxyResult {
   );
 }
 
-interface RequestFacts {
-  readonly api: GatewayApi;
-  readonly path: string;
-  readonly resourcePath: string;
-  readonly method: string;
-  readonly requestId: string;
-  readonly extendedRequestId: string;
-  readonly receivedAt: number;
-  readonly request: IncomingMessage;
-  readonly sourceIp: string;
-  readonly port: number;
-}
-
-/** The requestContext both events carry (the authorizer's without, the backend's with `authorizer`). */
-function requestContextOf(facts: RequestFacts) {
-  const identity: APIGatewayEventIdentity = {
-    accessKey: null,
-    accountId: null,
-    apiKey: null,
-    apiKeyId: null,
-    caller: null,
-    clientCert: null,
-    cognitoAuthenticationProvider: null,
-    cognitoAuthenticationType: null,
-    cognitoIdentityId: null,
-    cognitoIdentityPoolId: null,
-    principalOrgId: null,
-    sourceIp: facts.sourceIp,
-    user: null,
-    userAgent: facts.request.headers['user-agent'] ?? null,
-    userArn: null,
-  };
-  return {
-    accountId: LOCAL_ACCOUNT_ID,
-    apiId: facts.api.apiId,
-    domainName: `127.0.0.1:${facts.port}`,
-    domainPrefix: '127',
-    extendedRequestId: facts.extendedRequestId,
-    httpMethod: facts.method,
-    identity,
-    path: `/${facts.api.stage}${facts.path}`,
-    protocol: `HTTP/${facts.request.httpVersion}`,
-    requestId: facts.requestId,
-    requestTime: requestTime(facts.receivedAt),
-    requestTimeEpoch: facts.receivedAt,
-    resourceId: createHash('sha256').update(facts.resourcePath).digest('hex').slice(0, 6),
-    resourcePath: facts.resourcePath,
-    stage: facts.api.stage,
-  };
-}
-
 function mountedApi(apis: readonly GatewayApi[], path: string): GatewayApi | undefined {
   let best: GatewayApi | undefined;
   for (const api of apis) {
@@ -337,36 +285,33 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
     const headers = requestHeaders(request, sourceIp, port);
     const query = queryParameters(url.searchParams);
-    const resourcePath = match.route.resource;
-    const requestContext = requestContextOf({
-      api,
-      path,
-      resourcePath,
-      method,
-      requestId,
-      extendedRequestId: commonHeaders['x-amz-apigw-id'],
-      receivedAt,
-      request,
-      sourceIp,
-      port,
-    });
-
     if (!api.identitySources.every((name) => hasHeader(headers, name)))
       return gatewayResponse('UNAUTHORIZED');
 
-    const methodArn = `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:${api.apiId}/${api.stage}/${method}${path}`;
-    const authorizerEvent: APIGatewayRequestAuthorizerEvent = {
-      type: 'REQUEST',
-      methodArn,
+    const resourcePath = match.route.resource;
+    const authorizerEvent = requestAuthorizerEvent({
+      apiId: api.apiId,
+      stage: api.stage,
+      method,
       resource: resourcePath,
       path,
-      httpMethod: method,
       ...headers,
       ...query,
       pathParameters: match.pathParameters,
-      stageVariables: null,
-      requestContext: { ...requestContext, authorizer: undefined },
-    };
+      requestId,
+      requestTimeEpoch: receivedAt,
+      resourceId: createHash('sha256').update(resourcePath).digest('hex').slice(0, 6),
+      sourceIp,
+      userAgent: request.headers['user-agent'] ?? null,
+      protocol: `HTTP/${request.httpVersion}`,
+      connection: {
+        domainName: `127.0.0.1:${port}`,
+        domainPrefix: '127',
+        extendedRequestId: commonHeaders['x-amz-apigw-id'],
+        requestTime: requestTime(receivedAt),
+      },
+    });
+    const { methodArn } = authorizerEvent;
 
     let verdict: ReturnType<typeof evaluateAuthorizerResult>;
     const authorizerStartedAt = Date.now();
@@ -408,7 +353,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       ...query,
       pathParameters: match.pathParameters,
       stageVariables: null,
-      requestContext: { ...requestContext, authorizer },
+      requestContext: { ...authorizerEvent.requestContext, authorizer },
       body: body.length === 0 ? null : isText ? body.toString('utf8') : body.toString('base64'),
       isBase64Encoded: !isText,
     };

@@ -5,11 +5,10 @@
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import fc from 'fast-check';
+import { requestAuthorizerEvent } from '../../../local/authorizer-event';
 
 const API_ID = 'fuzzapi123';
 const STAGE = 'test';
-const REGION = 'us-east-1';
-const ACCOUNT_ID = '123456789012';
 /** The route the fuzz config maps (`get_word`); the only one a known key is expected to pass. */
 const MAPPED_RESOURCE = '/v1/words/{word}.json';
 /** The longest credential the design accepts, in bytes. */
@@ -294,10 +293,6 @@ const EXTRA_HEADERS = fc.oneof(
   },
 );
 
-function methodArnOf(method: string, path: string): string {
-  return `arn:aws:execute-api:${REGION}:${ACCOUNT_ID}:${API_ID}/${STAGE}/${method}${path}`;
-}
-
 function eventOf(
   method: string,
   resource: string,
@@ -306,49 +301,21 @@ function eventOf(
   extra: Record<string, string>,
 ): APIGatewayRequestAuthorizerEvent {
   const extraMulti = Object.fromEntries(Object.entries(extra).map(([name, value]) => [name, [value]]));
-  return {
-    type: 'REQUEST',
-    methodArn: methodArnOf(method, path),
+  return requestAuthorizerEvent({
+    apiId: API_ID,
+    stage: STAGE,
+    method,
     resource,
     path,
-    httpMethod: method,
     headers: { ...extra, ...credential.headers },
     multiValueHeaders: { ...extraMulti, ...credential.multiValueHeaders },
     pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {
-      accountId: ACCOUNT_ID,
-      apiId: API_ID,
-      authorizer: undefined,
-      protocol: 'HTTP/1.1',
-      httpMethod: method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: '127.0.0.1',
-        user: null,
-        userAgent: 'fuzz',
-        userArn: null,
-      },
-      path: `/${STAGE}${path}`,
-      stage: STAGE,
-      requestId: 'fuzz-request',
-      requestTimeEpoch: 0,
-      resourceId: 'abc123',
-      resourcePath: resource,
-    },
-  };
+    requestId: 'fuzz-request',
+    requestTimeEpoch: 0,
+    resourceId: 'abc123',
+    sourceIp: '127.0.0.1',
+    userAgent: 'fuzz',
+  });
 }
 
 /** Events on the mapped route, except for category anyRoute, whose path and method are odd. */
