@@ -40,7 +40,8 @@ export function findOnPath(name: string, path = process.env.PATH ?? ''): string 
   return undefined;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on at the moment of asking (another process may take it before use). */
+export async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((resolve, reject) => {
     probe.once('error', reject);
@@ -52,7 +53,16 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-function waitUntilReady(child: ChildProcess): Promise<void> {
+/**
+ * Spawns `binary` on loopback `port` with persistence off and resolves once it accepts connections. A
+ * server that exits or is not ready in time is killed, and the error carries the end of its output.
+ */
+export function spawnRedisServer(binary: string, port: number): Promise<ChildProcess> {
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   return new Promise((resolve, reject) => {
     let output = '';
     const done = (error?: Error) => {
@@ -60,8 +70,15 @@ function waitUntilReady(child: ChildProcess): Promise<void> {
       child.stdout?.removeListener('data', onData);
       child.removeListener('exit', onExit);
       child.removeListener('error', done);
-      if (error) reject(new Error(`${error.message}\n${output.slice(-2000)}`));
-      else resolve();
+      if (error) {
+        child.kill('SIGKILL');
+        reject(new Error(`${error.message}\n${output.slice(-2000)}`));
+        return;
+      }
+      // Keep draining its output so a full pipe never blocks the server.
+      child.stdout?.resume();
+      child.stderr?.resume();
+      resolve(child);
     };
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -78,6 +95,16 @@ function waitUntilReady(child: ChildProcess): Promise<void> {
   });
 }
 
+/** Sends `signal` and waits for the exit; a process still running after STOP_TIMEOUT_MS gets SIGKILL. */
+export async function terminateProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
 /**
  * Spawns `binary` on loopback with persistence off, on `port` or else a free port; it is killed when this
  * process exits.
@@ -91,24 +118,14 @@ export async function startRedisServer(
   const attempts = options.port === undefined ? START_ATTEMPTS : 1;
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = options.port ?? (await freePort());
-    const child = spawn(
-      binary,
-      ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    let child: ChildProcess;
     try {
-      await waitUntilReady(child);
+      child = await spawnRedisServer(binary, port);
     } catch (error) {
       // Another process may have taken the port between the probe and the spawn: try a new one.
       lastError = error;
-      child.kill('SIGKILL');
       continue;
     }
-    // Keep draining its output so a full pipe never blocks the server.
-    child.stdout?.resume();
-    child.stderr?.resume();
     const killOnExit = () => child.kill('SIGKILL');
     process.once('exit', killOnExit);
     return {
@@ -117,12 +134,7 @@ export async function startRedisServer(
       port,
       async stop() {
         process.removeListener('exit', killOnExit);
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-        await exited;
-        clearTimeout(timer);
+        await terminateProcess(child, 'SIGTERM');
       },
     };
   }

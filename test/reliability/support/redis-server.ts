@@ -3,14 +3,9 @@
  * (the local stack's Redis cannot: it picks a new free port on every start), plus the inspection the
  * tests need: commands executed and a dump of every key and value.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import Redis from 'ioredis';
-import { findOnPath } from '../../../local/redis';
-
-const LOOPBACK = '127.0.0.1';
-const READY_TIMEOUT_MS = 10_000;
-const STOP_TIMEOUT_MS = 5_000;
+import { LOOPBACK } from '../../../local/http-server';
+import { findOnPath, freePort, spawnRedisServer, terminateProcess } from '../../../local/redis';
 
 export interface TestRedisServer {
   readonly host: string;
@@ -26,61 +21,6 @@ export interface TestRedisServer {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, LOOPBACK, resolve);
-  });
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free TCP port');
-  return address.port;
-}
-
-function spawnOn(binary: string, port: number): Promise<ChildProcess> {
-  const child = spawn(
-    binary,
-    ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(
-      () => fail(new Error(`redis-server not ready after ${READY_TIMEOUT_MS} ms`)),
-      READY_TIMEOUT_MS,
-    );
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!output.includes('Ready to accept connections')) return;
-      clearTimeout(timer);
-      child.removeListener('exit', onExit);
-      child.stdout?.removeListener('data', onData);
-      child.stdout?.resume();
-      child.stderr?.resume();
-      resolve(child);
-    };
-    const onExit = (code: number | null) => fail(new Error(`redis-server exited with code ${code}`));
-    function fail(error: Error) {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${error.message}\n${output.slice(-2000)}`));
-    }
-    child.stdout?.on('data', onData);
-    child.once('exit', onExit);
-    child.once('error', fail);
-  });
-}
-
-async function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  await exited;
-  clearTimeout(timer);
-}
-
 function commandCallsOf(info: string): number {
   let total = 0;
   for (const line of info.split('\n')) {
@@ -93,7 +33,7 @@ function commandCallsOf(info: string): number {
 export async function startTestRedis(): Promise<TestRedisServer> {
   const binary = findOnPath('redis-server') ?? '/usr/bin/redis-server';
   const port = await freePort();
-  let child = await spawnOn(binary, port);
+  let child = await spawnRedisServer(binary, port);
   const killOnExit = () => child.kill('SIGKILL');
   process.on('exit', killOnExit);
   const inspector = new Redis({
@@ -113,15 +53,15 @@ export async function startTestRedis(): Promise<TestRedisServer> {
     async commandsExecuted() {
       return commandCallsOf(await inspector.info('commandstats'));
     },
-    kill: () => terminate(child, 'SIGKILL'),
+    kill: () => terminateProcess(child, 'SIGKILL'),
     async restart() {
-      await terminate(child, 'SIGKILL');
-      child = await spawnOn(binary, port);
+      await terminateProcess(child, 'SIGKILL');
+      child = await spawnRedisServer(binary, port);
     },
     async stop() {
       process.removeListener('exit', killOnExit);
       inspector.disconnect();
-      await terminate(child, 'SIGTERM');
+      await terminateProcess(child, 'SIGTERM');
     },
   };
 }
