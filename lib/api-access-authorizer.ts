@@ -46,6 +46,7 @@ import {
   type PlatformAuthKind,
   parseConfig,
 } from '../lambdas/core/config';
+import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { accessFunction } from './access-function';
 import { accessGatewayResponses } from './access-gateway-responses';
 
@@ -216,9 +217,7 @@ function validateProps(props: ApiAccessAuthorizerProps): void {
 }
 
 function identitySources(config: AccessConfig): string[] {
-  return config.credentialMode === 'app_id'
-    ? [IdentitySource.header(config.appIdHeader), IdentitySource.header(config.appKeyHeader)]
-    : [IdentitySource.header(config.credentialHeader)];
+  return identitySourceHeaders(config).map((name) => IdentitySource.header(name));
 }
 
 function platformPort(platformUrl: string): number {

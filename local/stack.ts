@@ -8,6 +8,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import type { AccessConfig } from '../lambdas/core/config';
+import { identitySourceHeaders } from '../lambdas/core/credentials';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient } from '../lambdas/core/redis-client';
@@ -104,12 +105,6 @@ function resourceName(serviceId: string, taken: Set<string>): string {
   for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
   taken.add(name);
   return name;
-}
-
-function identitySources(config: AccessConfig): string[] {
-  return config.credentialMode === 'app_id'
-    ? [config.appIdHeader, config.appKeyHeader]
-    : [config.credentialHeader];
 }
 
 function isDefinition(value: unknown): value is StackDefinition {
@@ -224,7 +219,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         apiId: LOCAL_API_ID,
         stage: LOCAL_STAGE,
         routes: gateway.routes,
-        identitySources: identitySources(config),
+        identitySources: identitySourceHeaders(config),
         authorizer,
         backend: (event) => echo(event, { hiddenNames }),
         responses: withOverrides(accessGatewayResponses(config)),

@@ -72,6 +72,17 @@ type CredentialHeaders = Pick<
 >;
 
 /**
+ * The headers API Gateway must see on a call before it invokes the authorizer (its identity sources):
+ * the key header, or both the app id and app key headers. A call missing one is refused with 401 and
+ * never reaches the authorizer or its cache.
+ */
+export function identitySourceHeaders(config: CredentialHeaders): string[] {
+  return config.credentialMode === 'app_id'
+    ? [config.appIdHeader, config.appKeyHeader]
+    : [config.credentialHeader];
+}
+
+/**
  * The request's credential. In user_key mode the key header is required. In app_id mode the app id
  * header is required and the app key header is optional, as on the platform (an application may have
  * no keys; the platform answers "application key is missing" when it has some).

@@ -6,6 +6,7 @@ import {
   credentialIdOf,
   credentialIdPrefix,
   extractCredential,
+  identitySourceHeaders,
   MAX_CREDENTIAL_BYTES,
 } from '../../../lambdas/core/credentials';
 import type { Credential } from '../../../lambdas/core/platform/types';
@@ -110,6 +111,21 @@ describe('extractCredential in app_id mode', () => {
       ok: false,
       header: 'app_id',
     });
+  });
+});
+
+describe('identitySourceHeaders', () => {
+  it('names the key header in user_key mode, app id and app key headers in app_id mode', () => {
+    expect(identitySourceHeaders(userKeyMode)).toEqual(['apikey']);
+    expect(identitySourceHeaders(appIdMode)).toEqual(['app_id', 'app_key']);
+  });
+
+  it('follows the configured header names, which the config lower-cases', () => {
+    const renamed = { credentialHeader: 'X-Api-Key', appIdHeader: 'X-App-Id', appKeyHeader: 'X-App-Key' };
+    expect(identitySourceHeaders(parseConfig({ serviceId: 's1', ...renamed }))).toEqual(['x-api-key']);
+    expect(
+      identitySourceHeaders(parseConfig({ serviceId: 's1', credentialMode: 'app_id', ...renamed })),
+    ).toEqual(['x-app-id', 'x-app-key']);
   });
 });
 
