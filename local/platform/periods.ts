@@ -43,9 +43,3 @@ export function periodWindow(period: Period, at: number): PeriodWindow {
       return { start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) };
   }
 }
-
-/** The platform's time format, `%Y-%m-%d %H:%M:%S +0000`. */
-export function formatPlatformTime(at: number): string {
-  const iso = new Date(at).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} +0000`;
-}

@@ -42,6 +42,7 @@ describe('platform times', () => {
 
   it('formats in UTC as the platform writes times', () => {
     expect(formatPlatformTime(Date.UTC(2010, 4, 5, 7, 8, 9, 999))).toBe('2010-05-05 07:08:09 +0000');
+    expect(formatPlatformTime(Date.parse('2010-05-15T00:00:00.999Z'))).toBe('2010-05-15 00:00:00 +0000');
   });
 
   it('reads back every time it writes, to the second', () => {
