@@ -9,6 +9,7 @@ import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import type { AccessConfig } from '../lambdas/core/config';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
+import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient } from '../lambdas/core/redis-client';
@@ -158,6 +159,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const sns = await startSnsEndpoint();
     cleanup.push(() => sns.stop());
     const snsClient = new SNSClient({
+      ...SNS_CLIENT_SETTINGS,
       endpoint: sns.url,
       region: LOCAL_REGION,
       credentials: LOCAL_AWS_CREDENTIALS,

@@ -5,6 +5,7 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { SNS_CLIENT_SETTINGS } from '../core/message';
 import { createLogger, errorMessage } from '../core/observability';
 import { loadRuntime, oncePerContainer } from '../core/runtime';
 import {
@@ -13,12 +14,6 @@ import {
   authorizerErrorPolicy,
   createAuthorizerHandler,
 } from './handler';
-
-/** The SNS client's own deadlines, below the publish deadline of the core. */
-const SNS_CLIENT_SETTINGS = {
-  maxAttempts: 2,
-  requestHandler: { connectionTimeout: 300, requestTimeout: 500 },
-};
 
 const startupLogger = createLogger(AUTHORIZER_SERVICE_NAME);
 

@@ -3,7 +3,7 @@
  * window flag; SNS delivers it to the SQS queue with raw message delivery, so each SQS record body is
  * exactly this JSON. It names the credential by its id only: never a raw credential.
  */
-import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { PublishCommand, type SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
 
 export const REPORT_MESSAGE_VERSION = 1;
 
@@ -56,6 +56,12 @@ export interface ReportPublisher {
 
 /** Deadline of one publish, retries of the SDK included. */
 export const PUBLISH_TIMEOUT_MS = 1000;
+
+/** The SNS client's own deadlines, below the publish deadline. */
+export const SNS_CLIENT_SETTINGS = {
+  maxAttempts: 2,
+  requestHandler: { connectionTimeout: 300, requestTimeout: 500 },
+} as const satisfies SNSClientConfig;
 
 export function snsReportPublisher(
   sns: SNSClient,
