@@ -12,9 +12,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PlatformPort } from '../../lambdas/core/platform/types';
 import type { Answer } from './support/answers';
-import { type Harness, startHarness } from './support/harness';
+import { type Harness, reporterDeath, startHarness } from './support/harness';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
 const KEYS = 50;
@@ -52,7 +51,6 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
   const random = seededRandom(seed);
   const chance = (p: number) => random() < p;
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  let dieAfterNextReport = false;
   const figures: RunFigures = {
     calls: 0,
     allowed: 0,
@@ -67,6 +65,7 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
     lostMessages: 0,
     deliveries: 0,
   };
+  const death = reporterDeath(() => figures.reporterDeaths++);
   const h = await startHarness({
     apps: KEYS,
     overrides: { reportWindowSeconds: 1, platformTimeoutMs: 500, reportTimeoutMs: 1000 },
@@ -76,19 +75,7 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
       if (lost) figures.lostMessages++;
       return lost;
     },
-    reporterPlatform: (port, container): PlatformPort => ({
-      authorize: (credential, usage) => port.authorize(credential, usage),
-      authrep: (credential, usage) => port.authrep(credential, usage),
-      async report(transactions) {
-        const outcome = await port.report(transactions);
-        if (dieAfterNextReport && outcome.kind === 'accepted') {
-          dieAfterNextReport = false;
-          figures.reporterDeaths++;
-          container.die();
-        }
-        return outcome;
-      },
-    }),
+    reporterPlatform: death.reporterPlatform,
   });
   harness = h;
   const appOf = new Map(h.fixture.active.map((app) => [app.userKey, app.id]));
@@ -137,7 +124,7 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
       figures.redisBlips++;
       h.redisLine.cut();
     }
-    if (ambiguous && chance(0.02)) dieAfterNextReport = true;
+    if (ambiguous && chance(0.02)) death.arm();
 
     const group = Array.from({ length: GROUP }, () => {
       const roll = random();
@@ -162,7 +149,7 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
 
   h.platformLine.setFault('pass');
   h.redisLine.restore();
-  dieAfterNextReport = false;
+  death.disarm();
   if (h.reporterContainer().dead) h.replaceReporter();
   if (ambiguous) {
     // Leases of dead reporters and of timed-out drains run out (a Redis PX of at least a minute).

@@ -9,12 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { credentialKeys } from '../../lambdas/core/keys';
 import { METRIC } from '../../lambdas/core/observability';
-import type { PlatformPort } from '../../lambdas/core/platform/types';
 import { REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS } from '../../lambdas/core/redis-client';
 import { THROTTLING } from '../../local/sns-endpoint';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
-import { type Harness, type HarnessOptions, startHarness } from './support/harness';
+import { type Harness, type HarnessOptions, reporterDeath, startHarness } from './support/harness';
 
 /** Scheduling slack on a loaded 2-core CI machine, added to the product's own deadlines. */
 const MARGIN_MS = 750;
@@ -282,28 +281,17 @@ describe('reporting faults', () => {
   });
 
   it('the reporter dies after the POST and before its clean-up: reported again on the retry, nothing lost', async () => {
-    let dieAfterNextReport = false;
+    const death = reporterDeath();
     const h = await start({
       apps: 3,
       overrides: { reportWindowSeconds: 60 },
-      reporterPlatform: (port, container): PlatformPort => ({
-        authorize: (credential, usage) => port.authorize(credential, usage),
-        authrep: (credential, usage) => port.authrep(credential, usage),
-        async report(transactions) {
-          const outcome = await port.report(transactions);
-          if (dieAfterNextReport && outcome.kind === 'accepted') {
-            dieAfterNextReport = false;
-            container.die();
-          }
-          return outcome;
-        },
-      }),
+      reporterPlatform: death.reporterPlatform,
     });
     const apps = h.fixture.active;
     const allowed = new Map<string, number>();
     for (const app of apps) allowed.set(app.id, await callsOf(h, app.userKey, 10));
 
-    dieAfterNextReport = true;
+    death.arm();
     await h.queue.deliverNow();
     expect(h.reporterContainer().dead).toBe(true);
     // The platform has the usage; Redis still holds it in flight, under the dead container's lease.

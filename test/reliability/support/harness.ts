@@ -72,6 +72,40 @@ export interface ReporterContainer {
   die(): void;
 }
 
+/** Makes a reporter container die between its accepted POST to the platform and its clean-up. */
+export interface ReporterDeath {
+  /** For HarnessOptions.reporterPlatform. */
+  readonly reporterPlatform: (port: PlatformPort, container: ReporterContainer) => PlatformPort;
+  /** The next report the platform accepts kills the container that sent it (once). */
+  arm(): void;
+  disarm(): void;
+}
+
+export function reporterDeath(onDeath: () => void = () => undefined): ReporterDeath {
+  let armed = false;
+  return {
+    reporterPlatform: (port, container) => ({
+      authorize: (credential, usage) => port.authorize(credential, usage),
+      authrep: (credential, usage) => port.authrep(credential, usage),
+      async report(transactions) {
+        const outcome = await port.report(transactions);
+        if (armed && outcome.kind === 'accepted') {
+          armed = false;
+          onDeath();
+          container.die();
+        }
+        return outcome;
+      },
+    }),
+    arm() {
+      armed = true;
+    },
+    disarm() {
+      armed = false;
+    },
+  };
+}
+
 export interface Harness {
   readonly fixture: ServiceFixture;
   readonly config: AccessConfig;
