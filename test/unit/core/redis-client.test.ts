@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { LogAttributes, LogPort } from '../../../lambdas/core/observability';
 import {
@@ -8,6 +7,7 @@ import {
   REDIS_CONNECT_TIMEOUT_MS,
   redisOptions,
 } from '../../../lambdas/core/redis-client';
+import { freePort as closedPort } from '../../../local/redis';
 
 function capturingLogger() {
   const lines: { level: string; message: string; attributes: LogAttributes[] }[] = [];
@@ -17,16 +17,6 @@ function capturingLogger() {
       lines.push({ level, message, attributes });
   const logger: LogPort = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
   return { logger, lines };
-}
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 describe('redis client settings', () => {

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENV, LOCAL_SECRET_ENV } from '../../../lambdas/core/config';
+import { freePort as closedPort } from '../../../local/redis';
 
 const ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc/prod/GET/';
 
@@ -20,15 +20,6 @@ function event(): APIGatewayRequestAuthorizerEvent {
     stageVariables: null,
     requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
   };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 afterEach(() => {

@@ -75,11 +75,3 @@ export function answerWith(status: number, body = '', headers: http.OutgoingHttp
 
 export const AUTHORIZED_BODY =
   '<?xml version="1.0" encoding="UTF-8"?><status><authorized>true</authorized><plan>Basic</plan></status>';
-
-/** A port that was free a moment ago and has nothing listening on it. */
-export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  const port = await listenOnFreePort(server);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

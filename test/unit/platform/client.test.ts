@@ -11,11 +11,11 @@ import {
   platformClientFromConfig,
 } from '../../../lambdas/core/platform/client';
 import type { Transaction } from '../../../lambdas/core/platform/types';
+import { freePort as closedPort } from '../../../local/redis';
 import {
   AUTHORIZED_BODY,
   answerWith,
   type CannedServer,
-  closedPort,
   listenOnFreePort,
   type Responder,
   startCannedServer,
