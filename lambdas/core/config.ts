@@ -146,18 +146,24 @@ function headerName(setting: string, value: unknown): string {
   return name.toLowerCase();
 }
 
-function platformUrl(value: unknown): string {
-  const text = nonEmpty('platformUrl', value);
+/** An http or https URL; throws a ConfigError naming the setting otherwise. */
+export function httpUrl(setting: string, value: unknown): URL {
+  const text = nonEmpty(setting, value);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError('platformUrl', `is not a URL: ${text}`);
+    throw new ConfigError(setting, `is not a URL: ${text}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError('platformUrl', `must use http or https (got ${url.protocol})`);
+    throw new ConfigError(setting, `must use http or https (got ${url.protocol})`);
   }
-  return text.replace(/\/+$/, '');
+  return url;
+}
+
+function platformUrl(value: unknown): string {
+  httpUrl('platformUrl', value);
+  return (value as string).replace(/\/+$/, '');
 }
 
 export function validateMappingRules(rules: unknown, setting = 'mappingRules'): MappingRule[] {

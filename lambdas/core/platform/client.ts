@@ -4,7 +4,7 @@
  * credential appears in a returned message.
  */
 import type http from 'node:http';
-import { type AccessConfig, ConfigError, DEFAULT_PLATFORM_URL, DEFAULTS } from '../config';
+import { type AccessConfig, ConfigError, DEFAULT_PLATFORM_URL, DEFAULTS, httpUrl } from '../config';
 import { authOutcomeOf, reportFailureOf } from './answers';
 import {
   authQuery,
@@ -57,19 +57,6 @@ function positiveInteger(setting: string, value: number): number {
   return value;
 }
 
-function platformBaseUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError('baseUrl', `is not a URL: ${value}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError('baseUrl', `must use http or https (got ${url.protocol})`);
-  }
-  return url;
-}
-
 function refused(code: string, message: string): PlatformFailure {
   return { kind: 'misconfigured', code, status: 0, message };
 }
@@ -103,7 +90,7 @@ export class PlatformClient implements PlatformPort {
     if (typeof secret !== 'string' || secret.trim() === '') {
       throw new ConfigError('serviceAuth', 'needs a non-empty provider key or service token');
     }
-    const base = platformBaseUrl(options.baseUrl ?? DEFAULT_PLATFORM_URL);
+    const base = httpUrl('baseUrl', options.baseUrl ?? DEFAULT_PLATFORM_URL);
     this.serviceId = options.serviceId;
     this.serviceAuth = options.serviceAuth;
     this.endpointPrefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
