@@ -119,6 +119,8 @@ export interface ScriptDefinition {
  * The deadline is the one use of TIME, and it decides nothing about limits or windows (those follow
  * `now`): once the authorizer gave up waiting it answered through the platform's authrep, so a script
  * that reaches Redis later (a paused or partitioned server) must not count the call a second time.
+ * A new endpoint of an active credential is a miss only within its limits; over a hard limit it is
+ * denied like a hit, since the platform's authrep would not count the usage pending here.
  * Returns {'expired'} | {'miss'} | {'cached', state} | {'deny', 'limits_exceeded', plan} |
  * {'allow', plan, publish, over}.
  */
@@ -134,10 +136,13 @@ end
 local now = tonumber(ARGV[1])
 local negative = redis.call('GET', KEYS[1])
 if negative then return {'cached', negative} end
-if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[2]) == 0 then return {'miss'} end
+local known_endpoint = ARGV[2] == '' or redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1
 local snapshot = read_snapshot(KEYS[2])
 if not snapshot.state then return {'miss'} end
-if snapshot.state ~= 'active' then return {'cached', snapshot.state} end
+if snapshot.state ~= 'active' then
+  if known_endpoint then return {'cached', snapshot.state} end
+  return {'miss'}
+end
 local requested = {}
 for i = 6, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
 local pending = hash_totals(KEYS[4], snapshot.parents)
@@ -151,6 +156,7 @@ for _, limit in ipairs(snapshot.limits) do
   end
 end
 if over == '1' and ARGV[4] ~= '1' then return {'deny', 'limits_exceeded', snapshot.plan} end
+if not known_endpoint then return {'miss'} end
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), 6)
 return {'allow', snapshot.plan, publish, over}
 `,

@@ -240,6 +240,28 @@ describe('access flow on redis-server and the local platform', () => {
     expect(hits()).toBe(LIMIT);
   });
 
+  it('a first call on a new endpoint is denied when cached calls already took the limit', async () => {
+    await start(3, {
+      mappingRules: [
+        { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
+        { method: 'GET', pattern: '/v1/definitions/{word}.json', metric: 'get_word', delta: 1 },
+      ],
+    });
+    const handle = await authorizer();
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(effect(await call(handle)));
+    const definition = authorizerEvent({
+      resource: '/v1/definitions/{word}.json',
+      path: '/v1/definitions/hello.json',
+      headers: { apikey: KEY },
+      multiValueHeaders: null,
+    });
+    answers.push(effect(await handle(definition)));
+    expect(answers).toEqual(['Allow', 'Allow', 'Allow', 'Deny:limits_exceeded']);
+    await deliver();
+    expect(hits()).toBe(3);
+  });
+
   it('a disabled method is denied, and then from the cache without asking the platform', async () => {
     await start();
     const handle = await authorizer();

@@ -109,6 +109,17 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       expect(await redis.hgetall(credentialKeys(ID).pending)).toEqual({ get_word: '3' });
     });
 
+    it('denies a new endpoint of a credential at its limit from the snapshot, instead of a miss', async () => {
+      const other = 'GET /v1/definitions/{word}.json';
+      await storeActive([hourly('hits', 3, 1)]);
+      expect(await check()).toMatchObject({ kind: 'allow' });
+      expect(await check({ endpoint: other })).toEqual({ kind: 'miss' });
+      expect(await check()).toMatchObject({ kind: 'allow' });
+      expect(await check({ endpoint: other })).toEqual({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ endpoint: other, softLimits: true })).toEqual({ kind: 'miss' });
+      expect(await redis.hgetall(credentialKeys(ID).pending)).toEqual({ get_word: '2' });
+    });
+
     it('counts in-flight usage until the platform accepted it, then the folded snapshot', async () => {
       await storeActive([hourly('hits', 3, 1)]);
       await check({ usage: { get_word: 2 } });
