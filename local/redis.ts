@@ -61,7 +61,9 @@ export function spawnRedisServer(binary: string, port: number): Promise<ChildPro
   const child = spawn(
     binary,
     ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // A process group of its own: a terminal's Ctrl-C signals the whole foreground group, and redis-server
+    // would shut down at once, under the flush that needs it. Its owner stops it instead.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   return new Promise((resolve, reject) => {
     let output = '';

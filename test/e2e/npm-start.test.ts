@@ -4,9 +4,11 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeServer, listenOnLoopback } from '../../local/http-server';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { READY_PREFIX } from '../../local/start';
 import { call, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
@@ -27,10 +29,12 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
-function startCli(args: readonly string[]): Promise<Started> {
+/** `group`: the child leads its own process group, as a shell's foreground job does. */
+function startCli(args: readonly string[], options: { group?: boolean } = {}): Promise<Started> {
   const child = spawn(TSX, ['local/start.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, FORCE_COLOR: '0' },
+    detached: options.group ?? false,
   });
   children.push(child);
   let output = '';
@@ -67,6 +71,41 @@ function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
       resolve(code);
     });
   });
+}
+
+interface DelayingProxy {
+  readonly url: string;
+  /** From now on every request waits this long before it is forwarded. */
+  delay(ms: number): void;
+  stop(): Promise<void>;
+}
+
+/** Forwards every request to `target`, after the delay last set, on a loopback port of its own. */
+async function delayingProxy(target: string): Promise<DelayingProxy> {
+  let delayMs = 0;
+  const server = createServer((request, response) => {
+    setTimeout(() => {
+      const upstream = httpRequest(
+        new URL(request.url ?? '/', target),
+        { method: request.method, headers: request.headers, timeout: 10_000 },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      upstream.on('timeout', () => upstream.destroy(new Error('upstream timed out')));
+      upstream.on('error', () => response.destroy());
+      request.pipe(upstream);
+    }, delayMs);
+  });
+  const port = await listenOnLoopback(server, 0);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    delay: (ms) => {
+      delayMs = ms;
+    },
+    stop: () => closeServer(server),
+  };
 }
 
 describe('npm start (local/start.ts) as a child process', () => {
@@ -121,6 +160,47 @@ describe('npm start (local/start.ts) as a child process', () => {
       expect(await exitOf(started.child)).toBe(0);
       expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
     } finally {
+      await platform?.stop();
+    }
+  });
+
+  it('flushes on a terminal Ctrl-C, which signals the whole process group (redis-server too)', async () => {
+    let platform: RunningPlatform | undefined;
+    let slowPlatform: DelayingProxy | undefined;
+    let started: Started | undefined;
+    try {
+      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+      slowPlatform = await delayingProxy(platform.url);
+      const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          gateway: {
+            ...USER_GATEWAY,
+            platformUrl: slowPlatform.url,
+            providerKey: PROVIDER_KEY,
+            reportWindowSeconds: 600,
+          },
+          local: { redis: 'auto' },
+        }),
+      );
+      started = await startCli(['--config', file, '--port', '0'], { group: true });
+      expect(started.output()).toContain('(redis-server)');
+      const calls = 4;
+      for (let i = 0; i < calls; i++) {
+        expect(
+          (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
+        ).toBe(200);
+      }
+      // A platform as slow as a distant one (within the client timeout): the flush outlasts redis-server's
+      // own SIGINT shutdown.
+      slowPlatform.delay(800);
+      process.kill(-(started.child.pid as number), 'SIGINT');
+      expect(await exitOf(started.child), started.output()).toBe(0);
+      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+    } finally {
+      if (started?.child.exitCode === null) process.kill(-(started.child.pid as number), 'SIGKILL');
+      await slowPlatform?.stop();
       await platform?.stop();
     }
   });
