@@ -255,11 +255,15 @@ return {'ready', sealed, resent, unpack(usage)}
  * The platform accepted the in-flight usage. KEYS: app, pending, inflight, since, lease.
  * ARGV: now, lease token, entry TTL ms. Until the resync brings the platform's counters, the
  * snapshot's current values count what was just accepted (limits stay exact in between).
+ * A reporter whose lease passed to another one changes nothing: the in-flight usage may by then be
+ * the other's batch, not yet reported (its own was resent by the other, at least once).
  */
 export const ACKNOWLEDGE_SCRIPT: ScriptDefinition = {
   name: 'accessAcknowledge',
   numberOfKeys: 5,
   lua: `${PRELUDE}
+local holder = redis.call('GET', KEYS[5])
+if holder and holder ~= ARGV[2] then return 'ok' end
 local now = tonumber(ARGV[1])
 local snapshot = read_snapshot(KEYS[1])
 local reported = hash_totals(KEYS[3], snapshot.parents)
@@ -270,8 +274,7 @@ for _, limit in ipairs(snapshot.limits) do
       int(limit.period_end) .. ' ' .. int(limit.max) .. ' ' .. int(limit.current + amount))
   end
 end
-redis.call('DEL', KEYS[3])
-if redis.call('GET', KEYS[5]) == ARGV[2] then redis.call('DEL', KEYS[5]) end
+redis.call('DEL', KEYS[3], KEYS[5])
 if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[4])
   if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end

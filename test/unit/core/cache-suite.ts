@@ -368,6 +368,25 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       expect(await cache.drain(ID, 'lease-4')).toEqual({ kind: 'empty' });
     });
 
+    it('a late acknowledgement after the lease passed to another reporter leaves its in-flight usage', async () => {
+      const keys = credentialKeys(ID);
+      await storeActive([hourly('hits', 100, 0)]);
+      await check({ usage: { get_word: 2 } });
+      await cache.drain(ID, 'lease-slow');
+      await redis.del(keys.lease);
+      expect(await cache.drain(ID, 'lease-2')).toMatchObject({ kind: 'ready', resent: true });
+      await cache.acknowledge(ID, 'lease-2', T0 + 1);
+      await check({ usage: { get_word: 5 } });
+      expect(await cache.drain(ID, 'lease-3')).toMatchObject({ kind: 'ready', usage: { get_word: 5 } });
+      await cache.acknowledge(ID, 'lease-slow', T0 + 2);
+      expect(await redis.hgetall(keys.inFlight)).toEqual({ get_word: '5' });
+      expect(await redis.get(keys.lease)).toBe('lease-3');
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} 100 2`);
+      await cache.acknowledge(ID, 'lease-3', T0 + 3);
+      expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} 100 7`);
+    });
+
     it('does not fold accepted usage into a period that is over', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await check();
