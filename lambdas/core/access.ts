@@ -209,6 +209,17 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
     });
   }
 
+  /** Keeps usage the platform did not record, for the reporter; the call is allowed either way. */
+  async function keepPending(c: Cached, facts: RequestFacts, sealedCredential: string): Promise<void> {
+    try {
+      if (await c.cache.admit(facts.credentialId, sealedCredential, facts.usage, facts.now, windowMs)) {
+        await publish(c, facts);
+      }
+    } catch (error) {
+      noteUnrecorded(facts, `redis unavailable: ${errorMessage(error)}`);
+    }
+  }
+
   async function platformDown(c: Cached, facts: RequestFacts): Promise<AccessDecision> {
     if (config.failureMode === 'strict') return deny(facts, 'platform_unavailable');
     let result: CheckResult;
@@ -223,16 +234,8 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
     }
     if (result.kind !== 'miss') return fromCheck(c, facts, result);
     if (config.failureMode !== 'allow') return deny(facts, 'platform_unavailable');
-    try {
-      const sealed = c.sealer.seal(facts.credentialId, facts.credential);
-      if (await c.cache.admit(facts.credentialId, sealed, facts.usage, facts.now, windowMs)) {
-        await publish(c, facts);
-      }
-      return allow(facts, '');
-    } catch (error) {
-      noteUnrecorded(facts, `redis unavailable: ${errorMessage(error)}`);
-      return allow(facts, '');
-    }
+    await keepPending(c, facts, c.sealer.seal(facts.credentialId, facts.credential));
+    return allow(facts, '');
   }
 
   async function firstCall(c: Cached, facts: RequestFacts): Promise<AccessDecision> {
@@ -259,11 +262,7 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
       count(METRIC.cacheWriteFailed);
       logger.warn('platform answer not cached', { error: errorMessage(error) });
     }
-    return answerOf(facts, outcome, state, async () => {
-      if (await c.cache.admit(facts.credentialId, sealedCredential, facts.usage, facts.now, windowMs)) {
-        await publish(c, facts);
-      }
-    });
+    return answerOf(facts, outcome, state, () => keepPending(c, facts, sealedCredential));
   }
 
   /** Without a cache: every call is an authrep, and soft-limit usage is reported at once. */

@@ -223,6 +223,20 @@ describe('first call (cache miss)', () => {
     expect(metrics.counts.SoftLimitExceeded).toBe(1);
   });
 
+  it('soft mode over the limit with Redis refusing writes: Allow, and said loudly that the usage is not recorded', async () => {
+    platform.authrepAnswer = () => denied('limits_exceeded', [hourly('hits', 5, 5, END)]);
+    const readOnly = new Proxy(store, {
+      get: (target, property, receiver) =>
+        property === 'accessStore' || property === 'accessAdmit'
+          ? () => Promise.reject(new Error("READONLY You can't write against a read only replica."))
+          : Reflect.get(target, property, receiver),
+    });
+    const result = await handlerWith({ limitMode: 'soft' }, readOnly)(event());
+    expect(result.policyDocument.Statement[0].Effect).toBe('Allow');
+    expect(metrics.counts.UsageNotRecorded).toBe(1);
+    expect(metrics.counts.AuthorizerError).toBeUndefined();
+  });
+
   it('an answer that cannot be stored still answers the call', async () => {
     const readOnly = new Proxy(store, {
       get: (target, property, receiver) =>
