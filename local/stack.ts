@@ -14,7 +14,7 @@ import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/obser
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient } from '../lambdas/core/redis-client';
 import type { SweepResult } from '../lambdas/core/reporting';
-import { echo } from '../lambdas/echo/handler';
+import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { type AccessLogEntry, type GatewayApi, type LocalGateway, startGateway } from './gateway';
@@ -215,7 +215,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         metrics,
         ...(options.now && { now: options.now }),
       });
-      const hiddenNames = [config.credentialHeader, config.appIdHeader, config.appKeyHeader];
+      const hiddenNames = configuredSecretHeaders(config);
       const api: GatewayApi = {
         basePath: gateway.basePath,
         apiId: LOCAL_API_ID,

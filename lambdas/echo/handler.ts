@@ -15,6 +15,19 @@ export const CREDENTIAL_NAMES: readonly string[] = [
   'cookie',
 ];
 
+/**
+ * The configured headers that carry a secret: the user key and the app key. The app id is an identifier
+ * (the authorizer's context carries it too), so the echo shows it.
+ */
+export function configuredSecretHeaders(headers: {
+  readonly credentialHeader?: string;
+  readonly appKeyHeader?: string;
+}): string[] {
+  return [headers.credentialHeader, headers.appKeyHeader].filter(
+    (name): name is string => name !== undefined && name !== '',
+  );
+}
+
 export interface EchoOptions {
   /** Further names to hide, for example a configured credential header; matched case-insensitively. */
   readonly hiddenNames?: readonly string[];

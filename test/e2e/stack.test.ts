@@ -125,6 +125,9 @@ describe('local stack end to end (real redis-server)', () => {
     });
     expect(good.status).toBe(200);
     expect(good.body).toMatchObject({ authorizer: { applicationId: 'app-a', plan: 'Basic' } });
+    // The deployed echo's rule: the app key is hidden, the app id (no secret) is echoed.
+    expect(good.body.headers).toMatchObject({ app_id: 'app-a' });
+    expect(JSON.stringify(good.body)).not.toContain('secret-a');
     // The platform answers application_key_invalid: the authorizer treats it as an invalid credential.
     const wrongKey = await call(`${appApi}/v1/words/hello.json`, {
       headers: { app_id: 'app-a', app_key: 'wrong' },
