@@ -119,22 +119,21 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
 
   const count = (name: string) => metrics.addMetric(name, 'Count', 1);
 
-  const allow = (facts: RequestFacts, plan: string): AccessDecision => ({
-    effect: 'allow',
+  const decision = (
+    facts: RequestFacts,
+    effect: 'allow' | 'deny',
+    plan: string,
+    reason?: DenyReason,
+  ): AccessDecision => ({
+    effect,
     credentialId: facts.credentialId,
+    ...(reason !== undefined && { reason }),
     plan,
     metrics: facts.metrics,
     ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
   });
-
-  const deny = (facts: RequestFacts, reason: DenyReason, plan = ''): AccessDecision => ({
-    effect: 'deny',
-    credentialId: facts.credentialId,
-    reason,
-    plan,
-    metrics: facts.metrics,
-    ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
-  });
+  const allow = (facts: RequestFacts, plan: string) => decision(facts, 'allow', plan);
+  const deny = (facts: RequestFacts, reason: DenyReason, plan = '') => decision(facts, 'deny', plan, reason);
 
   const refusedFor = (facts: RequestFacts, state: Exclude<CredentialState, { kind: 'active' }>) =>
     state.kind === 'invalid' ? ({ effect: 'unauthorized' } as const) : deny(facts, state.reason);

@@ -197,9 +197,7 @@ export class AccessCache {
     const [kind, sealedCredential, resent, ...usage] = reply;
     if (kind === 'ready')
       return { kind, sealedCredential, usage: pairsToUsage(usage), resent: resent === '1' };
-    if (kind === 'busy') return { kind };
-    if (kind === 'empty') return { kind };
-    if (kind === 'unreadable') return { kind };
+    if (kind === 'busy' || kind === 'empty' || kind === 'unreadable') return { kind };
     throw new Error(`unexpected drain reply: ${kind}`);
   }
 
