@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Duration } from 'aws-cdk-lib';
+import type { Duration } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -12,6 +12,13 @@ export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
 /** The newest Node.js runtime of the installed aws-cdk-lib; a test fails when a newer one appears. */
 export const NODE_RUNTIME = Runtime.NODEJS_24_X;
+
+/** How long the project's log groups keep their logs unless a prop says otherwise. */
+export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
+
+/** Why a Lambda that API Gateway invokes synchronously needs no dead-letter queue (Serverless-LambdaDLQ). */
+export const SYNCHRONOUSLY_INVOKED =
+  'API Gateway invokes it synchronously, so a failure returns to the caller, not to a queue.';
 
 /** Where a function runs inside a VPC. */
 export interface FunctionNetwork {
@@ -29,11 +36,10 @@ export interface AccessFunctionProps {
    */
   readonly handler?: string;
   readonly description: string;
-  /** @default Duration.seconds(10) */
-  readonly timeout?: Duration;
+  readonly timeout: Duration;
   /** @default 256 */
   readonly memorySize?: number;
-  /** @default RetentionDays.ONE_MONTH */
+  /** @default DEFAULT_LOG_RETENTION */
   readonly logRetention?: RetentionDays;
   /** @default outside any VPC */
   readonly network?: FunctionNetwork;
@@ -49,7 +55,7 @@ export interface AccessFunctionProps {
  */
 export function accessFunction(scope: Construct, id: string, props: AccessFunctionProps): NodejsFunction {
   const logGroup = new LogGroup(scope, `${id}Logs`, {
-    retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+    retention: props.logRetention ?? DEFAULT_LOG_RETENTION,
   });
   const fn = new NodejsFunction(scope, id, {
     entry: path.join(PROJECT_ROOT, props.entry),
@@ -58,7 +64,7 @@ export function accessFunction(scope: Construct, id: string, props: AccessFuncti
     runtime: NODE_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: props.memorySize ?? 256,
-    timeout: props.timeout ?? Duration.seconds(10),
+    timeout: props.timeout,
     tracing: Tracing.ACTIVE,
     logGroup,
     projectRoot: PROJECT_ROOT,
@@ -69,7 +75,6 @@ export function accessFunction(scope: Construct, id: string, props: AccessFuncti
       minify: true,
       sourceMap: true,
       sourcesContent: false,
-      target: 'node24',
       externalModules: ['@aws-sdk/*'],
     },
     ...props.network,

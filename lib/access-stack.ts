@@ -8,12 +8,12 @@ import {
   MethodLoggingLevel,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ConfigError, ENV, integer } from '../lambdas/core/config';
-import { accessFunction } from './access-function';
+import { accessFunction, DEFAULT_LOG_RETENTION, SYNCHRONOUSLY_INVOKED } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 
 export interface AccessManagementStackProps
@@ -81,7 +81,7 @@ export class AccessManagementStack extends Stack {
     });
     const throttlingRateLimit = integer('throttlingRateLimit', props.throttlingRateLimit ?? 100, 1, 10_000);
     const throttlingBurstLimit = integer('throttlingBurstLimit', props.throttlingBurstLimit ?? 200, 0, 5_000);
-    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
 
     const platformCredential = this.platformCredential(props.providerKeySecretArn);
     this.access = new ApiAccessAuthorizer(this, 'Access', { ...props, platformCredential });
@@ -190,10 +190,7 @@ export class AccessManagementStack extends Stack {
       },
     });
     NagSuppressions.addResourceSuppressions(echoFunction, [
-      {
-        id: 'Serverless-LambdaDLQ',
-        reason: 'API Gateway invokes it synchronously, so a failure returns to the caller, not to a queue.',
-      },
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
     ]);
     const echo = new LambdaIntegration(echoFunction);
     const requestValidator = this.api.addRequestValidator('RequestValidator', {

@@ -25,7 +25,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -47,7 +47,7 @@ import {
   parseConfig,
 } from '../lambdas/core/config';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
-import { accessFunction } from './access-function';
+import { accessFunction, DEFAULT_LOG_RETENTION, SYNCHRONOUSLY_INVOKED } from './access-function';
 import { accessGatewayResponses } from './access-gateway-responses';
 
 /** A Redis the provider already runs, used instead of the replication group this construct would create. */
@@ -157,7 +157,7 @@ export interface ApiAccessAuthorizerProps {
    * @default every minute
    */
   readonly sweepSchedule?: Schedule;
-  /** @default RetentionDays.ONE_MONTH */
+  /** @default DEFAULT_LOG_RETENTION (one month) */
   readonly logRetention?: RetentionDays;
 }
 
@@ -271,7 +271,7 @@ export class ApiAccessAuthorizer extends Construct {
     });
     this.platformCredential = props.platformCredential;
     const multiAz = props.multiAz ?? true;
-    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
 
     this.vpc = props.vpc ?? this.createVpc(multiAz, logRetention);
     const functionSubnets = props.functionSubnets ?? { subnetType: SubnetType.PRIVATE_WITH_EGRESS };
@@ -519,10 +519,8 @@ export class ApiAccessAuthorizer extends Construct {
   }
 
   private suppressServerlessFindings(sweepSchedule: Rule): void {
-    const syncInvoked =
-      'API Gateway invokes it synchronously, so a failure returns to the caller, not to a queue.';
     NagSuppressions.addResourceSuppressions(this.authorizerFunction, [
-      { id: 'Serverless-LambdaDLQ', reason: syncInvoked },
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
     ]);
     NagSuppressions.addResourceSuppressions(
       this.reporterFunction,
