@@ -1,6 +1,7 @@
 /**
- * The JSON answers API Gateway gives when the access authorizer refuses a call or fails. Plain data with no
- * aws-cdk-lib import, so the local gateway can serve exactly what a deployed API serves.
+ * What a protected API does around the access authorizer: which methods it guards, and the JSON answers API
+ * Gateway gives when the authorizer refuses a call or fails. Plain data with no aws-cdk-lib import, so the
+ * local gateway serves exactly what a deployed API serves.
  */
 import type { AccessConfig } from '../lambdas/core/config';
 
@@ -26,6 +27,11 @@ function credentialHint(config: CredentialSettings): string {
   return config.credentialMode === 'app_id'
     ? `send your application id in the ${config.appIdHeader} header and its key in the ${config.appKeyHeader} header`
     : `send your key in the ${config.credentialHeader} header`;
+}
+
+/** Every method but OPTIONS: a CORS preflight carries no credential. */
+export function isProtectedMethod(httpMethod: string): boolean {
+  return httpMethod !== 'OPTIONS';
 }
 
 const UNAVAILABLE = JSON.stringify({

@@ -48,7 +48,7 @@ import {
 } from '../lambdas/core/config';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { accessFunction, DEFAULT_LOG_RETENTION, SYNCHRONOUSLY_INVOKED } from './access-function';
-import { accessGatewayResponses } from './access-gateway-responses';
+import { accessGatewayResponses, isProtectedMethod } from './access-gateway-responses';
 
 /** A Redis the provider already runs, used instead of the replication group this construct would create. */
 export interface ExistingRedisEndpoint {
@@ -557,7 +557,7 @@ class ProtectEveryMethod implements IAspect {
   ) {}
 
   visit(node: IConstruct): void {
-    if (!(node instanceof Method) || node.httpMethod === 'OPTIONS') return;
+    if (!(node instanceof Method) || !isProtectedMethod(node.httpMethod)) return;
     const method = node.node.defaultChild as CfnMethod;
     if (
       method.authorizationType === AuthorizationType.CUSTOM &&

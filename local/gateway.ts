@@ -13,6 +13,7 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
+import { isProtectedMethod } from '../lib/access-gateway-responses';
 import { requestAuthorizerEvent } from './authorizer-event';
 import {
   DEFAULT_GATEWAY_RESPONSES,
@@ -254,7 +255,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       type: GatewayResponseType,
       variables: Record<string, unknown> = {},
       message: string | null = DEFAULT_MESSAGES[type],
-    ) => {
+    ): undefined => {
       const definition = (api?.responses ?? DEFAULT_GATEWAY_RESPONSES)[type];
       const body = renderTemplate(definition.template, {
         requestId,
@@ -267,6 +268,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         body,
         definition.errorType,
       );
+      return undefined;
     };
 
     if (api === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
@@ -285,9 +287,6 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
     const headers = requestHeaders(request, sourceIp, port);
     const query = queryParameters(url.searchParams);
-    if (!api.identitySources.every((name) => hasHeader(headers, name)))
-      return gatewayResponse('UNAUTHORIZED');
-
     const resourcePath = match.route.resource;
     const authorizerEvent = requestAuthorizerEvent({
       apiId: api.apiId,
@@ -311,37 +310,49 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
         requestTime: requestTime(receivedAt),
       },
     });
-    const { methodArn } = authorizerEvent;
 
-    let verdict: ReturnType<typeof evaluateAuthorizerResult>;
-    const authorizerStartedAt = Date.now();
-    try {
-      authorizerInvocations++;
-      const result = await withTimeout(
-        () => api.authorizer(throughJson(authorizerEvent)),
-        authorizerTimeoutMs,
-        'the authorizer',
-      );
-      verdict = evaluateAuthorizerResult(throughJson(result), methodArn);
-    } catch (error) {
-      // The Lambda runtime turns a thrown Error('Unauthorized') into the error API Gateway answers 401.
-      if (error instanceof Error && error.message === 'Unauthorized') return gatewayResponse('UNAUTHORIZED');
-      return gatewayResponse(
-        error instanceof TimeoutError ? 'AUTHORIZER_FAILURE' : 'AUTHORIZER_CONFIGURATION_ERROR',
-      );
-    }
-    const authorizer = {
-      ...Object.fromEntries(Object.entries(verdict.context).map(([key, value]) => [key, String(value)])),
-      principalId: verdict.principalId,
-      integrationLatency: Date.now() - authorizerStartedAt,
+    /** The authorizer's context for the backend, or undefined once the call has been answered. */
+    const authorize = async (): Promise<Record<string, unknown> | undefined> => {
+      if (!api.identitySources.every((name) => hasHeader(headers, name)))
+        return gatewayResponse('UNAUTHORIZED');
+      let verdict: ReturnType<typeof evaluateAuthorizerResult>;
+      const authorizerStartedAt = Date.now();
+      try {
+        authorizerInvocations++;
+        const result = await withTimeout(
+          () => api.authorizer(throughJson(authorizerEvent)),
+          authorizerTimeoutMs,
+          'the authorizer',
+        );
+        verdict = evaluateAuthorizerResult(throughJson(result), authorizerEvent.methodArn);
+      } catch (error) {
+        // The Lambda runtime turns a thrown Error('Unauthorized') into the error API Gateway answers 401.
+        if (error instanceof Error && error.message === 'Unauthorized')
+          return gatewayResponse('UNAUTHORIZED');
+        return gatewayResponse(
+          error instanceof TimeoutError ? 'AUTHORIZER_FAILURE' : 'AUTHORIZER_CONFIGURATION_ERROR',
+        );
+      }
+      const context = {
+        ...Object.fromEntries(Object.entries(verdict.context).map(([key, value]) => [key, String(value)])),
+        principalId: verdict.principalId,
+        integrationLatency: Date.now() - authorizerStartedAt,
+      };
+      if (verdict.decision === 'explicit_deny')
+        return gatewayResponse('ACCESS_DENIED', { authorizer: context });
+      if (verdict.decision === 'implicit_deny') {
+        return gatewayResponse(
+          'ACCESS_DENIED',
+          { authorizer: context },
+          'User is not authorized to access this resource',
+        );
+      }
+      return context;
     };
-    if (verdict.decision === 'explicit_deny') return gatewayResponse('ACCESS_DENIED', { authorizer });
-    if (verdict.decision === 'implicit_deny') {
-      return gatewayResponse(
-        'ACCESS_DENIED',
-        { authorizer },
-        'User is not authorized to access this resource',
-      );
+    let authorizer: Record<string, unknown> | undefined;
+    if (isProtectedMethod(match.route.method)) {
+      authorizer = await authorize();
+      if (authorizer === undefined) return;
     }
 
     const isText = body.length === 0 || !body.includes(0);

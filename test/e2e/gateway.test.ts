@@ -186,6 +186,16 @@ describe('local API Gateway', () => {
     expect(events).toEqual([]);
   });
 
+  it('serves an OPTIONS method (CORS preflight) without the authorizer, as protect() leaves it open', async () => {
+    const { url, events, backendEvents } = await gatewayWith(allowMethod, {
+      routes: [...routes, parseRoute('OPTIONS /v1/words/{word}', 'routes[3]')],
+    });
+    const response = await fetch(`${url}/v1/words/hello.json`, { method: 'OPTIONS' });
+    expect(response.status).toBe(200);
+    expect(events).toEqual([]);
+    expect(backendEvents.map((event) => event.httpMethod)).toEqual(['OPTIONS']);
+  });
+
   it("answers 401 when the authorizer throws 'Unauthorized'", async () => {
     const { url, backendEvents } = await gatewayWith(async () => {
       throw new Error('Unauthorized');
