@@ -100,9 +100,10 @@ async function main(argv: readonly string[]): Promise<number> {
   for (const line of bannerLines(definition, stack)) console.log(line);
   console.log(`${READY_PREFIX} local gateway at ${stack.gatewayUrl}`);
 
+  // SIGHUP too: a closed terminal must flush like Ctrl-C, not exit and orphan redis-server.
+  const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
+    for (const name of stopSignals) process.once(name, () => resolve(name));
   });
   console.log(`\n${signal}: flushing pending usage to the platform, then stopping`);
   const firstSignalAt = Date.now();
@@ -112,8 +113,7 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error('stopping at once: pending usage is lost');
     process.exit(130);
   };
-  process.on('SIGINT', forceStop);
-  process.on('SIGTERM', forceStop);
+  for (const name of stopSignals) process.on(name, forceStop);
   const timer = setTimeout(() => {
     console.error(`error: the stack did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
     process.exit(1);

@@ -30,8 +30,16 @@ afterEach(() => {
 });
 
 /** `group`: the child leads its own process group, as a shell's foreground job does. */
-function startCli(args: readonly string[], options: { group?: boolean } = {}): Promise<Started> {
-  const child = spawn(TSX, ['local/start.ts', ...args], {
+/**
+ * `group` starts it as its own process group, as a terminal does. `bare` runs it in node with tsx as a
+ * loader, with no tsx CLI in front relaying (or not relaying) signals.
+ */
+function startCli(
+  args: readonly string[],
+  options: { group?: boolean; bare?: boolean } = {},
+): Promise<Started> {
+  const [command, prefix] = options.bare ? [process.execPath, ['--import', 'tsx']] : [TSX, []];
+  const child = spawn(command, [...prefix, 'local/start.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, FORCE_COLOR: '0' },
     detached: options.group ?? false,
@@ -130,39 +138,46 @@ describe('npm start (local/start.ts) as a child process', () => {
     expect(started.output()).toContain('GET /v1/words/hello.json 200');
   });
 
-  it('flushes pending usage to the platform on Ctrl-C (a platform the test owns, via platformUrl)', async () => {
-    let platform: RunningPlatform | undefined;
-    try {
-      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
-      const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
-      // A long window: without the flush on Ctrl-C no cached call would reach the platform before exit.
-      writeFileSync(
-        file,
-        JSON.stringify({
-          gateway: {
-            ...USER_GATEWAY,
-            platformUrl: platform.url,
-            providerKey: PROVIDER_KEY,
-            reportWindowSeconds: 600,
-          },
-        }),
-      );
-      const started = await startCli(['--config', file, '--port', '0']);
-      const calls = 6;
-      for (let i = 0; i < calls; i++) {
-        expect(
-          (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
-        ).toBe(200);
+  it.each([
+    ['SIGINT', 'Ctrl-C'],
+    ['SIGHUP', 'a closed terminal'],
+  ] as const)(
+    'flushes pending usage to the platform on %s (%s; a platform the test owns, via platformUrl)',
+    async (signal, _sentBy) => {
+      let platform: RunningPlatform | undefined;
+      try {
+        platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+        const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
+        // A long window: without the flush on Ctrl-C no cached call would reach the platform before exit.
+        writeFileSync(
+          file,
+          JSON.stringify({
+            gateway: {
+              ...USER_GATEWAY,
+              platformUrl: platform.url,
+              providerKey: PROVIDER_KEY,
+              reportWindowSeconds: 600,
+            },
+          }),
+        );
+        // The tsx CLI relays SIGINT and SIGTERM to the stack but dies of SIGHUP itself.
+        const started = await startCli(['--config', file, '--port', '0'], { bare: signal === 'SIGHUP' });
+        const calls = 6;
+        for (let i = 0; i < calls; i++) {
+          expect(
+            (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
+          ).toBe(200);
+        }
+        // The first call was reported by its authrep; the others wait in Redis for the window.
+        expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
+        started.child.kill(signal);
+        expect(await exitOf(started.child)).toBe(0);
+        expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+      } finally {
+        await platform?.stop();
       }
-      // The first call was reported by its authrep; the others wait in Redis for the window.
-      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
-      started.child.kill('SIGINT');
-      expect(await exitOf(started.child)).toBe(0);
-      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
-    } finally {
-      await platform?.stop();
-    }
-  });
+    },
+  );
 
   it('flushes on a terminal Ctrl-C, which signals the whole process group (redis-server too)', async () => {
     let platform: RunningPlatform | undefined;
