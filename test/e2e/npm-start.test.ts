@@ -116,6 +116,22 @@ async function delayingProxy(target: string): Promise<DelayingProxy> {
   };
 }
 
+/**
+ * A stack file whose API uses a platform the test owns. A long window: without the flush on a stop
+ * signal no cached call would reach the platform before exit.
+ */
+function stackFileUsing(platformUrl: string, extra: Record<string, unknown> = {}): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      gateway: { ...USER_GATEWAY, platformUrl, providerKey: PROVIDER_KEY, reportWindowSeconds: 600 },
+      ...extra,
+    }),
+  );
+  return file;
+}
+
 describe('npm start (local/start.ts) as a child process', () => {
   it('serves the demo file on the given port, prints keys and curl commands, and stops on Ctrl-C', async () => {
     const started = await startCli(['--port', '0']);
@@ -147,19 +163,7 @@ describe('npm start (local/start.ts) as a child process', () => {
       let platform: RunningPlatform | undefined;
       try {
         platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
-        const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
-        // A long window: without the flush on Ctrl-C no cached call would reach the platform before exit.
-        writeFileSync(
-          file,
-          JSON.stringify({
-            gateway: {
-              ...USER_GATEWAY,
-              platformUrl: platform.url,
-              providerKey: PROVIDER_KEY,
-              reportWindowSeconds: 600,
-            },
-          }),
-        );
+        const file = stackFileUsing(platform.url);
         // The tsx CLI relays SIGINT and SIGTERM to the stack but dies of SIGHUP itself.
         const started = await startCli(['--config', file, '--port', '0'], { bare: signal === 'SIGHUP' });
         const calls = 6;
@@ -186,19 +190,7 @@ describe('npm start (local/start.ts) as a child process', () => {
     try {
       platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
       slowPlatform = await delayingProxy(platform.url);
-      const file = join(mkdtempSync(join(tmpdir(), 'npm-start-')), 'stack.json');
-      writeFileSync(
-        file,
-        JSON.stringify({
-          gateway: {
-            ...USER_GATEWAY,
-            platformUrl: slowPlatform.url,
-            providerKey: PROVIDER_KEY,
-            reportWindowSeconds: 600,
-          },
-          local: { redis: 'auto' },
-        }),
-      );
+      const file = stackFileUsing(slowPlatform.url, { local: { redis: 'auto' } });
       started = await startCli(['--config', file, '--port', '0'], { group: true });
       expect(started.output()).toContain('(redis-server)');
       const calls = 4;
