@@ -25,24 +25,38 @@ interface Started {
 
 const children: ChildProcessWithoutNullStreams[] = [];
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+/**
+ * A test that failed half-way leaves a stack running: stop its whole process group (tsx, node and so
+ * redis-server through the stack's own shutdown) with SIGTERM, then SIGKILL what is left.
+ */
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const group = -(child.pid as number);
+    process.kill(group, 'SIGTERM');
+    await Promise.race([
+      exitOf(child).catch(() => null),
+      new Promise((resolve) => setTimeout(resolve, 10_000)),
+    ]);
+    try {
+      process.kill(group, 'SIGKILL');
+    } catch {
+      // The group is gone already.
+    }
+  }
 });
 
-/** `group`: the child leads its own process group, as a shell's foreground job does. */
 /**
- * `group` starts it as its own process group, as a terminal does. `bare` runs it in node with tsx as a
- * loader, with no tsx CLI in front relaying (or not relaying) signals.
+ * The CLI always leads its own process group, as a shell's foreground job does, so a test can signal
+ * the group as a terminal would and clean-up reaches every process of it. `bare` runs it in node with
+ * tsx as a loader, with no tsx CLI in front relaying (or not relaying) signals.
  */
-function startCli(
-  args: readonly string[],
-  options: { group?: boolean; bare?: boolean } = {},
-): Promise<Started> {
+function startCli(args: readonly string[], options: { bare?: boolean } = {}): Promise<Started> {
   const [command, prefix] = options.bare ? [process.execPath, ['--import', 'tsx']] : [TSX, []];
   const child = spawn(command, [...prefix, 'local/start.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, FORCE_COLOR: '0' },
-    detached: options.group ?? false,
+    detached: true,
   });
   children.push(child);
   let output = '';
@@ -191,7 +205,7 @@ describe('npm start (local/start.ts) as a child process', () => {
       platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
       slowPlatform = await delayingProxy(platform.url);
       const file = stackFileUsing(slowPlatform.url, { local: { redis: 'auto' } });
-      started = await startCli(['--config', file, '--port', '0'], { group: true });
+      started = await startCli(['--config', file, '--port', '0']);
       expect(started.output()).toContain('(redis-server)');
       const calls = 4;
       for (let i = 0; i < calls; i++) {
