@@ -4,6 +4,7 @@
  * local gateway serves exactly what a deployed API serves.
  */
 import type { AccessConfig } from '../lambdas/core/config';
+import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
 
 export type AccessGatewayResponseType =
   | 'UNAUTHORIZED'
@@ -24,9 +25,7 @@ type CredentialSettings = Pick<
 >;
 
 function credentialHint(config: CredentialSettings): string {
-  return config.credentialMode === 'app_id'
-    ? `send your application id in the ${config.appIdHeader} header and its key in the ${config.appKeyHeader} header`
-    : `send your key in the ${config.credentialHeader} header`;
+  return CREDENTIAL_SCHEMES[config.credentialMode].hint(config);
 }
 
 /** Every method but OPTIONS: a CORS preflight carries no credential. */

@@ -1,4 +1,5 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
+import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
@@ -40,26 +41,14 @@ interface Consumer {
 function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][number]): Consumer[] {
   const service = definition.platform?.services.find((candidate) => candidate.id === gateway.serviceId);
   const { config } = gateway;
+  const scheme = CREDENTIAL_SCHEMES[config.credentialMode];
   if (service === undefined) {
-    const headers: [string, string][] =
-      config.credentialMode === 'app_id'
-        ? [
-            [config.appIdHeader, '<APP_ID>'],
-            [config.appKeyHeader, '<APP_KEY>'],
-          ]
-        : [[config.credentialHeader, '<USER_KEY>']];
-    return [{ headers, label: 'an application of your platform' }];
+    return [{ headers: scheme.exampleHeaders(config), label: 'an application of your platform' }];
   }
-  return service.applications.map((application) => {
-    const label = `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`;
-    if (config.credentialMode === 'app_id') {
-      const headers: [string, string][] = [[config.appIdHeader, application.id]];
-      const appKey = application.appKeys[0];
-      if (appKey !== undefined) headers.push([config.appKeyHeader, appKey]);
-      return { headers, label };
-    }
-    return { headers: [[config.credentialHeader, application.userKey ?? '']], label };
-  });
+  return service.applications.map((application) => ({
+    headers: scheme.exampleHeaders(config, application),
+    label: `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`,
+  }));
 }
 
 function curl(method: string, url: string, headers: readonly [string, string][]): string {
