@@ -204,6 +204,11 @@ function validProxyResult(result: unknown): result is APIGatewayProxyResult {
   );
 }
 
+function rawPathOf(target: string): string {
+  const path = target.split('?', 1)[0] ?? '';
+  return path.startsWith('/') ? path : `/${path}`;
+}
+
 function mountedApi(apis: readonly GatewayApi[], path: string): GatewayApi | undefined {
   let best: GatewayApi | undefined;
   for (const api of apis) {
@@ -227,7 +232,9 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const receivedAt = Date.now();
     const method = (request.method ?? 'GET').toUpperCase();
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const fullPath = url.pathname;
+    // The path as the client sent it: API Gateway hands REST integrations and authorizers the path still
+    // percent-encoded, with its dot segments and repeated slashes (URL parsing would resolve them).
+    const fullPath = rawPathOf(request.url ?? '/');
     const api = mountedApi(options.apis, fullPath);
     const commonHeaders = {
       'x-amzn-RequestId': requestId,

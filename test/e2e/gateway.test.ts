@@ -147,6 +147,14 @@ describe('local API Gateway', () => {
     expect(response.headers['x-amzn-requestid']).toBe(event.requestContext.requestId);
   });
 
+  it('hands the authorizer the path as the client sent it, still percent-encoded', async () => {
+    const { url, events } = await gatewayWith(allowMethod);
+    expect((await rawGet(`${url}/v1/words/%68ello.json`, { apikey: 'k-1' })).status).toBe(200);
+    expect(
+      events.map((event) => [(event as APIGatewayRequestAuthorizerEvent).path, event.pathParameters]),
+    ).toEqual([['/v1/words/%68ello.json', { word: 'hello.json' }]]);
+  });
+
   it('forwards an allowed call to the echo backend with the authorizer context', async () => {
     const { url, backendEvents } = await gatewayWith(allowMethod);
     const response = await fetch(`${url}/v1/words/hello.json`, { headers: { apikey: 'k-1' } });
