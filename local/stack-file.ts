@@ -12,10 +12,12 @@ import {
   integer,
   knownFields,
   LOCAL_SECRET_ENV,
+  type MappingRule,
   nonEmpty,
   optionalNonEmpty,
   parseConfig,
 } from '../lambdas/core/config';
+import { parseJsonWithoutRepeatedKeys } from './json-file';
 import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
 import type { RedisChoice } from './redis';
 import { parseRoute, type Route } from './routes';
@@ -198,7 +200,8 @@ function gateway(
     ),
   };
   const definition = { setting: at, basePath, routes, externalPlatform, configInput };
-  const { credentialMode } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
+  const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
+  if (service !== undefined) checkRuleMetrics(at, mappingRules, service);
   if (service !== undefined && service.authentication !== credentialMode) {
     throw new ConfigError(
       `${at}.credentialMode`,
@@ -206,6 +209,26 @@ function gateway(
     );
   }
   return definition;
+}
+
+function metricNames(metrics: ServiceConfig['metrics']): string[] {
+  return metrics.flatMap((metric) => [metric.name, ...metricNames(metric.children)]);
+}
+
+/**
+ * A rule naming a metric the platform does not have makes every report carrying it fail (the platform
+ * drops a whole report batch for one unknown metric), so the local platform's metrics are checked here.
+ */
+function checkRuleMetrics(at: string, rules: readonly MappingRule[], service: ServiceConfig): void {
+  const known = metricNames(service.metrics);
+  rules.forEach((rule, i) => {
+    if (!known.includes(rule.metric)) {
+      throw new ConfigError(
+        `${at}.mappingRules[${i}].metric`,
+        `names a metric service ${service.id} does not have (${JSON.stringify(rule.metric)}; it has ${known.join(', ')})`,
+      );
+    }
+  });
 }
 
 /** The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform. */
@@ -295,8 +318,9 @@ export function readStackFile(path: string, env: Env = process.env): StackDefini
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonWithoutRepeatedKeys(text);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError('--config', `${path} is not valid JSON: ${(error as Error).message}`);
   }
   return parseStackFile(value, env);

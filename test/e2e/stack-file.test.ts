@@ -112,6 +112,40 @@ describe('local stack file', () => {
       file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: 'x', metric: 'hits' }] }),
       'gateway.mappingRules[0].pattern',
     ],
+    [
+      'a mapping rule naming a metric the platform section lacks',
+      file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: '/v1', metric: 'get_wrod', delta: 1 }] }),
+      'gateway.mappingRules[0].metric names a metric service svc-1 does not have ("get_wrod"; it has hits, get_word)',
+    ],
+    [
+      'a mapping rule with an unknown field',
+      file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: '/v1', metric: 'hits', delat: 5 }] }),
+      'gateway.mappingRules[0].delat is not a known setting',
+    ],
+    [
+      'a user key the gateway would always refuse (a space)',
+      file(GATEWAY, {
+        platform: {
+          services: [{ ...SERVICE, applications: [{ id: 'a', userKey: 'my key', plan: 'Basic' }] }],
+        },
+      }),
+      'platform.services[0].applications[0].userKey is a key the gateway always refuses (bad_characters)',
+    ],
+    [
+      'an app key the gateway would always refuse (over 256 bytes)',
+      file(GATEWAY, {
+        platform: {
+          services: [
+            {
+              ...SERVICE,
+              authentication: 'app_id',
+              applications: [{ id: 'a', appKeys: ['k'.repeat(257)], plan: 'Basic' }],
+            },
+          ],
+        },
+      }),
+      'platform.services[0].applications[0].appKeys[0] is a key the gateway always refuses (too_long)',
+    ],
     ['a bad local port', file(GATEWAY, { local: { port: 70000 } }), 'local.port must be'],
     [
       'a bad platform section',
@@ -125,6 +159,20 @@ describe('local stack file', () => {
   ])('refuses %s with a message naming the setting', (_, value, message) => {
     expect(() => parseStackFile(value, {})).toThrow(ConfigError);
     expect(() => parseStackFile(value, {})).toThrow(message);
+  });
+
+  it('refuses a file that repeats a key, naming where', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'stack-file-'));
+    const repeated = join(directory, 'repeated.json');
+    writeFileSync(
+      repeated,
+      JSON.stringify(file(GATEWAY)).replace(
+        '"routes":',
+        '"failureMode":"allow","failureMode":"strict","routes":',
+      ),
+    );
+    expect(() => readStackFile(repeated, {})).toThrow(ConfigError);
+    expect(() => readStackFile(repeated, {})).toThrow('gateway.failureMode is given twice');
   });
 
   it('names the file when it is not JSON or cannot be read', () => {
