@@ -246,22 +246,20 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
       logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
       return platformDown(c, facts);
     }
-    const state = stateOf(outcome);
     const sealedCredential = c.sealer.seal(facts.credentialId, facts.credential);
     try {
-      await c.cache.store({
+      await c.cache.storeAnswer({
         credentialId: facts.credentialId,
-        state,
         sealedCredential,
-        ...(outcome.kind !== 'invalid_credential' && { status: outcome }),
+        answer: outcome,
         now: facts.now,
-        ...(state.kind === 'active' && { endpoint: { name: facts.endpoint, usage: facts.usage } }),
+        endpoint: { name: facts.endpoint, usage: facts.usage },
       });
     } catch (error) {
       count(METRIC.cacheWriteFailed);
       logger.warn('platform answer not cached', { error: errorMessage(error) });
     }
-    return answerOf(facts, outcome, state, () => keepPending(c, facts, sealedCredential));
+    return answerOf(facts, outcome, stateOf(outcome), () => keepPending(c, facts, sealedCredential));
   }
 
   /** Without a cache: every call is an authrep, and soft-limit usage is reported at once. */

@@ -17,7 +17,14 @@ import {
 import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from './keys';
 import type { AuthorizationStatus, Usage } from './platform/types';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
-import { type CredentialState, decodeState, encodeState, snapshotFields } from './snapshot';
+import {
+  type CredentialAnswer,
+  type CredentialState,
+  decodeState,
+  encodeState,
+  snapshotFields,
+  stateOf,
+} from './snapshot';
 
 /** How long a credential's snapshot and endpoint entries live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -45,6 +52,16 @@ export interface StoredAnswer {
   readonly status?: AuthorizationStatus;
   readonly now: number;
   /** The endpoint whose first call brought the answer, with the usage it maps to. */
+  readonly endpoint?: { readonly name: string; readonly usage: Usage };
+}
+
+/** A platform answer about a credential, as the authorizer's first call and the reporter's resync store it. */
+export interface AnswerToStore {
+  readonly credentialId: string;
+  readonly sealedCredential: string;
+  readonly answer: CredentialAnswer;
+  readonly now: number;
+  /** The endpoint whose first call brought the answer; recorded only when the credential is active. */
   readonly endpoint?: { readonly name: string; readonly usage: Usage };
 }
 
@@ -172,6 +189,19 @@ export class AccessCache {
         ...(answer.status ? snapshotFields(answer.status).flat() : []),
       ],
     );
+  }
+
+  /** Stores what a platform answer says of the credential: its state and, unless invalid, its snapshot. */
+  async storeAnswer({ credentialId, sealedCredential, answer, now, endpoint }: AnswerToStore): Promise<void> {
+    const state = stateOf(answer);
+    await this.store({
+      credentialId,
+      state,
+      sealedCredential,
+      ...(answer.kind !== 'invalid_credential' && { status: answer }),
+      now,
+      ...(state.kind === 'active' && endpoint && { endpoint }),
+    });
   }
 
   /** Records usage without any check; returns whether the caller must publish the report message. */

@@ -1,9 +1,13 @@
 /**
  * Reporting of the usage the authorizer allowed from the cache, shared by the SQS reporter and the
- * sweep: per credential, pending usage moves to in-flight (atomically, under a lease); each
- * credential is authorized (no usage), which resyncs its cached state and snapshot and keeps a
- * credential the platform refuses out of the report; one report call carries every other credential
- * of the batch; what the platform accepted leaves Redis.
+ * sweep, in stages that each take the ports they use:
+ * - drainUsage: per credential, pending usage moves in flight (atomically, under a lease);
+ * - verifyCredentials: each credential is authorized (no usage); resyncCredential stores the answer
+ *   (state and snapshot) and shows it to the `onResynced` observer; a credential the platform refuses
+ *   is kept out of the report;
+ * - reportUsage: one report call carries every other credential of the batch;
+ * - settleUsage: what the platform accepted (or will never take) leaves Redis; the rest stays in
+ *   flight, its lease given back.
  * Nothing leaves Redis before the platform accepted it: a failed report keeps the in-flight usage,
  * which the next attempt sends again unchanged (at-least-once: a reporter that dies between the
  * platform's 202 and the acknowledgement makes the next attempt send that usage a second time).
@@ -15,12 +19,34 @@ import type { AccessCache } from './cache';
 import type { AccessConfig } from './config';
 import { credentialIdPrefix } from './credentials';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
-import type { Credential, PlatformPort, Transaction, Usage } from './platform/types';
+import type { AuthorizationStatus, Credential, PlatformPort, Transaction, Usage } from './platform/types';
 import type { CredentialSealer } from './seal';
-import { isCredentialAnswer, stateOf } from './snapshot';
+import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
 
 /** Authorize calls of a resync running at once. */
 const RESYNC_CONCURRENCY = 16;
+
+/**
+ * A credential's usage fresh from its resync, for an observer such as usage alerts. Per limited
+ * metric and period, the application has used the report's `currentValue` (the platform's count)
+ * plus `inFlight` rolled up the hierarchy (a metric's usage counts for its ancestors, as the
+ * platform adds it): the platform counts `inFlight` once this flush reports it. Usage allowed since
+ * the drain is still pending in Redis and comes with the next flush.
+ */
+export interface ResyncedUsage {
+  readonly credentialId: string;
+  /** The state the answer gives the credential: active, or denied (suspended...). */
+  readonly state: Exclude<CredentialState, { kind: 'invalid' }>;
+  /** The platform's answer: plan, usage reports (period, period end, max, current), metric hierarchy. */
+  readonly status: AuthorizationStatus;
+  /** The usage this flush takes to the platform. */
+  readonly inFlight: Usage;
+  /** The business clock when the answer came. */
+  readonly now: number;
+}
+
+/** Called once per resynced credential the platform knows; a failure is logged and changes no flush. */
+export type ResyncObserver = (resynced: ResyncedUsage) => Promise<void> | void;
 
 export interface ReportingDeps {
   readonly config: AccessConfig;
@@ -29,6 +55,8 @@ export interface ReportingDeps {
   readonly now: () => number;
   readonly logger: LogPort;
   readonly metrics: MetricsPort;
+  /** Default: none. */
+  readonly onResynced?: ResyncObserver;
 }
 
 export interface FlushResult {
@@ -46,13 +74,52 @@ export interface FlushResult {
   readonly unreadable: readonly string[];
 }
 
-interface Drained {
+/** The ports of the stages of a flush; each stage takes the ones it uses. */
+export interface FlushPorts {
+  readonly cache: AccessCache;
+  readonly sealer: CredentialSealer;
+  readonly platform: PlatformPort;
+  readonly now: () => number;
+  readonly logger: LogPort;
+  readonly metrics: MetricsPort;
+  readonly onResynced: ResyncObserver;
+}
+
+/** A credential's usage taken in flight under a lease, with the credential unsealed. */
+export interface DrainedUsage {
   readonly credentialId: string;
   readonly lease: string;
   readonly sealedCredential: string;
   readonly credential: Credential;
   readonly usage: Usage;
+  /** Left in flight by an earlier attempt: pending usage may wait behind it. */
   readonly resent: boolean;
+}
+
+export interface Drainage extends Pick<FlushResult, 'empty' | 'busy' | 'failed' | 'unreadable'> {
+  readonly ready: readonly DrainedUsage[];
+}
+
+export interface Verification {
+  /** The platform knows the credential: its usage goes into the report. */
+  readonly reportable: readonly DrainedUsage[];
+  /** The platform refuses the credential: its usage can never be reported. */
+  readonly discarded: readonly DrainedUsage[];
+  /** The platform did not answer about the credential: its usage waits for the retry. */
+  readonly unverified: readonly DrainedUsage[];
+}
+
+export interface ReportResult {
+  readonly accepted: readonly DrainedUsage[];
+  /** Not taken by the platform: the usage stays in flight for the retry. */
+  readonly refused: readonly DrainedUsage[];
+}
+
+export interface Settlement {
+  /** The usage leaves Redis: the platform accepted it, or will never take it. */
+  readonly acknowledge: readonly DrainedUsage[];
+  /** The lease is given back; the in-flight usage stays for the retry. */
+  readonly release: readonly DrainedUsage[];
 }
 
 /**
@@ -69,211 +136,276 @@ async function inBatches<T>(items: readonly T[], size: number, each: (item: T) =
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(each));
 }
 
-export function createUsageFlusher(deps: ReportingDeps): UsageFlusher {
-  const { config, platform, logger, metrics } = deps;
-  const cache: AccessCache = accessCacheOf(deps.redis, config);
-  const sealer: CredentialSealer = sealerOf(config);
-  const count = (name: string, value = 1) => metrics.addMetric(name, 'Count', value);
+function count(metrics: MetricsPort, name: string, value = 1): void {
+  metrics.addMetric(name, 'Count', value);
+}
 
-  async function drainAll(ids: readonly string[]) {
-    const ready: Drained[] = [];
-    const outcome = {
-      empty: [] as string[],
-      busy: [] as string[],
-      failed: [] as string[],
-      unreadable: [] as string[],
-    };
-    await Promise.all(
-      ids.map(async (credentialId) => {
-        const lease = randomUUID();
-        let drained: Awaited<ReturnType<AccessCache['drain']>>;
-        try {
-          drained = await cache.drain(credentialId, lease);
-        } catch (error) {
-          logger.warn('redis failed while taking usage to report', {
-            credential: credentialIdPrefix(credentialId),
-            error: errorMessage(error),
-          });
-          outcome.failed.push(credentialId);
-          return;
-        }
-        if (drained.kind === 'empty' || drained.kind === 'busy') {
-          outcome[drained.kind].push(credentialId);
-          if (drained.kind === 'busy') count(METRIC.flushBusy);
-          return;
-        }
-        if (drained.kind === 'unreadable') {
-          unreadable(credentialId, 'no sealed credential is stored');
-          outcome.unreadable.push(credentialId);
-          return;
-        }
-        try {
-          const credential = sealer.unseal(credentialId, drained.sealedCredential);
-          ready.push({
-            credentialId,
-            lease,
-            sealedCredential: drained.sealedCredential,
-            credential,
-            usage: drained.usage,
-            resent: drained.resent,
-          });
-        } catch (error) {
-          await cache.release(credentialId, lease).catch(() => undefined);
-          unreadable(credentialId, errorMessage(error));
-          outcome.unreadable.push(credentialId);
-        }
-      }),
-    );
-    return { ready, ...outcome };
+function idsOf(items: readonly DrainedUsage[]): string[] {
+  return items.map((item) => item.credentialId);
+}
+
+function noteUnreadable(ports: Pick<FlushPorts, 'logger' | 'metrics'>, credentialId: string, why: string) {
+  count(ports.metrics, METRIC.flushUnreadable);
+  ports.logger.error(
+    'usage cannot be reported: the credential cannot be read back (was the provider key rotated?)',
+    { credential: credentialIdPrefix(credentialId), why },
+  );
+}
+
+/** Drain: each credential's pending usage goes in flight under a new lease, and its credential is unsealed. */
+export async function drainUsage(
+  ports: Pick<FlushPorts, 'cache' | 'sealer' | 'logger' | 'metrics'>,
+  credentialIds: readonly string[],
+): Promise<Drainage> {
+  const { cache, sealer, logger, metrics } = ports;
+  const ready: DrainedUsage[] = [];
+  const outcome = { empty: [] as string[], busy: [] as string[], failed: [] as string[] };
+  const unreadable: string[] = [];
+  await Promise.all(
+    credentialIds.map(async (credentialId) => {
+      const lease = randomUUID();
+      let drained: Awaited<ReturnType<AccessCache['drain']>>;
+      try {
+        drained = await cache.drain(credentialId, lease);
+      } catch (error) {
+        logger.warn('redis failed while taking usage to report', {
+          credential: credentialIdPrefix(credentialId),
+          error: errorMessage(error),
+        });
+        outcome.failed.push(credentialId);
+        return;
+      }
+      if (drained.kind === 'empty' || drained.kind === 'busy') {
+        outcome[drained.kind].push(credentialId);
+        if (drained.kind === 'busy') count(metrics, METRIC.flushBusy);
+        return;
+      }
+      if (drained.kind === 'unreadable') {
+        noteUnreadable(ports, credentialId, 'no sealed credential is stored');
+        unreadable.push(credentialId);
+        return;
+      }
+      try {
+        const credential = sealer.unseal(credentialId, drained.sealedCredential);
+        ready.push({
+          credentialId,
+          lease,
+          sealedCredential: drained.sealedCredential,
+          credential,
+          usage: drained.usage,
+          resent: drained.resent,
+        });
+      } catch (error) {
+        await cache.release(credentialId, lease).catch(() => undefined);
+        noteUnreadable(ports, credentialId, errorMessage(error));
+        unreadable.push(credentialId);
+      }
+    }),
+  );
+  return { ready, ...outcome, unreadable };
+}
+
+/**
+ * Resync: stores the platform's fresh answer about a drained credential (suspension, revocation, new
+ * period, changed limits) and shows the observer its usage. Returns the state the answer gives it.
+ */
+export async function resyncCredential(
+  ports: Pick<FlushPorts, 'cache' | 'now' | 'logger' | 'metrics' | 'onResynced'>,
+  item: DrainedUsage,
+  answer: CredentialAnswer,
+): Promise<CredentialState> {
+  const { logger } = ports;
+  const now = ports.now();
+  try {
+    await ports.cache.storeAnswer({
+      credentialId: item.credentialId,
+      sealedCredential: item.sealedCredential,
+      answer,
+      now,
+    });
+  } catch (error) {
+    count(ports.metrics, METRIC.resyncFailed);
+    logger.warn('resync not stored', {
+      credential: credentialIdPrefix(item.credentialId),
+      error: errorMessage(error),
+    });
   }
-
-  function unreadable(credentialId: string, why: string) {
-    count(METRIC.flushUnreadable);
-    logger.error(
-      'usage cannot be reported: the credential cannot be read back (was the provider key rotated?)',
-      {
-        credential: credentialIdPrefix(credentialId),
-        why,
-      },
-    );
+  const state = stateOf(answer);
+  if (answer.kind === 'invalid_credential' || state.kind === 'invalid') return state;
+  try {
+    await ports.onResynced({
+      credentialId: item.credentialId,
+      state,
+      status: answer,
+      inFlight: item.usage,
+      now,
+    });
+  } catch (error) {
+    logger.warn('resync observer failed', {
+      credential: credentialIdPrefix(item.credentialId),
+      error: errorMessage(error),
+    });
   }
+  return state;
+}
 
-  /** The usage leaves Redis (the platform accepted it, or will never take it). */
-  async function settle(items: readonly Drained[]) {
-    await Promise.all(
-      items.map(async (item) => {
-        try {
-          await cache.acknowledge(item.credentialId, item.lease, deps.now());
-        } catch (error) {
-          logger.error('settled usage still marked in flight: it will be sent again', {
-            credential: credentialIdPrefix(item.credentialId),
-            error: errorMessage(error),
-          });
-        }
-      }),
-    );
-  }
-
-  async function release(items: readonly Drained[]) {
-    await Promise.all(
-      items.map((item) => cache.release(item.credentialId, item.lease).catch(() => undefined)),
-    );
-  }
-
-  /**
-   * Authorizes each credential (no usage) before its usage is reported, and stores the answer: this is
-   * the resync of the cache (suspension, revocation, new period, changed limits), and it keeps out of
-   * the report a credential the platform refuses, whose transaction would make the platform drop the
-   * whole report (a key let through by failure mode allow during an outage, or revoked since). Its
-   * usage cannot ever be reported: it is discarded, loudly.
-   */
-  async function verify(ready: readonly Drained[]) {
-    const verdicts: ('report' | 'discard' | 'unverified')[] = [];
-    await inBatches(
-      ready.map((item, index) => ({ item, index })),
-      RESYNC_CONCURRENCY,
-      async ({ item, index }) => {
-        count(METRIC.platformCall);
-        const answer = await platform.authorize(item.credential);
-        if (!isCredentialAnswer(answer)) {
-          verdicts[index] = 'unverified';
-          const log = answer.kind === 'misconfigured' ? logger.error : logger.warn;
-          log.call(logger, 'credential not verified before its report: the usage stays for the retry', {
-            credential: credentialIdPrefix(item.credentialId),
-            kind: answer.kind,
-            detail: answer.message,
-          });
-          return;
-        }
-        const state = stateOf(answer);
-        try {
-          await cache.store({
-            credentialId: item.credentialId,
-            state,
-            sealedCredential: item.sealedCredential,
-            ...(answer.kind !== 'invalid_credential' && { status: answer }),
-            now: deps.now(),
-          });
-        } catch (error) {
-          count(METRIC.resyncFailed);
-          logger.warn('resync not stored', {
-            credential: credentialIdPrefix(item.credentialId),
-            error: errorMessage(error),
-          });
-        }
-        verdicts[index] = state.kind === 'invalid' ? 'discard' : 'report';
-      },
-    );
-    return {
-      reportable: ready.filter((_, index) => verdicts[index] === 'report'),
-      discarded: ready.filter((_, index) => verdicts[index] === 'discard'),
-      unverified: ready.filter((_, index) => verdicts[index] === 'unverified'),
-    };
-  }
-
-  async function flushRound(credentialIds: readonly string[], round: number): Promise<FlushResult> {
-    const { ready, empty, busy, failed, unreadable: unread } = await drainAll(credentialIds);
-    const { reportable, discarded, unverified } = await verify(ready);
-    await release(unverified);
-    if (discarded.length > 0) {
-      count(METRIC.usageDiscarded, discarded.length);
-      for (const item of discarded) {
-        logger.error('usage discarded: the platform refuses the credential, so it can never be reported', {
+/**
+ * Verify: authorizes each credential (no usage) before its usage is reported and resyncs it from the
+ * answer. This keeps out of the report a credential the platform refuses, whose transaction would
+ * make the platform drop the whole report (a key let through by failure mode allow during an outage,
+ * or revoked since). Its usage cannot ever be reported: it is discarded, loudly.
+ */
+export async function verifyCredentials(
+  ports: Pick<FlushPorts, 'cache' | 'platform' | 'now' | 'logger' | 'metrics' | 'onResynced'>,
+  ready: readonly DrainedUsage[],
+): Promise<Verification> {
+  const { platform, logger, metrics } = ports;
+  const verdicts: (keyof Verification)[] = [];
+  await inBatches(
+    ready.map((item, index) => ({ item, index })),
+    RESYNC_CONCURRENCY,
+    async ({ item, index }) => {
+      count(metrics, METRIC.platformCall);
+      const answer = await platform.authorize(item.credential);
+      if (!isCredentialAnswer(answer)) {
+        verdicts[index] = 'unverified';
+        const log = answer.kind === 'misconfigured' ? logger.error : logger.warn;
+        log.call(logger, 'credential not verified before its report: the usage stays for the retry', {
           credential: credentialIdPrefix(item.credentialId),
-          usage: item.usage,
+          kind: answer.kind,
+          detail: answer.message,
         });
+        return;
       }
-      await settle(discarded);
+      const state = await resyncCredential(ports, item, answer);
+      verdicts[index] = state.kind === 'invalid' ? 'discarded' : 'reportable';
+    },
+  );
+  const verification: Verification = {
+    reportable: ready.filter((_, index) => verdicts[index] === 'reportable'),
+    discarded: ready.filter((_, index) => verdicts[index] === 'discarded'),
+    unverified: ready.filter((_, index) => verdicts[index] === 'unverified'),
+  };
+  if (verification.discarded.length > 0) {
+    count(metrics, METRIC.usageDiscarded, verification.discarded.length);
+    for (const item of verification.discarded) {
+      logger.error('usage discarded: the platform refuses the credential, so it can never be reported', {
+        credential: credentialIdPrefix(item.credentialId),
+        usage: item.usage,
+      });
     }
-    let accepted: Drained[] = [];
-    let refused: Drained[] = [];
-    if (reportable.length > 0) {
-      count(METRIC.platformCall);
-      const outcome = await platform.report(
-        reportable.map((item): Transaction => ({ credential: item.credential, usage: item.usage })),
-      );
-      const acceptedCount =
-        outcome.kind === 'accepted' ? reportable.length : (outcome.acceptedTransactions ?? 0);
-      accepted = reportable.slice(0, acceptedCount);
-      refused = reportable.slice(acceptedCount);
-      if (outcome.kind !== 'accepted') {
-        count(METRIC.reportFailed);
-        const log = outcome.kind === 'misconfigured' ? logger.error : logger.warn;
-        log.call(logger, 'report refused: the usage stays in flight for the retry', {
-          kind: outcome.kind,
-          detail: outcome.message,
-          accepted: accepted.length,
-          refused: refused.length,
-        });
-        await release(refused);
-      }
-      count(METRIC.reportedTransactions, accepted.length);
-      await settle(accepted);
-    }
-    const ids = (items: readonly Drained[]) => items.map((item) => item.credentialId);
-    const result: FlushResult = {
-      flushed: ids(accepted),
-      discarded: ids(discarded),
-      empty,
-      busy,
-      failed: [...failed, ...ids(unverified), ...ids(refused)],
-      unreadable: unread,
-    };
-    const resent = ids(accepted.filter((item) => item.resent));
-    if (resent.length === 0 || round >= MAX_ROUNDS) return result;
-    const next = await flushRound(resent, round + 1);
-    const stillWaiting = new Set([...next.failed, ...next.busy, ...next.unreadable]);
-    return {
-      ...result,
-      flushed: result.flushed.filter((id) => !stillWaiting.has(id)),
-      busy: [...busy, ...next.busy],
-      failed: [...result.failed, ...next.failed],
-      unreadable: [...unread, ...next.unreadable],
-    };
   }
+  return verification;
+}
 
+/**
+ * Report: one report call for every reportable credential. A failed report may still have been
+ * accepted in part (a split report): those credentials count as accepted.
+ */
+export async function reportUsage(
+  ports: Pick<FlushPorts, 'platform' | 'logger' | 'metrics'>,
+  reportable: readonly DrainedUsage[],
+): Promise<ReportResult> {
+  const { logger, metrics } = ports;
+  if (reportable.length === 0) return { accepted: [], refused: [] };
+  count(metrics, METRIC.platformCall);
+  const outcome = await ports.platform.report(
+    reportable.map((item): Transaction => ({ credential: item.credential, usage: item.usage })),
+  );
+  const acceptedCount = outcome.kind === 'accepted' ? reportable.length : (outcome.acceptedTransactions ?? 0);
+  const accepted = reportable.slice(0, acceptedCount);
+  const refused = reportable.slice(acceptedCount);
+  if (outcome.kind !== 'accepted') {
+    count(metrics, METRIC.reportFailed);
+    const log = outcome.kind === 'misconfigured' ? logger.error : logger.warn;
+    log.call(logger, 'report refused: the usage stays in flight for the retry', {
+      kind: outcome.kind,
+      detail: outcome.message,
+      accepted: accepted.length,
+      refused: refused.length,
+    });
+  }
+  count(metrics, METRIC.reportedTransactions, accepted.length);
+  return { accepted, refused };
+}
+
+/**
+ * Settle: acknowledged usage leaves Redis (folded into the snapshot's counts until the next resync);
+ * released usage stays in flight for the retry, its lease given back.
+ */
+export async function settleUsage(
+  ports: Pick<FlushPorts, 'cache' | 'now' | 'logger'>,
+  { acknowledge, release }: Settlement,
+): Promise<void> {
+  const { cache, logger } = ports;
+  await Promise.all([
+    ...acknowledge.map(async (item) => {
+      try {
+        await cache.acknowledge(item.credentialId, item.lease, ports.now());
+      } catch (error) {
+        logger.error('settled usage still marked in flight: it will be sent again', {
+          credential: credentialIdPrefix(item.credentialId),
+          error: errorMessage(error),
+        });
+      }
+    }),
+    ...release.map((item) => cache.release(item.credentialId, item.lease).catch(() => undefined)),
+  ]);
+}
+
+/** One round: drain, verify (with the resync), report, settle; then the second round for resent batches. */
+async function flushRound(
+  ports: FlushPorts,
+  credentialIds: readonly string[],
+  round: number,
+): Promise<FlushResult> {
+  const { ready, empty, busy, failed, unreadable } = await drainUsage(ports, credentialIds);
+  const { reportable, discarded, unverified } = await verifyCredentials(ports, ready);
+  await settleUsage(ports, { acknowledge: discarded, release: unverified });
+  const { accepted, refused } = await reportUsage(ports, reportable);
+  await settleUsage(ports, { acknowledge: accepted, release: refused });
+  const result: FlushResult = {
+    flushed: idsOf(accepted),
+    discarded: idsOf(discarded),
+    empty,
+    busy,
+    failed: [...failed, ...idsOf(unverified), ...idsOf(refused)],
+    unreadable,
+  };
+  const resent = idsOf(accepted.filter((item) => item.resent));
+  if (resent.length === 0 || round >= MAX_ROUNDS) return result;
+  return withNextRound(result, await flushRound(ports, resent, round + 1));
+}
+
+/** A credential of the first round counts as flushed only if the usage waiting behind it was flushed too. */
+function withNextRound(result: FlushResult, next: FlushResult): FlushResult {
+  const stillWaiting = new Set([...next.failed, ...next.busy, ...next.unreadable]);
   return {
-    flush: (credentialIds) => flushRound([...new Set(credentialIds)], 1),
+    ...result,
+    flushed: result.flushed.filter((id) => !stillWaiting.has(id)),
+    busy: [...result.busy, ...next.busy],
+    failed: [...result.failed, ...next.failed],
+    unreadable: [...result.unreadable, ...next.unreadable],
+  };
+}
+
+/** The ports of a flush for a configuration. */
+function flushPortsOf(deps: ReportingDeps): FlushPorts {
+  return {
+    cache: accessCacheOf(deps.redis, deps.config),
+    sealer: sealerOf(deps.config),
+    platform: deps.platform,
+    now: deps.now,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    onResynced: deps.onResynced ?? (() => undefined),
+  };
+}
+
+export function createUsageFlusher(deps: ReportingDeps): UsageFlusher {
+  const ports = flushPortsOf(deps);
+  return {
+    flush: (credentialIds) => flushRound(ports, [...new Set(credentialIds)], 1),
   };
 }
 

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/core/cache';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import type { AuthorizationStatus, UsageReport } from '../../../lambdas/core/platform/types';
-import { ACTIVE } from '../../../lambdas/core/snapshot';
+import { ACTIVE, type CredentialAnswer } from '../../../lambdas/core/snapshot';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
@@ -309,6 +309,66 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       });
       await storeActive([hourly('hits', 100, 0)]);
       expect(await check()).toMatchObject({ kind: 'allow' });
+    });
+  });
+
+  describe('platform answers (storeAnswer)', () => {
+    const keys = credentialKeys(ID);
+    const endpoint = { name: ENDPOINT, usage: { get_word: 1 } };
+    const answered = (answer: CredentialAnswer) =>
+      cache.storeAnswer({ credentialId: ID, sealedCredential: SEALED, answer, now: T0, endpoint });
+
+    it('an authorization keeps its snapshot and records the endpoint of the call', async () => {
+      await answered({ kind: 'authorized', ...status([hourly('hits', 100, 7)]) });
+      expect(await redis.hgetall(keys.app)).toMatchObject({
+        state: 'active',
+        cred: SEALED,
+        plan: 'Basic',
+        'limit:hour:hits': `${END} 100 7`,
+      });
+      expect(await redis.hgetall(keys.endpoints)).toEqual({ [ENDPOINT]: '{"get_word":1}' });
+    });
+
+    it('a limits_exceeded denial keeps the credential active: its snapshot decides each call', async () => {
+      await answered({
+        kind: 'denied',
+        reason: 'limits_exceeded',
+        reasonText: 'usage limits are exceeded',
+        ...status([hourly('hits', 5, 5)]),
+      });
+      expect(await check()).toEqual({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ now: END })).toMatchObject({ kind: 'allow' });
+    });
+
+    it('a suspension is cached as a denial and records no endpoint', async () => {
+      await answered({
+        kind: 'denied',
+        reason: 'application_not_active',
+        reasonText: 'application is not active',
+        ...status([hourly('hits', 100, 7)]),
+      });
+      expect(await redis.exists(keys.endpoints)).toBe(0);
+      expect(await check()).toEqual({
+        kind: 'cached',
+        state: { kind: 'denied', reason: 'application_not_active' },
+      });
+    });
+
+    it('an invalid credential never seen leaves only its negative entry, a wrong app key too', async () => {
+      await answered({ kind: 'invalid_credential', code: 'user_key_invalid', message: 'invalid' });
+      expect(await redis.keys('*')).toEqual([keys.negative]);
+      await redis.flushall();
+      await answered({
+        kind: 'denied',
+        reason: 'application_key_invalid',
+        reasonText: 'application key is invalid',
+        ...status([]),
+      });
+      expect(await redis.keys('*')).toEqual([keys.negative]);
+      expect(await check()).toEqual({
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'application_key_invalid' },
+      });
     });
   });
 

@@ -1,0 +1,200 @@
+/**
+ * The authorizer's core: its decisions (AccessDecision) and what it does with its ports. The handler
+ * tests (test/unit/handlers/authorizer.test.ts) map the decisions to API Gateway's contract.
+ */
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type Redis from 'ioredis';
+import RedisMock from 'ioredis-mock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type AccessDecision, createAccessAuthorizer, type DenyReason } from '../../../lambdas/core/access';
+import type { AccessConfigInput } from '../../../lambdas/core/config';
+import { credentialKeys } from '../../../lambdas/core/keys';
+import { type ReportMessage, reportMessage } from '../../../lambdas/core/message';
+import type { AuthOutcome } from '../../../lambdas/core/platform/types';
+import { accessConfig, END, authorizerEvent as event, ID, KEY, SERVICE, T0 } from '../handlers/fixtures';
+import {
+  authorized,
+  CapturingLogger,
+  CapturingMetrics,
+  denied,
+  FakePlatform,
+  hourly,
+  invalidCredential,
+  MISCONFIGURED,
+  UNAVAILABLE,
+} from './fakes';
+
+let redis: Redis;
+let platform: FakePlatform;
+let logger: CapturingLogger;
+let metrics: CapturingMetrics;
+let messages: ReportMessage[];
+let publishFails: boolean;
+let clock: number;
+
+function authorizer(overrides: Partial<AccessConfigInput> = {}) {
+  return createAccessAuthorizer({
+    config: accessConfig(overrides),
+    redis,
+    publisher: {
+      async publish(message) {
+        if (publishFails) throw new Error('SNS throttled');
+        messages.push(message);
+      },
+    },
+    platform,
+    now: () => clock,
+    logger,
+    metrics,
+  });
+}
+
+const POST = { httpMethod: 'POST' } as const satisfies Partial<APIGatewayRequestAuthorizerEvent>;
+
+function allowed(plan = 'Basic', metricNames = 'get_word'): AccessDecision {
+  return { effect: 'allow', credentialId: ID, plan, metrics: metricNames };
+}
+
+function refused(reason: DenyReason, plan = '', metricNames = 'get_word'): AccessDecision {
+  return { effect: 'deny', credentialId: ID, reason, plan, metrics: metricNames };
+}
+
+beforeEach(async () => {
+  redis = new RedisMock() as unknown as Redis;
+  await redis.flushall();
+  platform = new FakePlatform();
+  platform.authrepAnswer = () => authorized([hourly('hits', 100, 1, END)]);
+  logger = new CapturingLogger();
+  metrics = new CapturingMetrics();
+  messages = [];
+  publishFails = false;
+  clock = T0;
+});
+
+afterEach(() => {
+  expect(JSON.stringify([logger.lines, messages])).not.toContain(KEY);
+});
+
+describe('decisions before any port', () => {
+  it('a malformed credential is unauthorized, with no platform, Redis or publisher call', async () => {
+    const decide = authorizer();
+    const decision = await decide.decide(event({ headers: {}, multiValueHeaders: {} }));
+    expect(decision).toEqual({ effect: 'unauthorized' });
+    expect(platform.calls).toEqual([]);
+    expect(await redis.keys('*')).toEqual([]);
+  });
+
+  it('a request no mapping rule matches is denied, naming no metric', async () => {
+    expect(await authorizer().decide(event({ httpMethod: 'DELETE' }))).toEqual(
+      refused('no_mapping_rule', '', ''),
+    );
+    expect(platform.calls).toEqual([]);
+  });
+});
+
+describe("the platform's answer, on the first call and then from the cache", () => {
+  const cases: [string, AuthOutcome, AccessDecision][] = [
+    ['authorized', authorized([hourly('hits', 100, 1, END)]), allowed()],
+    [
+      'over its limits',
+      denied('limits_exceeded', [hourly('hits', 5, 5, END)]),
+      refused('limits_exceeded', 'Basic'),
+    ],
+    ['suspended', denied('application_not_active'), refused('application_not_active')],
+    ['an invalid key', invalidCredential(), { effect: 'unauthorized' }],
+    ['a wrong app key', denied('application_key_invalid'), { effect: 'unauthorized' }],
+  ];
+
+  it.each(cases)('%s', async (_, answer, decision) => {
+    platform.authrepAnswer = () => answer;
+    const decide = authorizer();
+    expect(await decide.decide(event())).toEqual(decision);
+    expect(await decide.decide(event())).toEqual(decision);
+    expect(platform.calls).toEqual([
+      { op: 'authrep', credential: { kind: 'user_key', userKey: KEY }, usage: { get_word: 1 } },
+    ]);
+  });
+
+  it('our configuration refused: denied as platform_misconfigured each time, nothing cached', async () => {
+    platform.authrepAnswer = () => MISCONFIGURED;
+    const decide = authorizer();
+    expect(await decide.decide(event())).toEqual(refused('platform_misconfigured'));
+    expect(await decide.decide(event())).toEqual(refused('platform_misconfigured'));
+    expect(platform.count('authrep')).toBe(2);
+    expect(await redis.keys('*')).toEqual([]);
+  });
+
+  it('stores the answer with the endpoint of the first call; the usage it reported is not pending', async () => {
+    await authorizer().decide(event());
+    const keys = credentialKeys(ID);
+    expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} 100 1`);
+    expect(await redis.hkeys(keys.endpoints)).toEqual(['GET /v1/words/{word}.json']);
+    expect(await redis.exists(keys.pending)).toBe(0);
+  });
+
+  it('names every metric of the call, and the application in app_id mode', async () => {
+    const decision = await authorizer({
+      credentialMode: 'app_id',
+      mappingRules: [
+        { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
+        { method: 'GET', pattern: '/', metric: 'hits', delta: 1 },
+      ],
+    }).decide(event({ headers: { app_id: 'app-1', app_key: 'k-1' }, multiValueHeaders: null }));
+    expect(decision).toMatchObject({ effect: 'allow', metrics: 'get_word,hits', applicationId: 'app-1' });
+  });
+});
+
+describe('the report publisher', () => {
+  it('gets one message per report window, naming the credential by its id', async () => {
+    const decide = authorizer();
+    await decide.decide(event());
+    for (let i = 0; i < 3; i++) expect(await decide.decide(event())).toEqual(allowed());
+    expect(messages).toEqual([reportMessage(SERVICE, ID)]);
+    clock += 10_000;
+    await decide.decide(event());
+    expect(messages).toHaveLength(2);
+  });
+
+  it('failing: the call is allowed all the same and its usage stays pending for the sweep', async () => {
+    const decide = authorizer();
+    await decide.decide(event());
+    publishFails = true;
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(metrics.counts.ReportPublishFailed).toBe(1);
+    expect(await redis.hgetall(credentialKeys(ID).pending)).toEqual({ get_word: '1' });
+  });
+});
+
+describe('failure modes, the platform unavailable', () => {
+  type Situation = 'unknown credential' | 'known, new endpoint' | 'known at its limit, new endpoint';
+  const situations: Record<Situation, AuthOutcome | undefined> = {
+    'unknown credential': undefined,
+    'known, new endpoint': authorized([hourly('hits', 100, 1, END)]),
+    'known at its limit, new endpoint': authorized([hourly('hits', 1, 1, END)]),
+  };
+  const table: [AccessConfigInput['failureMode'], Situation, AccessDecision][] = [
+    ['strict', 'unknown credential', refused('platform_unavailable', '', 'post_word')],
+    ['strict', 'known, new endpoint', refused('platform_unavailable', '', 'post_word')],
+    ['strict', 'known at its limit, new endpoint', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['resilient', 'unknown credential', refused('platform_unavailable', '', 'post_word')],
+    ['resilient', 'known, new endpoint', allowed('Basic', 'post_word')],
+    ['resilient', 'known at its limit, new endpoint', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['allow', 'unknown credential', allowed('', 'post_word')],
+    ['allow', 'known, new endpoint', allowed('Basic', 'post_word')],
+    ['allow', 'known at its limit, new endpoint', refused('limits_exceeded', 'Basic', 'post_word')],
+  ];
+
+  it.each(table)('%s, %s', async (failureMode, situation, decision) => {
+    const decide = authorizer({ failureMode });
+    const known = situations[situation];
+    if (known) {
+      platform.authrepAnswer = () => known;
+      await decide.decide(event());
+    }
+    platform.authrepAnswer = () => UNAVAILABLE;
+    expect(await decide.decide(event(POST))).toEqual(decision);
+    const pending = await redis.hgetall(credentialKeys(ID).pending);
+    expect(pending).toEqual(decision.effect === 'allow' ? { post_word: '1' } : {});
+    expect(messages).toHaveLength(decision.effect === 'allow' ? 1 : 0);
+  });
+});
