@@ -13,7 +13,7 @@ import {
 } from '../../lambdas/core/config';
 import { checkedValue } from '../../lambdas/core/credentials/values';
 import type { Period } from '../../lambdas/core/platform/types';
-import { PERIODS } from './periods';
+import { PERIODS } from '../../lambdas/core/periods';
 
 export type ApplicationState = 'active' | 'suspended';
 export type ServiceState = 'active' | 'suspended';

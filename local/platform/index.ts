@@ -16,7 +16,7 @@ import {
   type ServiceState,
 } from './config';
 import { PlatformModel } from './model';
-import { PERIODS } from './periods';
+import { PERIODS } from '../../lambdas/core/periods';
 import { type PlatformStats, platformListener } from './server';
 import type { ReportError } from './transactor';
 

@@ -5,7 +5,7 @@
  */
 import type { Period } from '../../lambdas/core/platform/types';
 import type { ApplicationState, MetricConfig, PlatformConfig, ServiceConfig, ServiceState } from './config';
-import { PERIODS, periodWindow } from './periods';
+import { PERIODS, periodWindow } from '../../lambdas/core/periods';
 
 export interface Metric {
   readonly name: string;

@@ -7,7 +7,7 @@
 import type { Period } from '../../lambdas/core/platform/types';
 import type { Application, Limit, PlatformModel, Service, UsageDelta } from './model';
 import { isParamHash, type ParamHash, type Params, type ParamValue } from './params';
-import { PERIODS, periodWindow } from './periods';
+import { PERIODS, periodWindow } from '../../lambdas/core/periods';
 import { errorXml, type StatusView, statusXml, type UsageReportView } from './xml';
 
 export interface Answer {
