@@ -7,6 +7,8 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import { accessCacheOf } from '../lambdas/core/access';
+import type { RejectedUsage } from '../lambdas/core/cache';
 import type { AccessConfig } from '../lambdas/core/config';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
@@ -46,6 +48,12 @@ export interface LocalStackOptions {
   readonly sweepIntervalMs?: number;
   /** Hears one entry per answered call (method, path without query, status). */
   readonly accessLog?: (entry: AccessLogEntry) => void;
+  /**
+   * Command timeout of the functions' Redis clients; default the Lambda bound (300 ms). Every function
+   * here shares one event loop, so a test that drives hundreds of concurrent calls through the stack on
+   * a busy machine can give a longer one, lest a starved event loop pass for a slow Redis.
+   */
+  readonly redisCommandTimeoutMs?: number;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -63,12 +71,42 @@ export interface LocalStackGateway {
   sweep(): Promise<SweepResult>;
   /** Runs the sweep over all pending usage, however recent (what flush() does after draining the queue). */
   sweepAll(): Promise<SweepResult>;
+  /** Usage the platform would not take (a metric it does not have), kept in Redis per application. */
+  rejectedUsage(): Promise<RejectedUsage[]>;
+}
+
+/** Usage of one metric the platform would not take (it does not have the metric): kept, never reported. */
+export interface NotAccepted {
+  readonly metric: string;
+  readonly usage: number;
+  /** How many applications' usage it is. */
+  readonly applications: number;
 }
 
 export interface FlushResult {
   /** Messages still queued after the flush (failed deliveries waiting for a retry). */
   readonly queued: number;
   readonly deadLetters: number;
+  /** Applications whose usage is still pending after the flush (the platform failed, or refused the report). */
+  readonly unreported: number;
+  readonly notAccepted: readonly NotAccepted[];
+}
+
+function notAcceptedOf(rejected: readonly RejectedUsage[]): NotAccepted[] {
+  const byMetric = new Map<string, { usage: number; applications: Set<string> }>();
+  for (const { credentialId, usage } of rejected) {
+    for (const [metric, value] of Object.entries(usage)) {
+      const entry = byMetric.get(metric) ?? { usage: 0, applications: new Set<string>() };
+      entry.usage += value;
+      entry.applications.add(credentialId);
+      byMetric.set(metric, entry);
+    }
+  }
+  return [...byMetric.entries()].map(([metric, { usage, applications }]) => ({
+    metric,
+    usage,
+    applications: applications.size,
+  }));
 }
 
 export interface LocalStack {
@@ -148,7 +186,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const newRedisClient = (config: AccessConfig): Redis => {
       const client =
         redis.createInMemoryClient?.() ??
-        createRedisClient(config.redis ?? { host: redis.host, port: redis.port, tls: false }, { logger });
+        createRedisClient(config.redis ?? { host: redis.host, port: redis.port, tls: false }, {
+          logger,
+          ...(options.redisCommandTimeoutMs !== undefined && {
+            commandTimeoutMs: options.redisCommandTimeoutMs,
+          }),
+        });
       redisClients.push(client);
       return client;
     };
@@ -198,6 +241,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const sweep = createSweepHandler(reporterDeps);
       // A flush reports all pending usage, however recent, not only what the scheduled sweep would.
       const sweepAll = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
+      const rejectedUsage = () => accessCacheOf(reporterDeps.redis, config).rejectedUsage();
       queue = new LocalQueue({
         name,
         consumer: reporter,
@@ -226,7 +270,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         backend: (event) => echo(event, { hiddenNames }),
         responses: withOverrides(accessGatewayResponses(config)),
       };
-      return { api, config, topicArn, queue, sweep, sweepAll };
+      return { api, config, topicArn, queue, sweep, sweepAll, rejectedUsage };
     };
     const wired = definition.gateways.map(wire);
     cleanup.push(() => Promise.all(wired.map(({ queue }) => queue.stop())));
@@ -238,28 +282,37 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     cleanup.push(() => gateway.stop());
 
-    const gateways: LocalStackGateway[] = wired.map(({ api, config, topicArn, queue, sweep, sweepAll }) => ({
-      serviceId: config.serviceId,
-      url: `${gateway.url}${api.basePath}`,
-      basePath: api.basePath,
-      config,
-      topicArn,
-      queue,
-      sweep,
-      sweepAll,
-    }));
+    const gateways: LocalStackGateway[] = wired.map(
+      ({ api, config, topicArn, queue, sweep, sweepAll, rejectedUsage }) => ({
+        serviceId: config.serviceId,
+        url: `${gateway.url}${api.basePath}`,
+        basePath: api.basePath,
+        config,
+        topicArn,
+        queue,
+        sweep,
+        sweepAll,
+        rejectedUsage,
+      }),
+    );
 
     let flushing: Promise<FlushResult> | undefined;
     const flush = (): Promise<FlushResult> => {
       flushing ??= (async () => {
+        let unreported = 0;
+        const rejected: RejectedUsage[] = [];
         for (const entry of gateways) {
           await entry.queue.drain();
-          await entry.sweepAll();
+          const swept = await entry.sweepAll();
+          unreported += swept.failed + swept.busy + swept.unreadable;
+          rejected.push(...(await entry.rejectedUsage()));
         }
         const stats = gateways.map((entry) => entry.queue.stats());
         return {
           queued: stats.reduce((sum, s) => sum + s.queued, 0),
           deadLetters: stats.reduce((sum, s) => sum + s.deadLetters, 0),
+          unreported,
+          notAccepted: notAcceptedOf(rejected),
         };
       })().finally(() => {
         flushing = undefined;

@@ -1,14 +1,35 @@
 /**
- * The Lua scripts of the cache. Each touches the keys of one credential only (one hash tag, one slot)
- * and takes the time as an argument, so an injected clock moves periods and windows (the hot path
- * reads TIME only to refuse to run after its caller gave up, see CHECK_SCRIPT).
- * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d
- * needs a 64-bit integer that fengari (ioredis-mock) does not have.
+ * The Lua scripts of the cache. Each touches the keys of one budget only (one hash tag, one slot) and
+ * takes the time as an argument, so an injected clock moves periods and windows (the hot path reads
+ * TIME only to refuse to run after its caller gave up, see CHECK_SCRIPT).
+ *
+ * Usage waiting to be reported is kept per period bucket: hash fields `<bucket start>:<metric>`, with
+ * `t:<bucket start>` the time of the bucket's last call. A bucket is the smallest period the budget's
+ * plan limits (minute, hour or day; a day when the plan limits only weeks, months, years or nothing,
+ * since days nest in all of them and weeks do not nest in months), so every limited period holds each
+ * bucket whole: a limit counts exactly the buckets of its current period, and the reporter sends each
+ * bucket with a timestamp inside it, so the platform charges the period the calls happened in.
+ *
+ * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
+ * 64-bit integer that fengari (ioredis-mock) does not have.
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
  */
 
 const PRELUDE = `
 local function int(n) return string.format('%.0f', n) end
+
+-- A limit is '<period start> <period end> <max> <current>' (-1 -1 for eternity). A snapshot stored
+-- before periods had a start ('<period end> <max> <current>') reads with start -1: its limits then
+-- count every bucket, more than their period, never less, until the next answer replaces it.
+local function parse_limit(value)
+  local period_start, period_end, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
+  if not period_start then
+    period_start = '-1'
+    period_end, max, current = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
+    if not period_end then return nil end
+  end
+  return tonumber(period_start), tonumber(period_end), tonumber(max), tonumber(current)
+end
 
 local function read_snapshot(app_key)
   local fields = redis.call('HGETALL', app_key)
@@ -22,14 +43,17 @@ local function read_snapshot(app_key)
     elseif string.sub(name, 1, 7) == 'parent:' then
       snapshot.parents[string.sub(name, 8)] = value
     elseif string.sub(name, 1, 6) == 'limit:' then
-      local period_end, max, current = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
-      if period_end then
+      local period_start, period_end, max, current = parse_limit(value)
+      if period_start then
+        local period, metric = string.match(name, '^limit:([^:]*):(.*)$')
         snapshot.limits[#snapshot.limits + 1] = {
           field = name,
-          metric = string.match(name, '^limit:[^:]*:(.*)$'),
-          period_end = tonumber(period_end),
-          max = tonumber(max),
-          current = tonumber(current),
+          period = period,
+          metric = metric,
+          period_start = period_start,
+          period_end = period_end,
+          max = max,
+          current = current,
         }
       end
     end
@@ -47,11 +71,26 @@ local function add_up(totals, parents, metric, amount)
   end
 end
 
-local function hash_totals(key, parents)
-  local totals = {}
+-- Usage by bucket start, each bucket's metrics added up to their ancestors.
+local function bucket_totals(key, parents, buckets)
   local fields = redis.call('HGETALL', key)
-  for i = 1, #fields, 2 do add_up(totals, parents, fields[i], tonumber(fields[i + 1])) end
-  return totals
+  for i = 1, #fields, 2 do
+    local bucket, metric = string.match(fields[i], '^(%d+):(.+)$')
+    if bucket then
+      local start = tonumber(bucket)
+      buckets[start] = buckets[start] or {}
+      add_up(buckets[start], parents, metric, tonumber(fields[i + 1]))
+    end
+  end
+  return buckets
+end
+
+-- The first instant of the limit's current period: its own while it lasts, then the period now is in.
+-- nil for eternity: every bucket counts.
+local function window_start(limit, now, starts)
+  if limit.period_end < 0 then return nil end
+  if now < limit.period_end then return limit.period_start end
+  return starts[limit.period]
 end
 
 -- Once a period has ended the platform's counter for it starts again from 0.
@@ -60,17 +99,48 @@ local function current_of(limit, now)
   return limit.current
 end
 
+local function used_in_window(buckets, metric, since)
+  local used = 0
+  for start, totals in pairs(buckets) do
+    if since == nil or start >= since then used = used + (totals[metric] or 0) end
+  end
+  return used
+end
+
+-- ARGV from 'first': the starts of the minute, hour, day, week, month and year now is in.
+local function period_starts(first)
+  return {
+    minute = tonumber(ARGV[first]),
+    hour = tonumber(ARGV[first + 1]),
+    day = tonumber(ARGV[first + 2]),
+    week = tonumber(ARGV[first + 3]),
+    month = tonumber(ARGV[first + 4]),
+    year = tonumber(ARGV[first + 5]),
+  }
+end
+
+-- The bucket of new usage: the smallest limited period that nests in every other (see the module note).
+local function bucket_period(snapshot)
+  local rank = { minute = 1, hour = 2, day = 3 }
+  local smallest = 'day'
+  for _, limit in ipairs(snapshot.limits) do
+    local r = rank[limit.period]
+    if r and r < rank[smallest] then smallest = limit.period end
+  end
+  return smallest
+end
+
 -- Counters only grow within a period, so of two answers for the same period the higher count is the
--- newer: answers of concurrent first calls, or a resync that does not see a report the platform
--- still processes, never lower it. A later period wins; the limit itself comes from the answer.
+-- newer: answers of concurrent calls, or a resync that does not see a report the platform still
+-- processes, never lower it. A later period wins; the limit itself comes from the answer.
 local function newest_limit(stored, answered)
   if not stored then return answered end
-  local stored_end, _, stored_current = string.match(stored, '^(%-?%d+) (%d+) (%d+)$')
-  local answered_end, answered_max, answered_current = string.match(answered, '^(%-?%d+) (%d+) (%d+)$')
+  local _, stored_end, _, stored_current = parse_limit(stored)
+  local answered_start, answered_end, answered_max, answered_current = parse_limit(answered)
   if not stored_end or not answered_end then return answered end
-  if tonumber(stored_end) > tonumber(answered_end) then return stored end
-  if stored_end == answered_end and tonumber(stored_current) > tonumber(answered_current) then
-    return answered_end .. ' ' .. answered_max .. ' ' .. stored_current
+  if stored_end > answered_end then return stored end
+  if stored_end == answered_end and stored_current > answered_current then
+    return int(answered_start) .. ' ' .. int(answered_end) .. ' ' .. int(answered_max) .. ' ' .. int(stored_current)
   end
   return answered
 end
@@ -84,18 +154,19 @@ local function keep_or_expire(app_key, since_key, ttl_ms)
   end
 end
 
--- Adds the usage pairs ARGV[first..] to pending, marks the oldest unreported usage for the sweep and
+-- Adds the usage pairs ARGV[first..] to the bucket, marks the oldest unreported usage for the sweep and
 -- sets the report window flag. Returns '1' when the caller must publish the report message.
-local function record_usage(app_key, pending_key, since_key, window_key, now, window_ms, first)
+local function record_usage(app_key, pending_key, since_key, window_key, now, window_ms, bucket, first)
   local added = false
   for i = first, #ARGV, 2 do
     local amount = tonumber(ARGV[i + 1])
     if amount > 0 then
-      redis.call('HINCRBY', pending_key, ARGV[i], amount)
+      redis.call('HINCRBY', pending_key, int(bucket) .. ':' .. ARGV[i], amount)
       added = true
     end
   end
   if not added then return '0' end
+  redis.call('HSET', pending_key, 't:' .. int(bucket), int(now))
   if redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
   if window_ms == 0 then return '1' end
   local window_end = redis.call('GET', window_key)
@@ -111,17 +182,21 @@ export interface ScriptDefinition {
   readonly lua: string;
 }
 
+/** Number of ARGV slots the period starts take (minute, hour, day, week, month, year). */
+export const PERIOD_START_ARGS = 6;
+
 /**
- * The hot path. KEYS: neg, app, ep, pending, inflight, since, window.
- * ARGV: now, endpoint ('' = decide from the credential's snapshot whatever the endpoint: the
- * resilient answer while the platform is down), window ms, soft ('1'), deadline (epoch ms by the
- * wall clock, 0 = none), then metric/delta pairs.
+ * The hot path. KEYS: neg, app, keys, pending, inflight, since, window.
+ * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
+ * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
+ * then metric/delta pairs.
  * The deadline is the one use of TIME, and it decides nothing about limits or windows (those follow
- * `now`): once the authorizer gave up waiting it answered through the platform's authrep, so a script
- * that reaches Redis later (a paused or partitioned server) must not count the call a second time.
- * A new endpoint of an active credential is a miss only within its limits; over a hard limit it is
- * denied like a hit, since the platform's authrep would not count the usage pending here.
- * Returns {'expired'} | {'miss'} | {'cached', state} | {'deny', 'limits_exceeded', plan} |
+ * `now`): once the authorizer gave up waiting it answered through the platform, so a script that
+ * reaches Redis later (a paused or partitioned server) must not count the call a second time.
+ * A budget with a snapshot decides every endpoint here: the snapshot holds all the plan's limits and
+ * the metric tree, and the mapping rules are local, so only a budget without one asks the platform.
+ * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
+ * snapshot, this key was never checked) | {'cached', state} | {'deny', 'limits_exceeded', plan} |
  * {'allow', plan, publish, over}.
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
@@ -136,39 +211,50 @@ end
 local now = tonumber(ARGV[1])
 local negative = redis.call('GET', KEYS[1])
 if negative then return {'cached', negative} end
-local known_endpoint = ARGV[2] == '' or redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1
+local key_known = ARGV[2] == ''
+if not key_known then
+  local fact = redis.call('HGET', KEYS[3], ARGV[2])
+  if fact then
+    local until_ms, code = string.match(fact, '^bad (%d+) (.+)$')
+    if not until_ms then
+      key_known = true
+    elseif tonumber(until_ms) > now then
+      return {'cached', 'invalid:' .. code}
+    end
+  end
+end
 local snapshot = read_snapshot(KEYS[2])
 if not snapshot.state then return {'miss'} end
-if snapshot.state ~= 'active' then
-  if known_endpoint then return {'cached', snapshot.state} end
-  return {'miss'}
-end
+if not key_known then return {'key_unknown'} end
+if snapshot.state ~= 'active' then return {'cached', snapshot.state} end
+local first_pair = 6 + ${PERIOD_START_ARGS}
+local starts = period_starts(6)
 local requested = {}
-for i = 6, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
-local pending = hash_totals(KEYS[4], snapshot.parents)
-local in_flight = hash_totals(KEYS[5], snapshot.parents)
+for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
+local buckets = bucket_totals(KEYS[5], snapshot.parents, bucket_totals(KEYS[4], snapshot.parents, {}))
 local over = '0'
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
   if amount then
-    local used = current_of(limit, now) + (pending[limit.metric] or 0) + (in_flight[limit.metric] or 0)
+    local since = window_start(limit, now, starts)
+    local used = current_of(limit, now) + used_in_window(buckets, limit.metric, since)
     if used + amount > limit.max then over = '1' end
   end
 end
 if over == '1' and ARGV[4] ~= '1' then return {'deny', 'limits_exceeded', snapshot.plan} end
-if not known_endpoint then return {'miss'} end
-local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), 6)
+local bucket = starts[bucket_period(snapshot)]
+local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), bucket, first_pair)
 return {'allow', snapshot.plan, publish, over}
 `,
 };
 
 /**
- * Stores a platform answer. KEYS: neg, app, ep, since.
- * ARGV: state, negative TTL ms, entry TTL ms, sealed credential, plan, now, endpoint ('' = none),
- * endpoint usage JSON, then snapshot field/value pairs.
- * An active state clears the negative entry and records the endpoint; any other state sets the
- * negative entry and drops the endpoint entries, so the credential asks the platform again once the
- * negative entry expires. An invalid answer keeps no snapshot: a key never seen leaves only its
+ * Stores a platform answer. KEYS: neg, app, keys, since.
+ * ARGV: state ('' = the answer is about the key only: the budget is left as it is), negative TTL ms,
+ * entry TTL ms, sealed credential, plan, now, key id ('' = none), key fact ('ok <sealed credential>' |
+ * 'bad <until ms> <code>' | ''), then snapshot field/value pairs.
+ * An active state clears the negative entry; any other state sets it, so the budget asks the platform
+ * again once it expires. An invalid answer keeps no snapshot: a budget never seen leaves only its
  * negative entry; a known one keeps its sealed credential for the usage still to report.
  */
 export const STORE_SCRIPT: ScriptDefinition = {
@@ -176,11 +262,15 @@ export const STORE_SCRIPT: ScriptDefinition = {
   numberOfKeys: 4,
   lua: `${PRELUDE}
 local state = ARGV[1]
+if ARGV[7] ~= '' and ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+end
+if state == '' then return 'ok' end
 if state == 'active' then
   redis.call('DEL', KEYS[1])
 else
   redis.call('SET', KEYS[1], state, 'PX', ARGV[2])
-  redis.call('DEL', KEYS[3])
 end
 if string.sub(state, 1, 8) == 'invalid:' then
   if redis.call('EXISTS', KEYS[2]) == 0 then return 'ok' end
@@ -196,10 +286,6 @@ else
   for i = 9, #ARGV, 2 do
     redis.call('HSET', KEYS[2], ARGV[i], newest_limit(previous[ARGV[i]], ARGV[i + 1]))
   end
-  if state == 'active' and ARGV[7] ~= '' then
-    redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
-    redis.call('PEXPIRE', KEYS[3], ARGV[3])
-  end
 end
 keep_or_expire(KEYS[2], KEYS[4], ARGV[3])
 return 'ok'
@@ -209,14 +295,16 @@ return 'ok'
 /**
  * Lets a call through unchecked and keeps its usage for the reporter (failure mode allow, platform
  * down, nothing cached). KEYS: app, pending, since, window. ARGV: now, window ms, sealed credential,
- * entry TTL ms, then metric/delta pairs. Returns '1' when the caller must publish.
+ * entry TTL ms, bucket start (the minute: nothing tells which periods the plan limits), then
+ * metric/delta pairs. Returns '1' when the caller must publish.
  */
 export const ADMIT_SCRIPT: ScriptDefinition = {
   name: 'accessAdmit',
   numberOfKeys: 4,
   lua: `${PRELUDE}
 redis.call('HSETNX', KEYS[1], 'cred', ARGV[3])
-local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), tonumber(ARGV[2]), 5)
+local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), tonumber(ARGV[2]),
+  tonumber(ARGV[5]), 6)
 keep_or_expire(KEYS[1], KEYS[3], ARGV[4])
 return publish
 `,
@@ -227,7 +315,8 @@ return publish
  * In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new joins
  * it until the platform accepted it. Returns {'busy'} (another reporter holds the lease) | {'empty'} |
  * {'unreadable'} (no sealed credential) | {'ready', sealed credential, resent ('1' when the in-flight
- * usage was left by an earlier attempt, so pending usage may still wait), metric, value, ...}.
+ * usage was left by an earlier attempt, so pending usage may still wait), field, value, ...} with the
+ * fields of the in-flight hash (see the module note).
  */
 export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
@@ -253,8 +342,8 @@ return {'ready', sealed, resent, unpack(usage)}
 
 /**
  * The platform accepted the in-flight usage. KEYS: app, pending, inflight, since, lease.
- * ARGV: now, lease token, entry TTL ms. Until the resync brings the platform's counters, the
- * snapshot's current values count what was just accepted (limits stay exact in between).
+ * ARGV: now, lease token, entry TTL ms. Until the resync brings the platform's counters, each limit's
+ * current value counts the buckets just accepted that lie in its period (limits stay exact in between).
  * A reporter whose lease passed to another one changes nothing: the in-flight usage may by then be
  * the other's batch, not yet reported (its own was resent by the other, at least once).
  */
@@ -266,12 +355,19 @@ local holder = redis.call('GET', KEYS[5])
 if holder and holder ~= ARGV[2] then return 'ok' end
 local now = tonumber(ARGV[1])
 local snapshot = read_snapshot(KEYS[1])
-local reported = hash_totals(KEYS[3], snapshot.parents)
+local buckets = bucket_totals(KEYS[3], snapshot.parents, {})
 for _, limit in ipairs(snapshot.limits) do
-  local amount = reported[limit.metric]
-  if amount and (limit.period_end < 0 or now < limit.period_end) then
-    redis.call('HSET', KEYS[1], limit.field,
-      int(limit.period_end) .. ' ' .. int(limit.max) .. ' ' .. int(limit.current + amount))
+  if limit.period_end < 0 or now < limit.period_end then
+    local reported = 0
+    for start, totals in pairs(buckets) do
+      if limit.period_end < 0 or (start >= limit.period_start and start < limit.period_end) then
+        reported = reported + (totals[limit.metric] or 0)
+      end
+    end
+    if reported > 0 then
+      redis.call('HSET', KEYS[1], limit.field, int(limit.period_start) .. ' ' .. int(limit.period_end) .. ' ' ..
+        int(limit.max) .. ' ' .. int(limit.current + reported))
+    end
   end
 end
 redis.call('DEL', KEYS[3], KEYS[5])
@@ -283,7 +379,7 @@ return 'ok'
 `,
 };
 
-/** The report failed: give the lease back; the in-flight usage stays for the retry. KEYS: lease. ARGV: token. */
+/** Gives a lock back if the token still holds it (a lease, a first call's lock). KEYS: lock. ARGV: token. */
 export const RELEASE_SCRIPT: ScriptDefinition = {
   name: 'accessRelease',
   numberOfKeys: 1,

@@ -14,55 +14,84 @@ import {
   type ScriptDefinition,
   STORE_SCRIPT,
 } from './cache-scripts';
-import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from './keys';
-import type { AuthorizationStatus, Usage } from './platform/types';
+import {
+  credentialIdOfKey,
+  credentialIdOfSinceKey,
+  credentialKeys,
+  REJECTED_KEY_PATTERN,
+  SINCE_KEY_PATTERN,
+} from './keys';
+import { periodWindow } from './periods';
+import type { AuthorizationStatus, InvalidCredentialCode, Usage } from './platform/types';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
 import {
   type CredentialAnswer,
   type CredentialState,
   decodeState,
   encodeState,
+  isKeyRefusal,
   snapshotFields,
   stateOf,
 } from './snapshot';
 
-/** How long a credential's snapshot and endpoint entries live without a new platform answer. */
+/** How long a budget's snapshot and key facts live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export type CheckResult =
+  /** No snapshot of the budget: the platform must be asked. */
   | { readonly kind: 'miss' }
+  /** The budget has a snapshot, the presented key was never checked with the platform. */
+  | { readonly kind: 'key_unknown' }
   | { readonly kind: 'cached'; readonly state: Exclude<CredentialState, { kind: 'active' }> }
   | { readonly kind: 'limited'; readonly plan: string }
   | { readonly kind: 'allow'; readonly plan: string; readonly publish: boolean; readonly overLimit: boolean };
 
 export interface CheckRequest {
+  /** The budget (credentialIdOf). */
   readonly credentialId: string;
-  /** Undefined: decide from the credential's snapshot, whatever the endpoint (resilient answer). */
-  readonly endpoint: string | undefined;
+  /** The presented key (keyIdOf); '' when there is no key to check. */
+  readonly keyId: string;
   readonly usage: Usage;
   readonly now: number;
   readonly windowMs: number;
   readonly softLimits: boolean;
 }
 
+/** What the platform said of a presented key, kept under the budget. */
+export type KeyFact =
+  | { readonly valid: true; readonly sealedCredential: string }
+  | { readonly valid: false; readonly code: InvalidCredentialCode };
+
 export interface StoredAnswer {
   readonly credentialId: string;
-  readonly state: CredentialState;
-  readonly sealedCredential: string;
-  readonly status?: AuthorizationStatus;
   readonly now: number;
-  /** The endpoint whose first call brought the answer, with the usage it maps to. */
-  readonly endpoint?: { readonly name: string; readonly usage: Usage };
+  /** What the answer says of the budget; absent when it speaks of the key only. */
+  readonly budget?: {
+    readonly state: CredentialState;
+    readonly sealedCredential: string;
+    readonly status?: AuthorizationStatus;
+  };
+  readonly key?: { readonly id: string; readonly fact: KeyFact };
 }
 
 /** A platform answer about a credential, as the authorizer's first call and the reporter's resync store it. */
 export interface AnswerToStore {
   readonly credentialId: string;
+  /** The presented key (keyIdOf); '' when there is none to keep a fact about. */
+  readonly keyId: string;
+  /** The credential as presented, sealed under the budget's id. */
   readonly sealedCredential: string;
   readonly answer: CredentialAnswer;
   readonly now: number;
-  /** The endpoint whose first call brought the answer; recorded only when the credential is active. */
-  readonly endpoint?: { readonly name: string; readonly usage: Usage };
+}
+
+/** Usage of one period bucket, as the reporter sends it. */
+export interface UsageBucket {
+  /** Start of the bucket; undefined for usage kept before buckets existed (reported as of now). */
+  readonly start?: number;
+  /** When the bucket's last call was allowed. */
+  readonly lastCallAt?: number;
+  readonly usage: Usage;
 }
 
 export type DrainResult =
@@ -72,10 +101,18 @@ export type DrainResult =
   | {
       readonly kind: 'ready';
       readonly sealedCredential: string;
+      readonly buckets: readonly UsageBucket[];
+      /** The buckets added up. */
       readonly usage: Usage;
       /** The usage was left in flight by an earlier attempt: pending usage may wait behind it. */
       readonly resent: boolean;
     };
+
+/** Usage the platform refuses to take, kept under its budget. */
+export interface RejectedUsage {
+  readonly credentialId: string;
+  readonly usage: Usage;
+}
 
 export interface AccessCacheOptions {
   readonly negativeTtlMs: number;
@@ -106,6 +143,61 @@ function pairsToUsage(flat: readonly string[]): Usage {
   const usage: Record<string, number> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) usage[flat[i]] = Number(flat[i + 1]);
   return usage;
+}
+
+const BUCKET_FIELD = /^(\d+):(.+)$/;
+const LAST_CALL_FIELD = /^t:(\d+)$/;
+
+/** The in-flight hash's fields (`<bucket start>:<metric>`, `t:<bucket start>`) as buckets, oldest first. */
+export function bucketsOf(flat: readonly string[]): UsageBucket[] {
+  const usageOf = new Map<number | undefined, Record<string, number>>();
+  const lastCallOf = new Map<number, number>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const field = flat[i] as string;
+    const value = Number(flat[i + 1]);
+    const lastCall = LAST_CALL_FIELD.exec(field);
+    if (lastCall) {
+      lastCallOf.set(Number(lastCall[1]), value);
+      continue;
+    }
+    const bucket = BUCKET_FIELD.exec(field);
+    const start = bucket ? Number(bucket[1]) : undefined;
+    const metric = bucket ? (bucket[2] as string) : field;
+    const usage = usageOf.get(start) ?? {};
+    usage[metric] = (usage[metric] ?? 0) + value;
+    usageOf.set(start, usage);
+  }
+  return [...usageOf.entries()]
+    .sort(([a], [b]) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY))
+    .map(([start, usage]) => ({
+      ...(start !== undefined && { start }),
+      ...(start !== undefined && lastCallOf.has(start) && { lastCallAt: lastCallOf.get(start) }),
+      usage,
+    }));
+}
+
+export function totalUsage(buckets: readonly UsageBucket[]): Usage {
+  const total: Record<string, number> = {};
+  for (const bucket of buckets) {
+    for (const [metric, value] of Object.entries(bucket.usage)) total[metric] = (total[metric] ?? 0) + value;
+  }
+  return total;
+}
+
+/** The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. */
+function periodStarts(now: number): number[] {
+  return (['minute', 'hour', 'day', 'week', 'month', 'year'] as const).map(
+    (period) => periodWindow(period, now).start,
+  );
+}
+
+function encodeKeyFact(fact: KeyFact, until: number): string {
+  return fact.valid ? `ok ${fact.sealedCredential}` : `bad ${Math.trunc(until)} ${fact.code}`;
+}
+
+/** A valid key's sealed credential from its fact, or undefined for any other value. */
+function validKeyCredential(value: string): string | undefined {
+  return value.startsWith('ok ') ? value.slice(3) : undefined;
 }
 
 function strings(reply: unknown): string[] {
@@ -142,13 +234,14 @@ export class AccessCache {
     const reply = strings(
       await this.run(
         CHECK_SCRIPT,
-        [keys.negative, keys.app, keys.endpoints, keys.pending, keys.inFlight, keys.since, keys.window],
+        [keys.negative, keys.app, keys.keys, keys.pending, keys.inFlight, keys.since, keys.window],
         [
           request.now,
-          request.endpoint ?? '',
+          request.keyId,
           request.windowMs,
           request.softLimits ? '1' : '0',
           this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
+          ...periodStarts(request.now),
           ...usagePairs(request.usage),
         ],
       ),
@@ -158,6 +251,8 @@ export class AccessCache {
         throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
       case 'miss':
         return { kind: 'miss' };
+      case 'key_unknown':
+        return { kind: 'key_unknown' };
       case 'cached': {
         const state = decodeState(reply[1]);
         if (state.kind === 'active') return { kind: 'miss' };
@@ -174,34 +269,72 @@ export class AccessCache {
 
   async store(answer: StoredAnswer): Promise<void> {
     const keys = credentialKeys(answer.credentialId);
+    const { budget, key } = answer;
     await this.run(
       STORE_SCRIPT,
-      [keys.negative, keys.app, keys.endpoints, keys.since],
+      [keys.negative, keys.app, keys.keys, keys.since],
       [
-        encodeState(answer.state),
+        budget ? encodeState(budget.state) : '',
         this.options.negativeTtlMs,
         this.entryTtlMs,
-        answer.sealedCredential,
-        answer.status?.plan ?? '',
+        budget?.sealedCredential ?? '',
+        budget?.status?.plan ?? '',
         answer.now,
-        answer.endpoint?.name ?? '',
-        answer.endpoint ? JSON.stringify(answer.endpoint.usage) : '',
-        ...(answer.status ? snapshotFields(answer.status).flat() : []),
+        key?.id ?? '',
+        key ? encodeKeyFact(key.fact, answer.now + this.options.negativeTtlMs) : '',
+        ...(budget?.status ? snapshotFields(budget.status).flat() : []),
       ],
     );
   }
 
-  /** Stores what a platform answer says of the credential: its state and, unless invalid, its snapshot. */
-  async storeAnswer({ credentialId, sealedCredential, answer, now, endpoint }: AnswerToStore): Promise<void> {
+  /**
+   * Stores what a platform answer says: of the presented key (valid, or refused for a while), and of the
+   * budget (its state and, unless invalid, its snapshot). A refused app key says nothing of the budget:
+   * the platform checks the key first and stops there.
+   */
+  async storeAnswer({ credentialId, keyId, sealedCredential, answer, now }: AnswerToStore): Promise<void> {
+    if (isKeyRefusal(answer)) {
+      if (keyId === '') return;
+      await this.store({
+        credentialId,
+        now,
+        key: { id: keyId, fact: { valid: false, code: 'application_key_invalid' } },
+      });
+      return;
+    }
     const state = stateOf(answer);
     await this.store({
       credentialId,
-      state,
-      sealedCredential,
-      ...(answer.kind !== 'invalid_credential' && { status: answer }),
       now,
-      ...(state.kind === 'active' && endpoint && { endpoint }),
+      budget: {
+        state,
+        sealedCredential,
+        ...(answer.kind !== 'invalid_credential' && { status: answer }),
+      },
+      ...(keyId !== '' &&
+        state.kind !== 'invalid' && { key: { id: keyId, fact: { valid: true, sealedCredential } } }),
     });
+  }
+
+  /** The sealed credentials of the budget's keys the platform last said were valid. */
+  async validKeyCredentials(credentialId: string): Promise<string[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const facts = await this.redis.hvals(credentialKeys(credentialId).keys);
+    return facts.map(validKeyCredential).filter((sealed): sealed is string => sealed !== undefined);
+  }
+
+  /**
+   * Takes the budget's first-call lock for `ttlMs`: true when this caller is the one to ask the platform,
+   * false when another call already does.
+   */
+  async claimFirstCall(credentialId: string, token: string, ttlMs: number): Promise<boolean> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const set = await this.redis.set(credentialKeys(credentialId).firstCall, token, 'PX', ttlMs, 'NX');
+    return set === 'OK';
+  }
+
+  async releaseFirstCall(credentialId: string, token: string): Promise<void> {
+    await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).firstCall], [token]);
   }
 
   /** Records usage without any check; returns whether the caller must publish the report message. */
@@ -210,7 +343,14 @@ export class AccessCache {
     const reply = await this.run(
       ADMIT_SCRIPT,
       [keys.app, keys.pending, keys.since, keys.window],
-      [now, windowMs, sealedCredential, this.entryTtlMs, ...usagePairs(usage)],
+      [
+        now,
+        windowMs,
+        sealedCredential,
+        this.entryTtlMs,
+        periodWindow('minute', now).start,
+        ...usagePairs(usage),
+      ],
     );
     return String(reply) === '1';
   }
@@ -224,9 +364,11 @@ export class AccessCache {
         [leaseToken, this.options.leaseMs],
       ),
     );
-    const [kind, sealedCredential, resent, ...usage] = reply;
-    if (kind === 'ready')
-      return { kind, sealedCredential, usage: pairsToUsage(usage), resent: resent === '1' };
+    const [kind, sealedCredential, resent, ...fields] = reply;
+    if (kind === 'ready') {
+      const buckets = bucketsOf(fields);
+      return { kind, sealedCredential, buckets, usage: totalUsage(buckets), resent: resent === '1' };
+    }
     if (kind === 'busy' || kind === 'empty' || kind === 'unreadable') return { kind };
     throw new Error(`unexpected drain reply: ${kind}`);
   }
@@ -242,6 +384,39 @@ export class AccessCache {
 
   async release(credentialId: string, leaseToken: string): Promise<void> {
     await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).lease], [leaseToken]);
+  }
+
+  /** Keeps usage the platform refuses to take (a metric it does not have), for a person to look at. */
+  async keepRejected(credentialId: string, usage: Usage): Promise<void> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const key = credentialKeys(credentialId).rejected;
+    const pipeline = this.redis.pipeline();
+    for (const [metric, value] of Object.entries(usage)) pipeline.hincrby(key, metric, value);
+    await pipeline.exec();
+  }
+
+  /** Every budget's usage the platform refused to take. */
+  async rejectedUsage(): Promise<RejectedUsage[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const found: RejectedUsage[] = [];
+    for (const key of await this.scanKeys(REJECTED_KEY_PATTERN)) {
+      const credentialId = credentialIdOfKey(key);
+      if (credentialId === undefined) continue;
+      const usage = pairsToUsage(Object.entries(await this.redis.hgetall(key)).flat());
+      if (Object.keys(usage).length > 0) found.push({ credentialId, usage });
+    }
+    return found;
+  }
+
+  private async scanKeys(pattern: string): Promise<string[]> {
+    const found = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) found.add(key);
+    } while (cursor !== '0');
+    return [...found];
   }
 
   /**

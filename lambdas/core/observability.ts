@@ -29,6 +29,7 @@ export const METRICS_NAMESPACE = 'ApiAccessManagement';
 export const METRIC = {
   cacheHit: 'CacheHit',
   cacheMiss: 'CacheMiss',
+  firstCallWaitTimedOut: 'FirstCallWaitTimedOut',
   negativeCacheHit: 'NegativeCacheHit',
   cacheUnavailable: 'CacheUnavailable',
   cacheWriteFailed: 'CacheWriteFailed',
@@ -45,6 +46,7 @@ export const METRIC = {
   reportedTransactions: 'ReportedTransactions',
   reportFailed: 'ReportFailed',
   usageDiscarded: 'UsageDiscarded',
+  usageRejected: 'UsageRejected',
   flushBusy: 'FlushBusy',
   flushUnreadable: 'FlushUnreadable',
   resyncFailed: 'ResyncFailed',

@@ -1,11 +1,14 @@
 /**
  * Reporting of the usage the authorizer allowed from the cache, shared by the SQS reporter and the
  * sweep, in stages that each take the ports they use:
- * - drainUsage: per credential, pending usage moves in flight (atomically, under a lease);
- * - verifyCredentials: each credential is authorized (no usage); resyncCredential stores the answer
- *   (state and snapshot) and shows it to the `onResynced` observer; a credential the platform refuses
- *   is kept out of the report;
- * - reportUsage: one report call carries every other credential of the batch;
+ * - drainUsage: per budget, pending usage moves in flight (atomically, under a lease);
+ * - verifyCredentials: each budget is authorized with the usage about to be reported, so whatever the
+ *   platform would refuse shows before the report (one refused transaction makes the platform drop the
+ *   whole report, after answering 202); resyncCredential stores the answer (state and snapshot) and
+ *   shows it to the `onResynced` observer; a credential the platform refuses is kept out of the report,
+ *   and usage of a metric it does not have is kept aside (never reported, never dropped);
+ * - reportUsage: one report call carries every other budget of the batch, a transaction per period
+ *   bucket with a timestamp inside it, so the platform charges the period the calls happened in;
  * - settleUsage: what the platform accepted (or will never take) leaves Redis; the rest stays in
  *   flight, its lease given back.
  * Nothing leaves Redis before the platform accepted it: a failed report keeps the in-flight usage,
@@ -15,16 +18,36 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { accessCacheOf, sealerOf } from './access';
-import type { AccessCache } from './cache';
+import type { AccessCache, UsageBucket } from './cache';
 import type { AccessConfig } from './config';
-import { credentialIdPrefix } from './credentials';
+import { credentialIdPrefix, keyIdOf } from './credentials';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
-import type { AuthorizationStatus, Credential, PlatformPort, Transaction, Usage } from './platform/types';
+import type {
+  AuthOutcome,
+  AuthorizationStatus,
+  Credential,
+  PlatformPort,
+  Transaction,
+  Usage,
+} from './platform/types';
 import type { CredentialSealer } from './seal';
-import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
+import {
+  type CredentialAnswer,
+  type CredentialState,
+  isCredentialAnswer,
+  isKeyRefusal,
+  stateOf,
+} from './snapshot';
 
 /** Authorize calls of a resync running at once. */
 const RESYNC_CONCURRENCY = 16;
+/** Other valid keys of an application tried when the one its budget keeps was revoked. */
+const MAX_KEYS_TRIED = 3;
+/**
+ * The platform takes timestamps back to 24 hours before its now; usage older than this (margin for
+ * clocks and the report's travel) is reported as of now instead, and said in the log.
+ */
+const OLDEST_TIMESTAMP_MS = 24 * 60 * 60 * 1000 - 5 * 60 * 1000;
 
 /**
  * A credential's usage fresh from its resync, for an observer such as usage alerts. Per limited
@@ -64,6 +87,8 @@ export interface FlushResult {
   readonly flushed: readonly string[];
   /** The platform refuses the credential (invalid): its usage can never be reported and left Redis. */
   readonly discarded: readonly string[];
+  /** All of the usage was of metrics the platform does not have: kept aside (AccessCache.rejectedUsage). */
+  readonly rejected: readonly string[];
   /** Nothing to report. */
   readonly empty: readonly string[];
   /** Another reporter holds the credential's lease. */
@@ -76,6 +101,7 @@ export interface FlushResult {
 
 /** The ports of the stages of a flush; each stage takes the ones it uses. */
 export interface FlushPorts {
+  readonly serviceId: string;
   readonly cache: AccessCache;
   readonly sealer: CredentialSealer;
   readonly platform: PlatformPort;
@@ -85,12 +111,16 @@ export interface FlushPorts {
   readonly onResynced: ResyncObserver;
 }
 
-/** A credential's usage taken in flight under a lease, with the credential unsealed. */
+/** A budget's usage taken in flight under a lease, with the credential unsealed. */
 export interface DrainedUsage {
   readonly credentialId: string;
   readonly lease: string;
   readonly sealedCredential: string;
+  /** The credential the budget keeps for its reports (for an application: one of its valid keys). */
   readonly credential: Credential;
+  /** The usage per period bucket. */
+  readonly buckets: readonly UsageBucket[];
+  /** The buckets added up. */
   readonly usage: Usage;
   /** Left in flight by an earlier attempt: pending usage may wait behind it. */
   readonly resent: boolean;
@@ -105,6 +135,8 @@ export interface Verification {
   readonly reportable: readonly DrainedUsage[];
   /** The platform refuses the credential: its usage can never be reported. */
   readonly discarded: readonly DrainedUsage[];
+  /** All of the usage was of metrics the platform does not have: kept aside, nothing to report. */
+  readonly rejected: readonly DrainedUsage[];
   /** The platform did not answer about the credential: its usage waits for the retry. */
   readonly unverified: readonly DrainedUsage[];
 }
@@ -192,6 +224,7 @@ export async function drainUsage(
           lease,
           sealedCredential: drained.sealedCredential,
           credential,
+          buckets: drained.buckets,
           usage: drained.usage,
           resent: drained.resent,
         });
@@ -210,7 +243,7 @@ export async function drainUsage(
  * period, changed limits) and shows the observer its usage. Returns the state the answer gives it.
  */
 export async function resyncCredential(
-  ports: Pick<FlushPorts, 'cache' | 'now' | 'logger' | 'metrics' | 'onResynced'>,
+  ports: Pick<FlushPorts, 'serviceId' | 'cache' | 'now' | 'logger' | 'metrics' | 'onResynced'>,
   item: DrainedUsage,
   answer: CredentialAnswer,
 ): Promise<CredentialState> {
@@ -219,6 +252,7 @@ export async function resyncCredential(
   try {
     await ports.cache.storeAnswer({
       credentialId: item.credentialId,
+      keyId: keyIdOf(ports.serviceId, item.credential),
       sealedCredential: item.sealedCredential,
       answer,
       now,
@@ -249,42 +283,133 @@ export async function resyncCredential(
   return state;
 }
 
+type VerifyPorts = Pick<
+  FlushPorts,
+  'serviceId' | 'cache' | 'sealer' | 'platform' | 'now' | 'logger' | 'metrics' | 'onResynced'
+>;
+
+type Verdict =
+  | { readonly kind: 'reportable' | 'discarded' | 'unverified'; readonly item: DrainedUsage }
+  /** Everything drained was usage the platform refuses to take: kept aside, nothing to report. */
+  | { readonly kind: 'rejected'; readonly item: DrainedUsage };
+
+const INVALID_METRIC = /^metric "(.*)" is invalid$/;
+
+/** The metric a `metric_invalid` error names; undefined for any other answer. */
+export function invalidMetricOf(outcome: AuthOutcome): string | undefined {
+  if (outcome.kind !== 'misconfigured' || outcome.code !== 'metric_invalid') return undefined;
+  return INVALID_METRIC.exec(outcome.message)?.[1];
+}
+
+/** The drained usage without one metric (in every bucket). */
+function withoutMetric(item: DrainedUsage, metric: string): DrainedUsage {
+  const strip = (usage: Usage): Usage =>
+    Object.fromEntries(Object.entries(usage).filter(([m]) => m !== metric));
+  const buckets = item.buckets
+    .map((bucket) => ({ ...bucket, usage: strip(bucket.usage) }))
+    .filter((bucket) => Object.keys(bucket.usage).length > 0);
+  return { ...item, buckets, usage: strip(item.usage) };
+}
+
+/** Keeps a metric's usage aside for good: the platform does not have the metric. */
+async function rejectMetric(ports: VerifyPorts, item: DrainedUsage, metric: string): Promise<DrainedUsage> {
+  const usage = item.usage[metric] ?? 0;
+  await ports.cache.keepRejected(item.credentialId, { [metric]: usage });
+  count(ports.metrics, METRIC.usageRejected, usage);
+  ports.logger.error(
+    'usage kept aside: the platform has no such metric (fix the mapping rules or add the metric); it is never reported',
+    { credential: credentialIdPrefix(item.credentialId), metric, usage },
+  );
+  return withoutMetric(item, metric);
+}
+
 /**
- * Verify: authorizes each credential (no usage) before its usage is reported and resyncs it from the
- * answer. This keeps out of the report a credential the platform refuses, whose transaction would
- * make the platform drop the whole report (a key let through by failure mode allow during an outage,
- * or revoked since). Its usage cannot ever be reported: it is discarded, loudly.
+ * The platform's answer about the budget with the usage about to be reported. A key the platform
+ * refuses (revoked since it was kept) is marked so, and the application's other valid keys are tried:
+ * the platform checks the key first and stops there, so that answer says nothing of the application.
+ */
+async function authorizeBudget(
+  ports: VerifyPorts,
+  item: DrainedUsage,
+): Promise<{
+  readonly outcome: AuthOutcome;
+  readonly item: DrainedUsage;
+}> {
+  count(ports.metrics, METRIC.platformCall);
+  const outcome = await ports.platform.authorize(item.credential, item.usage);
+  if (!isCredentialAnswer(outcome) || !isKeyRefusal(outcome)) return { outcome, item };
+  await resyncCredential(ports, item, outcome);
+  const others = await ports.cache.validKeyCredentials(item.credentialId).catch(() => []);
+  for (const sealed of others.filter((other) => other !== item.sealedCredential).slice(0, MAX_KEYS_TRIED)) {
+    let credential: Credential;
+    try {
+      credential = ports.sealer.unseal(item.credentialId, sealed);
+    } catch {
+      continue;
+    }
+    const other = { ...item, credential, sealedCredential: sealed };
+    count(ports.metrics, METRIC.platformCall);
+    const answer = await ports.platform.authorize(credential, item.usage);
+    if (!isCredentialAnswer(answer) || !isKeyRefusal(answer)) return { outcome: answer, item: other };
+    await resyncCredential(ports, other, answer);
+  }
+  return { outcome, item };
+}
+
+/** The verdict on one budget; strips metrics the platform does not have until the rest verifies. */
+async function verifyOne(ports: VerifyPorts, drained: DrainedUsage): Promise<Verdict> {
+  let item = drained;
+  for (;;) {
+    if (Object.keys(item.usage).length === 0) return { kind: 'rejected', item };
+    const { outcome, item: asked } = await authorizeBudget(ports, item);
+    item = asked;
+    const invalidMetric = invalidMetricOf(outcome);
+    if (invalidMetric !== undefined && invalidMetric in item.usage) {
+      item = await rejectMetric(ports, item, invalidMetric);
+      continue;
+    }
+    if (!isCredentialAnswer(outcome)) {
+      const log = outcome.kind === 'misconfigured' ? ports.logger.error : ports.logger.warn;
+      log.call(ports.logger, 'credential not verified before its report: the usage stays for the retry', {
+        credential: credentialIdPrefix(item.credentialId),
+        kind: outcome.kind,
+        detail: outcome.message,
+      });
+      return { kind: 'unverified', item };
+    }
+    // A refused key with no other valid key: the application exists, and reports name it only.
+    if (isKeyRefusal(outcome)) return { kind: 'reportable', item };
+    const state = await resyncCredential(ports, item, outcome);
+    return { kind: state.kind === 'invalid' ? 'discarded' : 'reportable', item };
+  }
+}
+
+/**
+ * Verify: authorizes each budget with the usage about to be reported, and resyncs it from the answer.
+ * This keeps out of the report what would make the platform drop the whole report: a credential it
+ * refuses (a key let through by failure mode allow during an outage, or revoked since), whose usage can
+ * never be reported and is discarded, loudly; and usage of a metric it does not have, kept aside.
  */
 export async function verifyCredentials(
-  ports: Pick<FlushPorts, 'cache' | 'platform' | 'now' | 'logger' | 'metrics' | 'onResynced'>,
+  ports: VerifyPorts,
   ready: readonly DrainedUsage[],
 ): Promise<Verification> {
-  const { platform, logger, metrics } = ports;
-  const verdicts: (keyof Verification)[] = [];
+  const { logger, metrics } = ports;
+  const verdicts: Verdict[] = [];
   await inBatches(
     ready.map((item, index) => ({ item, index })),
     RESYNC_CONCURRENCY,
     async ({ item, index }) => {
-      count(metrics, METRIC.platformCall);
-      const answer = await platform.authorize(item.credential);
-      if (!isCredentialAnswer(answer)) {
-        verdicts[index] = 'unverified';
-        const log = answer.kind === 'misconfigured' ? logger.error : logger.warn;
-        log.call(logger, 'credential not verified before its report: the usage stays for the retry', {
-          credential: credentialIdPrefix(item.credentialId),
-          kind: answer.kind,
-          detail: answer.message,
-        });
-        return;
-      }
-      const state = await resyncCredential(ports, item, answer);
-      verdicts[index] = state.kind === 'invalid' ? 'discarded' : 'reportable';
+      verdicts[index] = await verifyOne(ports, item);
     },
   );
+  const of = (kind: Verdict['kind']) =>
+    verdicts.filter((verdict) => verdict.kind === kind).map((v) => v.item);
   const verification: Verification = {
-    reportable: ready.filter((_, index) => verdicts[index] === 'reportable'),
-    discarded: ready.filter((_, index) => verdicts[index] === 'discarded'),
-    unverified: ready.filter((_, index) => verdicts[index] === 'unverified'),
+    reportable: of('reportable'),
+    discarded: of('discarded'),
+    rejected: of('rejected'),
+    unverified: of('unverified'),
   };
   if (verification.discarded.length > 0) {
     count(metrics, METRIC.usageDiscarded, verification.discarded.length);
@@ -303,18 +428,26 @@ export async function verifyCredentials(
  * accepted in part (a split report): those credentials count as accepted.
  */
 export async function reportUsage(
-  ports: Pick<FlushPorts, 'platform' | 'logger' | 'metrics'>,
+  ports: Pick<FlushPorts, 'platform' | 'now' | 'logger' | 'metrics'>,
   reportable: readonly DrainedUsage[],
 ): Promise<ReportResult> {
   const { logger, metrics } = ports;
   if (reportable.length === 0) return { accepted: [], refused: [] };
+  const now = ports.now();
+  const transactions = reportable.map((item) => transactionsOf(ports, item, now));
   count(metrics, METRIC.platformCall);
-  const outcome = await ports.platform.report(
-    reportable.map((item): Transaction => ({ credential: item.credential, usage: item.usage })),
-  );
-  const acceptedCount = outcome.kind === 'accepted' ? reportable.length : (outcome.acceptedTransactions ?? 0);
-  const accepted = reportable.slice(0, acceptedCount);
-  const refused = reportable.slice(acceptedCount);
+  const outcome = await ports.platform.report(transactions.flat());
+  const acceptedTransactions =
+    outcome.kind === 'accepted' ? Number.POSITIVE_INFINITY : (outcome.acceptedTransactions ?? 0);
+  // A budget counts as accepted when all of its transactions were; one cut by a split report is sent
+  // again whole (at-least-once).
+  let sent = 0;
+  const acceptedCount = transactions.findIndex((ofItem) => {
+    sent += ofItem.length;
+    return sent > acceptedTransactions;
+  });
+  const accepted = acceptedCount < 0 ? [...reportable] : reportable.slice(0, acceptedCount);
+  const refused = reportable.slice(accepted.length);
   if (outcome.kind !== 'accepted') {
     count(metrics, METRIC.reportFailed);
     const log = outcome.kind === 'misconfigured' ? logger.error : logger.warn;
@@ -327,6 +460,28 @@ export async function reportUsage(
   }
   count(metrics, METRIC.reportedTransactions, accepted.length);
   return { accepted, refused };
+}
+
+/**
+ * A transaction per period bucket, timestamped with the bucket's last call: inside the bucket, so in
+ * every limited period the calls happened in. Usage older than the platform takes goes as of now.
+ */
+function transactionsOf(ports: Pick<FlushPorts, 'logger'>, item: DrainedUsage, now: number): Transaction[] {
+  return item.buckets.map((bucket) => {
+    const at = bucket.lastCallAt ?? bucket.start;
+    if (at !== undefined && at < now - OLDEST_TIMESTAMP_MS) {
+      ports.logger.warn('usage older than the platform takes timestamps for: reported as of now', {
+        credential: credentialIdPrefix(item.credentialId),
+        at,
+      });
+    }
+    const timestamp = at !== undefined && at >= now - OLDEST_TIMESTAMP_MS ? Math.min(at, now) : undefined;
+    return {
+      credential: item.credential,
+      usage: bucket.usage,
+      ...(timestamp !== undefined && { timestamp }),
+    };
+  });
 }
 
 /**
@@ -360,13 +515,14 @@ async function flushRound(
   round: number,
 ): Promise<FlushResult> {
   const { ready, empty, busy, failed, unreadable } = await drainUsage(ports, credentialIds);
-  const { reportable, discarded, unverified } = await verifyCredentials(ports, ready);
-  await settleUsage(ports, { acknowledge: discarded, release: unverified });
+  const { reportable, discarded, rejected, unverified } = await verifyCredentials(ports, ready);
+  await settleUsage(ports, { acknowledge: [...discarded, ...rejected], release: unverified });
   const { accepted, refused } = await reportUsage(ports, reportable);
   await settleUsage(ports, { acknowledge: accepted, release: refused });
   const result: FlushResult = {
     flushed: idsOf(accepted),
     discarded: idsOf(discarded),
+    rejected: idsOf(rejected),
     empty,
     busy,
     failed: [...failed, ...idsOf(unverified), ...idsOf(refused)],
@@ -392,6 +548,7 @@ function withNextRound(result: FlushResult, next: FlushResult): FlushResult {
 /** The ports of a flush for a configuration. */
 function flushPortsOf(deps: ReportingDeps): FlushPorts {
   return {
+    serviceId: deps.config.serviceId,
     cache: accessCacheOf(deps.redis, deps.config),
     sealer: sealerOf(deps.config),
     platform: deps.platform,

@@ -12,8 +12,8 @@ import {
   optionalNonEmpty,
 } from '../../lambdas/core/config';
 import { checkedValue } from '../../lambdas/core/credentials/values';
-import type { Period } from '../../lambdas/core/platform/types';
 import { PERIODS } from '../../lambdas/core/periods';
+import type { Period } from '../../lambdas/core/platform/types';
 
 export type ApplicationState = 'active' | 'suspended';
 export type ServiceState = 'active' | 'suspended';

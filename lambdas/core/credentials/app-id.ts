@@ -17,7 +17,8 @@ export const appIdPlatformCredential: PlatformCredential<'app_id'> = {
     credential.appId,
     ...(credential.appKey !== undefined ? [credential.appKey] : []),
   ],
-  idFields: (credential) => [
+  idFields: (credential) => [credential.appId],
+  keyFields: (credential) => [
     credential.appId,
     ...(credential.appKey === undefined ? [] : [credential.appKey]),
   ],

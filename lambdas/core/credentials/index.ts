@@ -74,10 +74,9 @@ function lengthPrefixed(fields: readonly string[]): string {
 }
 
 /**
- * The input hashed into a credential id: service id, credential kind and the credential's fields,
- * length-prefixed. A key containing `:` or any separator cannot pose as another key, an (app_id,
- * app_key) pair cannot pose as another pair, and an app id without a key differs from one with an
- * empty key.
+ * The input hashed into a credential id: service id, credential kind and the fields that name the
+ * budget (the user key; the app id, whatever key comes with it), length-prefixed, so a key containing
+ * `:` or any separator cannot pose as another.
  */
 export function credentialIdInput(serviceId: string, credential: Credential): string {
   return lengthPrefixed([
@@ -87,9 +86,26 @@ export function credentialIdInput(serviceId: string, credential: Credential): st
   ]);
 }
 
-/** SHA-256 hex of the service id and the credential: the only name the credential has in cache, logs and messages. */
+function sha256Hex(input: string): string {
+  return createHash('sha256').update(input, 'utf8').digest('hex');
+}
+
+/**
+ * SHA-256 hex of the service id and the budget's fields: the only name the budget has in cache, logs and
+ * messages. Every key (and token) of one application has the same credential id.
+ */
 export function credentialIdOf(serviceId: string, credential: Credential): string {
-  return createHash('sha256').update(credentialIdInput(serviceId, credential), 'utf8').digest('hex');
+  return sha256Hex(credentialIdInput(serviceId, credential));
+}
+
+/**
+ * SHA-256 hex naming the key an application presented (an app key, or none), under its budget; '' for
+ * a credential with no key to check. An (app_id, app_key) pair cannot pose as another pair, and an app
+ * id without a key differs from one with any key.
+ */
+export function keyIdOf(serviceId: string, credential: Credential): string {
+  const fields = platformCredentialOf(credential).keyFields(credential);
+  return fields === undefined ? '' : sha256Hex(lengthPrefixed([serviceId, 'key', ...fields]));
 }
 
 /** What logs may show of a credential id. */

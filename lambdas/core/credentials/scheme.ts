@@ -49,8 +49,16 @@ export interface PlatformCredential<K extends PlatformCredentialKind> {
   reportParams(credential: CredentialOf<K>): ParameterPair[];
   /** Values that must never reach a log or an error message. */
   secrets(credential: CredentialOf<K>): string[];
-  /** What the credential id is made of, after the service id and the kind. */
+  /**
+   * What the credential id is made of, after the service id and the kind: the budget, that is the
+   * application, whatever key presents it (one application, one budget).
+   */
   idFields(credential: CredentialOf<K>): string[];
+  /**
+   * What the key id is made of, for a kind whose application can present several keys: each key is a
+   * fact checked with the platform and kept under the application's budget. Undefined: nothing to check.
+   */
+  keyFields(credential: CredentialOf<K>): string[] | undefined;
   /** A credential read back from its sealed copy, or undefined when the value is not one. */
   parse(value: Readonly<Record<string, unknown>>): CredentialOf<K> | undefined;
 }

@@ -7,6 +7,7 @@ export const userKeyPlatformCredential: PlatformCredential<'user_key'> = {
   reportParams: (credential) => [['user_key', credential.userKey]],
   secrets: (credential) => [credential.userKey],
   idFields: (credential) => [credential.userKey],
+  keyFields: () => undefined,
   parse: (value) =>
     typeof value.userKey === 'string' ? { kind: 'user_key', userKey: value.userKey } : undefined,
 };

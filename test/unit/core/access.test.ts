@@ -8,6 +8,7 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AccessDecision, createAccessAuthorizer, type DenyReason } from '../../../lambdas/core/access';
 import type { AccessConfigInput } from '../../../lambdas/core/config';
+import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { type ReportMessage, reportMessage } from '../../../lambdas/core/message';
 import type { AuthOutcome } from '../../../lambdas/core/platform/types';
@@ -22,7 +23,10 @@ import {
   invalidCredential,
   MISCONFIGURED,
   UNAVAILABLE,
+  usageIn,
 } from './fakes';
+
+const HOUR = 3_600_000;
 
 let redis: Redis;
 let platform: FakePlatform;
@@ -50,6 +54,9 @@ function authorizer(overrides: Partial<AccessConfigInput> = {}) {
 }
 
 const POST = { httpMethod: 'POST' } as const satisfies Partial<APIGatewayRequestAuthorizerEvent>;
+
+/** The usage pending report, summed per metric over its period buckets. */
+const pendingUsage = () => usageIn(redis, credentialKeys(ID).pending);
 
 function allowed(plan = 'Basic', metricNames = 'get_word'): AccessDecision {
   return { effect: 'allow', credentialId: ID, plan, metrics: metricNames };
@@ -102,7 +109,6 @@ describe("the platform's answer, on the first call and then from the cache", () 
     ],
     ['suspended', denied('application_not_active'), refused('application_not_active')],
     ['an invalid key', invalidCredential(), { effect: 'unauthorized' }],
-    ['a wrong app key', denied('application_key_invalid'), { effect: 'unauthorized' }],
   ];
 
   it.each(cases)('%s', async (_, answer, decision) => {
@@ -124,12 +130,18 @@ describe("the platform's answer, on the first call and then from the cache", () 
     expect(await redis.keys('*')).toEqual([]);
   });
 
-  it('stores the answer with the endpoint of the first call; the usage it reported is not pending', async () => {
+  it('stores the answer; the usage the first call reported is not pending', async () => {
     await authorizer().decide(event());
     const keys = credentialKeys(ID);
-    expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} 100 1`);
-    expect(await redis.hkeys(keys.endpoints)).toEqual(['GET /v1/words/{word}.json']);
+    expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END - HOUR} ${END} 100 1`);
     expect(await redis.exists(keys.pending)).toBe(0);
+  });
+
+  it('decides every endpoint of a budget it has a snapshot of, without the platform', async () => {
+    const decide = authorizer();
+    await decide.decide(event());
+    expect(await decide.decide(event(POST))).toEqual(allowed('Basic', 'post_word'));
+    expect(platform.calls.map((call) => call.op)).toEqual(['authrep']);
   });
 
   it('names every metric of the call, and the application in app_id mode', async () => {
@@ -161,27 +173,27 @@ describe('the report publisher', () => {
     publishFails = true;
     expect(await decide.decide(event())).toEqual(allowed());
     expect(metrics.counts.ReportPublishFailed).toBe(1);
-    expect(await redis.hgetall(credentialKeys(ID).pending)).toEqual({ get_word: '1' });
+    expect(await pendingUsage()).toEqual({ get_word: 1 });
   });
 });
 
 describe('failure modes, the platform unavailable', () => {
-  type Situation = 'unknown credential' | 'known, new endpoint' | 'known at its limit, new endpoint';
+  type Situation = 'unknown credential' | 'known' | 'known at its limit';
   const situations: Record<Situation, AuthOutcome | undefined> = {
     'unknown credential': undefined,
-    'known, new endpoint': authorized([hourly('hits', 100, 1, END)]),
-    'known at its limit, new endpoint': authorized([hourly('hits', 1, 1, END)]),
+    known: authorized([hourly('hits', 100, 1, END)]),
+    'known at its limit': authorized([hourly('hits', 1, 1, END)]),
   };
   const table: [AccessConfigInput['failureMode'], Situation, AccessDecision][] = [
     ['strict', 'unknown credential', refused('platform_unavailable', '', 'post_word')],
-    ['strict', 'known, new endpoint', refused('platform_unavailable', '', 'post_word')],
-    ['strict', 'known at its limit, new endpoint', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['strict', 'known', allowed('Basic', 'post_word')],
+    ['strict', 'known at its limit', refused('limits_exceeded', 'Basic', 'post_word')],
     ['resilient', 'unknown credential', refused('platform_unavailable', '', 'post_word')],
-    ['resilient', 'known, new endpoint', allowed('Basic', 'post_word')],
-    ['resilient', 'known at its limit, new endpoint', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['resilient', 'known', allowed('Basic', 'post_word')],
+    ['resilient', 'known at its limit', refused('limits_exceeded', 'Basic', 'post_word')],
     ['allow', 'unknown credential', allowed('', 'post_word')],
-    ['allow', 'known, new endpoint', allowed('Basic', 'post_word')],
-    ['allow', 'known at its limit, new endpoint', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['allow', 'known', allowed('Basic', 'post_word')],
+    ['allow', 'known at its limit', refused('limits_exceeded', 'Basic', 'post_word')],
   ];
 
   it.each(table)('%s, %s', async (failureMode, situation, decision) => {
@@ -193,8 +205,94 @@ describe('failure modes, the platform unavailable', () => {
     }
     platform.authrepAnswer = () => UNAVAILABLE;
     expect(await decide.decide(event(POST))).toEqual(decision);
-    const pending = await redis.hgetall(credentialKeys(ID).pending);
-    expect(pending).toEqual(decision.effect === 'allow' ? { post_word: '1' } : {});
+    expect(await pendingUsage()).toEqual(decision.effect === 'allow' ? { post_word: 1 } : {});
     expect(messages).toHaveLength(decision.effect === 'allow' ? 1 : 0);
+  });
+});
+
+describe('first calls of a budget', () => {
+  it('ask the platform once: concurrent first calls wait for that answer, then decide from the cache', async () => {
+    let answer: (outcome: AuthOutcome) => void = () => undefined;
+    platform.authrepAnswer = () => new Promise((resolve) => (answer = resolve));
+    const decide = authorizer();
+    const decisions = Promise.all(Array.from({ length: 5 }, () => decide.decide(event())));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    answer(authorized([hourly('hits', 3, 1, END)]));
+    const limited = refused('limits_exceeded', 'Basic');
+    expect((await decisions).sort((a, b) => a.effect.localeCompare(b.effect))).toEqual([
+      allowed(),
+      allowed(),
+      allowed(),
+      limited,
+      limited,
+    ]);
+    expect(platform.count('authrep')).toBe(1);
+    expect(await pendingUsage()).toEqual({ get_word: 2 });
+  });
+
+  it('that wait past the deadline decide as the failure mode says, and say so', async () => {
+    await redis.set(credentialKeys(ID).firstCall, 'another caller', 'PX', 60_000);
+    const started = Date.now();
+    expect(await authorizer({ platformTimeoutMs: 50 }).decide(event())).toEqual(
+      refused('platform_unavailable'),
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(metrics.counts.FirstCallWaitTimedOut).toBe(1);
+    expect(platform.calls).toEqual([]);
+  });
+
+  it('take over when the caller that asked got no answer', async () => {
+    platform.authrepAnswer = () => UNAVAILABLE;
+    const decide = authorizer({ failureMode: 'allow' });
+    expect(await decide.decide(event())).toEqual(allowed(''));
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 1, END)]);
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(await redis.exists(credentialKeys(ID).firstCall)).toBe(0);
+  });
+});
+
+describe('keys of an application (app_id mode)', () => {
+  const appConfig = { credentialMode: 'app_id' } as const;
+  const APP_ID = credentialIdOf(SERVICE, { kind: 'app_id', appId: 'app-1' });
+  const withKey = (appKey: string) =>
+    event({ headers: { app_id: 'app-1', app_key: appKey }, multiValueHeaders: null });
+  const appAllowed = (plan = 'Basic') => ({ ...allowed(plan), credentialId: APP_ID, applicationId: 'app-1' });
+
+  it('share one budget: a key the budget has not seen is checked with authorize, then counted with the others', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 3, 1, END)]);
+    platform.authorizeAnswer = () => authorized([hourly('hits', 3, 1, END)]);
+    const decide = authorizer(appConfig);
+    expect(await decide.decide(withKey('k-1'))).toEqual(appAllowed());
+    expect(await decide.decide(withKey('k-2'))).toEqual(appAllowed());
+    expect(await decide.decide(withKey('k-1'))).toEqual(appAllowed());
+    expect(await decide.decide(withKey('k-2'))).toMatchObject({ effect: 'deny', reason: 'limits_exceeded' });
+    expect(platform.calls.map((call) => [call.op, 'credential' in call && call.credential])).toEqual([
+      ['authrep', { kind: 'app_id', appId: 'app-1', appKey: 'k-1' }],
+      ['authorize', { kind: 'app_id', appId: 'app-1', appKey: 'k-2' }],
+    ]);
+  });
+
+  it('refuse a wrong key with 401, from the cache after the first time', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 1, END)]);
+    platform.authorizeAnswer = () => denied('application_key_invalid');
+    const decide = authorizer(appConfig);
+    await decide.decide(withKey('k-1'));
+    expect(await decide.decide(withKey('wrong'))).toEqual({ effect: 'unauthorized' });
+    expect(await decide.decide(withKey('wrong'))).toEqual({ effect: 'unauthorized' });
+    expect(platform.count('authorize')).toBe(1);
+    expect(await decide.decide(withKey('k-1'))).toEqual(appAllowed());
+  });
+
+  it('with the platform down, an unknown key is refused unless the failure mode is allow', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 1, END)]);
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    await authorizer(appConfig).decide(withKey('k-1'));
+    expect(await authorizer(appConfig).decide(withKey('k-2'))).toMatchObject({
+      effect: 'deny',
+      reason: 'platform_unavailable',
+    });
+    expect(await authorizer({ ...appConfig, failureMode: 'allow' }).decide(withKey('k-2'))).toEqual(
+      appAllowed(),
+    );
   });
 });

@@ -7,9 +7,9 @@ import RedisMock from 'ioredis-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache } from '../../../lambdas/core/cache';
 import { parseConfig } from '../../../lambdas/core/config';
-import { credentialIdOf } from '../../../lambdas/core/credentials';
+import { credentialIdOf, keyIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
-import type { AuthOutcome, Credential, Usage } from '../../../lambdas/core/platform/types';
+import type { AuthOutcome, Credential, Usage, UsageReport } from '../../../lambdas/core/platform/types';
 import {
   createUsageFlusher,
   type DrainedUsage,
@@ -31,6 +31,7 @@ import {
   invalidCredential,
   MISCONFIGURED,
   UNAVAILABLE,
+  usageIn,
 } from './fakes';
 
 const SERVICE = '2555417735060';
@@ -46,10 +47,16 @@ let observed: ResyncedUsage[];
 let clock: number;
 
 const credential = (key: string): Credential => ({ kind: 'user_key', userKey: key });
+const status = (usageReports: UsageReport[]) => ({
+  plan: 'Basic',
+  usageReports,
+  hierarchy: { hits: ['get_word', 'post_word'] },
+});
 const idOf = (key: string) => credentialIdOf(SERVICE, credential(key));
 
 function ports(overrides: Partial<FlushPorts> = {}): FlushPorts {
   return {
+    serviceId: SERVICE,
     cache: new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 }),
     sealer,
     platform,
@@ -78,7 +85,13 @@ async function pending(key: string, usage: Usage, answer?: AuthOutcome) {
   const cache = ports().cache;
   const sealed = sealer.seal(idOf(key), credential(key));
   if (answer?.kind === 'authorized' || answer?.kind === 'denied') {
-    await cache.storeAnswer({ credentialId: idOf(key), sealedCredential: sealed, answer, now: clock });
+    await cache.storeAnswer({
+      credentialId: idOf(key),
+      keyId: '',
+      sealedCredential: sealed,
+      answer,
+      now: clock,
+    });
   }
   await cache.admit(idOf(key), sealed, usage, clock, 0);
 }
@@ -91,6 +104,11 @@ async function drained(...keys: string[]): Promise<DrainedUsage[]> {
     return item;
   });
 }
+
+const usageInFlight = (key: string) => usageIn(redis, key);
+
+/** The minute bucket admitted usage goes to (no snapshot tells the plan's periods). */
+const bucketOf = (usage: Usage, at = T0) => ({ start: at - (at % 60_000), lastCallAt: at, usage });
 
 beforeEach(async () => {
   redis = new RedisMock() as unknown as Redis;
@@ -115,6 +133,7 @@ describe('drain', () => {
           lease: expect.any(String),
           sealedCredential: expect.stringMatching(/^v1\./),
           credential: credential('key-a'),
+          buckets: [bucketOf({ get_word: 2 })],
           usage: { get_word: 2 },
           resent: false,
         },
@@ -125,7 +144,7 @@ describe('drain', () => {
       unreadable: [],
     });
     const keys = credentialKeys(idOf('key-a'));
-    expect(await redis.hgetall(keys.inFlight)).toEqual({ get_word: '2' });
+    expect(await usageInFlight(keys.inFlight)).toEqual({ get_word: 2 });
     expect(await redis.get(keys.lease)).toBe(result.ready[0].lease);
     expect(metrics.counts.FlushBusy).toBe(1);
   });
@@ -145,7 +164,7 @@ describe('drain', () => {
     expect(result.ready).toEqual([]);
     expect([...result.unreadable].sort()).toEqual([idOf('key-r'), idOf('key-m')].sort());
     for (const key of ['key-r', 'key-m']) {
-      expect(await redis.hgetall(credentialKeys(idOf(key)).inFlight)).toEqual({ hits: '1' });
+      expect(await usageInFlight(credentialKeys(idOf(key)).inFlight)).toEqual({ hits: 1 });
       expect(await redis.exists(credentialKeys(idOf(key)).lease)).toBe(0);
     }
     expect(metrics.counts.FlushUnreadable).toBe(2);
@@ -169,7 +188,12 @@ describe('verify (with the resync)', () => {
     ['over its limits', denied('limits_exceeded'), 'reportable'],
     ['suspended', denied('application_not_active'), 'reportable'],
     ['invalid', invalidCredential(), 'discarded'],
-    ['with a wrong app key', denied('application_key_invalid'), 'discarded'],
+    ['of an application that does not exist', invalidCredential('application_not_found'), 'discarded'],
+    [
+      'whose kept app key was revoked (the application exists)',
+      denied('application_key_invalid'),
+      'reportable',
+    ],
     ['not answered (platform unavailable)', UNAVAILABLE, 'unverified'],
     ['not answered (our configuration refused)', MISCONFIGURED, 'unverified'],
   ];
@@ -182,13 +206,16 @@ describe('verify (with the resync)', () => {
     expect(result).toEqual({
       reportable: [],
       discarded: [],
+      rejected: [],
       unverified: [],
       [verdict]: [item],
     });
-    expect(platform.calls).toEqual([{ op: 'authorize', credential: credential('key-a'), usage: {} }]);
+    expect(platform.calls).toEqual([
+      { op: 'authorize', credential: credential('key-a'), usage: { get_word: 1 } },
+    ]);
     expect(metrics.counts.UsageDiscarded).toBe(verdict === 'discarded' ? 1 : undefined);
     // Verify settles nothing: the usage stays in flight under the lease.
-    expect(await redis.hgetall(credentialKeys(item.credentialId).inFlight)).toEqual({ get_word: '1' });
+    expect(await usageInFlight(credentialKeys(item.credentialId).inFlight)).toEqual({ get_word: 1 });
     expect(await redis.get(credentialKeys(item.credentialId).lease)).toBe(item.lease);
   });
 
@@ -204,7 +231,7 @@ describe('verify (with the resync)', () => {
     await verifyCredentials(ports(), items);
     const app = await redis.hgetall(credentialKeys(idOf('key-a')).app);
     expect(app).toMatchObject({ state: 'active', synced: String(END + 1) });
-    expect(app['limit:hour:hits']).toBe(`${END + 3_600_000} 20 0`);
+    expect(app['limit:hour:hits']).toBe(`${END} ${END + 3_600_000} 20 0`);
     expect(await redis.get(credentialKeys(idOf('key-s')).negative)).toBe('denied:application_not_active');
   });
 
@@ -270,6 +297,63 @@ describe('verify (with the resync)', () => {
   });
 });
 
+describe('verify: what the platform would not take', () => {
+  it('keeps aside the usage of a metric the platform does not have, and verifies the rest', async () => {
+    await pending('key-a', { get_word: 2, ghost: 3 });
+    await pending('key-g', { ghost: 1 });
+    const items = await drained('key-a', 'key-g');
+    platform.authorizeAnswer = (_, usage) =>
+      'ghost' in usage
+        ? { kind: 'misconfigured', code: 'metric_invalid', status: 404, message: 'metric "ghost" is invalid' }
+        : authorized();
+    const result = await verifyCredentials(ports(), items);
+    expect(result.reportable).toEqual([
+      expect.objectContaining({
+        credentialId: idOf('key-a'),
+        usage: { get_word: 2 },
+        buckets: [bucketOf({ get_word: 2 })],
+      }),
+    ]);
+    expect(result.rejected).toEqual([expect.objectContaining({ credentialId: idOf('key-g'), usage: {} })]);
+    expect(await ports().cache.rejectedUsage()).toEqual(
+      expect.arrayContaining([
+        { credentialId: idOf('key-a'), usage: { ghost: 3 } },
+        { credentialId: idOf('key-g'), usage: { ghost: 1 } },
+      ]),
+    );
+    expect(metrics.counts.UsageRejected).toBe(4);
+    expect(logger.lines.filter((line) => line.level === 'error')).toHaveLength(2);
+  });
+
+  it("tries the application's other valid keys when the one its budget keeps was revoked", async () => {
+    const app = (appKey: string): Credential => ({ kind: 'app_id', appId: 'app-1', appKey });
+    const id = credentialIdOf(SERVICE, app('k-old'));
+    const cache = ports().cache;
+    const answer = { kind: 'authorized', ...status([hourly('hits', 100, 5, END)]) } as const;
+    for (const appKey of ['k-new', 'k-old']) {
+      await cache.storeAnswer({
+        credentialId: id,
+        keyId: keyIdOf(SERVICE, app(appKey)),
+        sealedCredential: sealer.seal(id, app(appKey)),
+        answer,
+        now: clock,
+      });
+    }
+    await cache.admit(id, sealer.seal(id, app('k-old')), { hits: 1 }, clock, 0);
+    const { ready } = await drainUsage(ports(), [id]);
+    platform.authorizeAnswer = (asked) =>
+      asked.kind === 'app_id' && asked.appKey === 'k-old'
+        ? denied('application_key_invalid')
+        : authorized([hourly('hits', 100, 6, END)]);
+    const result = await verifyCredentials(ports(), ready);
+    expect(result.reportable).toEqual([expect.objectContaining({ credential: app('k-new') })]);
+    expect(await redis.hget(credentialKeys(id).keys, keyIdOf(SERVICE, app('k-old')))).toMatch(/^bad /);
+    expect(await redis.hget(credentialKeys(id).app, 'limit:hour:hits')).toBe(
+      `${END - 3_600_000} ${END} 100 6`,
+    );
+  });
+});
+
 describe('report', () => {
   it('nothing to report: no platform call', async () => {
     expect(await reportUsage(ports(), [])).toEqual({ accepted: [], refused: [] });
@@ -286,12 +370,50 @@ describe('report', () => {
       {
         op: 'report',
         transactions: [
-          { credential: credential('key-a'), usage: { get_word: 2 } },
-          { credential: credential('key-b'), usage: { post_word: 1 } },
+          { credential: credential('key-a'), usage: { get_word: 2 }, timestamp: T0 },
+          { credential: credential('key-b'), usage: { post_word: 1 }, timestamp: T0 },
         ],
       },
     ]);
     expect(metrics.counts).toEqual({ PlatformCall: 1, ReportedTransactions: 2 });
+  });
+
+  it('sends each period bucket with the time of its last call, and usage the platform would refuse as of now', async () => {
+    const cache = ports().cache;
+    const sealed = sealer.seal(idOf('key-a'), credential('key-a'));
+    await cache.admit(idOf('key-a'), sealed, { hits: 1 }, T0 - 25 * 3_600_000, 0);
+    await cache.admit(idOf('key-a'), sealed, { hits: 2 }, T0 - 61_000, 0);
+    await cache.admit(idOf('key-a'), sealed, { hits: 3 }, T0 - 1_000, 0);
+    const items = await drained('key-a');
+    await reportUsage(ports(), items);
+    expect(platform.calls).toEqual([
+      {
+        op: 'report',
+        transactions: [
+          { credential: credential('key-a'), usage: { hits: 1 } },
+          { credential: credential('key-a'), usage: { hits: 2 }, timestamp: T0 - 61_000 },
+          { credential: credential('key-a'), usage: { hits: 3 }, timestamp: T0 - 1_000 },
+        ],
+      },
+    ]);
+    expect(logger.lines).toEqual([
+      expect.objectContaining({ level: 'warn', message: expect.stringMatching(/as of now/) }),
+    ]);
+  });
+
+  it('a budget counts as accepted only when all of its buckets were', async () => {
+    const cache = ports().cache;
+    for (const key of ['key-a', 'key-b']) {
+      const sealed = sealer.seal(idOf(key), credential(key));
+      await cache.admit(idOf(key), sealed, { hits: 1 }, T0 - 61_000, 0);
+      await cache.admit(idOf(key), sealed, { hits: 1 }, T0, 0);
+    }
+    const items = await drained('key-a', 'key-b');
+    platform.reportAnswer = () => ({ ...UNAVAILABLE, acceptedTransactions: 3 });
+    expect(await reportUsage(ports(), items)).toEqual({
+      accepted: items.slice(0, 1),
+      refused: items.slice(1),
+    });
   });
 
   it.each([
@@ -327,9 +449,9 @@ describe('settle', () => {
     await settleUsage(ports(), { acknowledge: [a], release: [b] });
     const keysA = credentialKeys(a.credentialId);
     expect(await redis.exists(keysA.inFlight, keysA.pending, keysA.since, keysA.lease)).toBe(0);
-    expect(await redis.hget(keysA.app, 'limit:hour:hits')).toBe(`${END} 100 7`);
+    expect(await redis.hget(keysA.app, 'limit:hour:hits')).toBe(`${END - 3_600_000} ${END} 100 7`);
     const keysB = credentialKeys(b.credentialId);
-    expect(await redis.hgetall(keysB.inFlight)).toEqual({ get_word: '1' });
+    expect(await usageInFlight(keysB.inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(keysB.lease)).toBe(0);
     expect(await drained('key-b')).toEqual([
       expect.objectContaining({ usage: { get_word: 1 }, resent: true }),
@@ -380,14 +502,15 @@ describe('flush (the stages in rounds)', () => {
     expect(result).toEqual({
       flushed: [idOf('ok')],
       discarded: [idOf('invalid')],
+      rejected: [],
       empty: [idOf('empty')],
       busy: [idOf('busy')],
       failed: [idOf('unverified')],
       unreadable: [idOf('refused-later')],
     });
-    expect(platform.accepted).toEqual([{ credential: credential('ok'), usage: { hits: 1 } }]);
+    expect(platform.accepted).toEqual([{ credential: credential('ok'), usage: { hits: 1 }, timestamp: T0 }]);
     expect(await redis.exists(credentialKeys(idOf('invalid')).inFlight)).toBe(0);
-    expect(await redis.hgetall(credentialKeys(idOf('unverified')).inFlight)).toEqual({ hits: '1' });
+    expect(await usageInFlight(credentialKeys(idOf('unverified')).inFlight)).toEqual({ hits: 1 });
   });
 
   it('a resent batch is followed by the usage that waited behind it, in a second round', async () => {
@@ -411,6 +534,6 @@ describe('flush (the stages in rounds)', () => {
     let reports = 0;
     platform.reportAnswer = () => (++reports === 1 ? { kind: 'accepted', requests: 1 } : UNAVAILABLE);
     expect(await flusher().flush([idOf('key-a')])).toMatchObject({ flushed: [], failed: [idOf('key-a')] });
-    expect(await redis.hgetall(credentialKeys(idOf('key-a')).inFlight)).toEqual({ hits: '3' });
+    expect(await usageInFlight(credentialKeys(idOf('key-a')).inFlight)).toEqual({ hits: 3 });
   });
 });
