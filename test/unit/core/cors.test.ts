@@ -18,7 +18,10 @@ describe('parseCors', () => {
 
   it.each([
     [{ allowOrigins: [] }, 'gateway.cors.allowOrigins must list at least one origin'],
-    [{ allowOrigins: 'https://portal.example.com' }, 'gateway.cors.allowOrigins must list at least one origin'],
+    [
+      { allowOrigins: 'https://portal.example.com' },
+      'gateway.cors.allowOrigins must list at least one origin',
+    ],
     [{ origins: ['*'] }, 'gateway.cors.origins is not a known setting'],
     [{ allowOrigins: ['*', PORTAL] }, 'gateway.cors.allowOrigins cannot mix "*" with specific origins'],
     [{ allowOrigins: ['portal.example.com'] }, 'gateway.cors.allowOrigins[0] must be "*" or an origin'],
@@ -40,7 +43,9 @@ describe('corsResponseHeaders (what a backend puts on its answers)', () => {
     expect(corsResponseHeaders({ allowOrigins: ['*'] }, { origin: PORTAL })).toEqual({
       'access-control-allow-origin': '*',
     });
-    expect(corsResponseHeaders({ allowOrigins: ['*'] }, null)).toEqual({ 'access-control-allow-origin': '*' });
+    expect(corsResponseHeaders({ allowOrigins: ['*'] }, null)).toEqual({
+      'access-control-allow-origin': '*',
+    });
   });
 
   it('names the caller when it is an allowed origin, and always says the answer varies by origin', () => {
@@ -77,7 +82,9 @@ describe('corsPreflightOptions', () => {
 describe('gatewayResponseCorsHeaders (static, as gateway responses allow)', () => {
   it('carries * or the first origin, and nothing without CORS', () => {
     expect(gatewayResponseCorsHeaders(undefined)).toEqual({});
-    expect(gatewayResponseCorsHeaders({ allowOrigins: ['*'] })).toEqual({ 'access-control-allow-origin': '*' });
+    expect(gatewayResponseCorsHeaders({ allowOrigins: ['*'] })).toEqual({
+      'access-control-allow-origin': '*',
+    });
     expect(gatewayResponseCorsHeaders({ allowOrigins: [PORTAL, DOCS] })).toEqual({
       'access-control-allow-origin': PORTAL,
       vary: 'Origin',
