@@ -38,9 +38,9 @@ import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION, type SnsEndpoint, startSnsEndpoint
 import { type GatewayDefinition, gatewayConfig, parseStackFile, type StackDefinition } from './stack-file';
 
 export const LOCAL_API_ID = 'local';
+export const LOCAL_STAGE = 'prod';
 /** swagger-ui-dist's files, served from the package as installed. */
 const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
-export const LOCAL_STAGE = 'prod';
 
 export interface LocalStackOptions {
   /** A validated definition, or a parsed stack file (validated here). */

@@ -169,12 +169,12 @@ export function resourceSample(resource: string): string {
  * What calls of `method` on `route` count: for each mapping rule whose paths this route serves, the usage
  * the authorizer reports for them, then the route's other paths (counted by a prefix rule, or refused).
  */
-export function countedPaths(
+function countedPaths(
   routes: readonly Route[],
   route: Route,
   method: string,
   rules: DocumentedConfig['mappingRules'],
-  mapper: UsageMapper = compileMappingRules(rules),
+  mapper: UsageMapper,
 ): CountedPath[] {
   const served = (sample: SampleRequest) => findRoute(routes, method, sample.path)?.route === route;
   const counted: CountedPath[] = [];
@@ -319,48 +319,79 @@ export function deepMerge(base: unknown, overlay: unknown): unknown {
   return merged;
 }
 
-export function swaggerDocument(api: DocumentedApi): SwaggerDocument {
-  const { config, settings, routes } = api;
-  const definitions = SECURITY_DEFINITIONS[config.credentialMode](config);
-  const requirement = Object.fromEntries(Object.keys(definitions).map((name) => [name, []]));
-  const refusals = new Map<string, { statusCode: number; response: Record<string, unknown> }>();
+interface Refusals {
+  /** The document's `responses`: each refusal once, by name. */
+  readonly responses: Record<string, unknown>;
+  /** What a protected operation lists: status code -> reference to its refusal. */
+  readonly references: Record<string, { $ref: string }>;
+}
+
+function refusalsOf(config: DocumentedConfig): Refusals {
+  const responses: Record<string, unknown> = {};
+  const references: Record<string, { $ref: string }> = {};
   for (const response of accessGatewayResponses(config)) {
     const { name, description } = REFUSALS[response.type];
-    if (!refusals.has(name))
-      refusals.set(name, {
-        statusCode: response.statusCode,
-        response: refusalResponse(response, description),
-      });
+    if (Object.hasOwn(responses, name)) continue;
+    responses[name] = refusalResponse(response, description);
+    references[String(response.statusCode)] = { $ref: `#/responses/${name}` };
   }
-  const refusalRefs = Object.fromEntries(
-    [...refusals].map(([name, { statusCode }]) => [String(statusCode), { $ref: `#/responses/${name}` }]),
-  );
+  return { responses, references };
+}
 
+function summaryOf(counted: readonly CountedPath[]): string {
+  const metrics = [...new Set(counted.flatMap(({ metrics }) => Object.keys(metrics ?? {})))];
+  return metrics.length > 0 ? `Counts ${metrics.join(', ')}` : 'Refused: no mapping rule matches';
+}
+
+/** The Swagger operation of `method` on `route`; open routes need no credential and count nothing. */
+function operationOf(
+  api: DocumentedApi,
+  route: Route,
+  method: string,
+  context: { readonly mapper: UsageMapper; readonly refusals: Refusals; readonly operationId: string },
+): Record<string, unknown> {
+  const common = {
+    operationId: context.operationId,
+    parameters: parametersOf(route, method),
+  };
+  const answer = { '200': { description: "The backend's answer." } };
+  if (!isProtectedMethod(route.method)) {
+    return {
+      ...common,
+      summary: 'Open: no credential needed, not counted',
+      responses: answer,
+      security: [],
+    };
+  }
+  const { mappingRules } = api.config;
+  const counted = countedPaths(api.routes, route, method, mappingRules, context.mapper);
+  return {
+    ...common,
+    summary: summaryOf(counted),
+    description: usageDescription(method, counted),
+    responses: { ...answer, ...context.refusals.references },
+    'x-metrics': counted,
+  };
+}
+
+export function swaggerDocument(api: DocumentedApi): SwaggerDocument {
+  const { config, settings } = api;
+  const definitions = SECURITY_DEFINITIONS[config.credentialMode](config);
+  const refusals = refusalsOf(config);
   const mapper = compileMappingRules(config.mappingRules);
   const operationId = operationIds();
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const { route, method } of documentedMethods(routes)) {
+  for (const { route, method } of documentedMethods(api.routes)) {
     const key = route.resource.replace(PATH_PARAMETER, '{$1}');
-    const isProtected = isProtectedMethod(route.method);
-    const counted = isProtected ? countedPaths(routes, route, method, config.mappingRules, mapper) : [];
-    const metricNames = [...new Set(counted.flatMap(({ metrics }) => Object.keys(metrics ?? {})))];
     paths[key] = {
       ...paths[key],
-      [method.toLowerCase()]: {
+      [method.toLowerCase()]: operationOf(api, route, method, {
+        mapper,
+        refusals,
         operationId: operationId(method, route.resource),
-        summary: isProtected
-          ? metricNames.length > 0
-            ? `Counts ${metricNames.join(', ')}`
-            : 'Refused: no mapping rule matches'
-          : 'Open: no credential needed, not counted',
-        ...(isProtected && { description: usageDescription(method, counted) }),
-        parameters: parametersOf(route, method),
-        responses: { '200': { description: "The backend's answer." }, ...(isProtected && refusalRefs) },
-        ...(isProtected ? { 'x-metrics': counted } : { security: [] }),
-      },
+      }),
     };
   }
-
   const document = {
     swagger: '2.0',
     info: {
@@ -375,9 +406,9 @@ export function swaggerDocument(api: DocumentedApi): SwaggerDocument {
     consumes: ['application/json'],
     produces: ['application/json'],
     securityDefinitions: definitions,
-    security: [requirement],
+    security: [Object.fromEntries(Object.keys(definitions).map((name) => [name, []]))],
     paths,
-    responses: Object.fromEntries([...refusals].map(([name, { response }]) => [name, response])),
+    responses: refusals.responses,
   };
   return deepMerge(document, settings.merge ?? {}) as SwaggerDocument;
 }

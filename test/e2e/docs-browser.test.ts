@@ -129,6 +129,13 @@ describe('the documentation in a real browser', () => {
     return page;
   };
 
+  /** What the page shows now, as a PNG in the test's temporary folder. */
+  const screenshot = async (page: Page, name: string): Promise<void> => {
+    const path = join(screenshots, name);
+    await page.screenshot({ path });
+    expect(statSync(path).size).toBeGreaterThan(20_000);
+  };
+
   afterAll(async () => {
     console.log(`docs-browser screenshots: ${screenshots}`);
     await browser?.close();
@@ -158,9 +165,7 @@ describe('the documentation in a real browser', () => {
         message: 'Missing or invalid credential: send your key in the apikey header',
         reason: 'invalid_credential',
       });
-      const screenshot = join(screenshots, 'docs.png');
-      await page.screenshot({ path: screenshot });
-      expect(statSync(screenshot).size).toBeGreaterThan(20_000);
+      await screenshot(page, 'docs.png');
     },
     BROWSER_TEST_TIMEOUT_MS,
   );
@@ -181,9 +186,7 @@ describe('the documentation in a real browser', () => {
       const refused = await tryGetWord(page, 'hello.json');
       expect(refused.status).toBe(401);
       expect(JSON.parse(refused.body)).toMatchObject({ reason: 'invalid_credential' });
-      const screenshot = join(screenshots, 'portal.png');
-      await page.screenshot({ path: screenshot });
-      expect(statSync(screenshot).size).toBeGreaterThan(20_000);
+      await screenshot(page, 'portal.png');
     },
     BROWSER_TEST_TIMEOUT_MS,
   );
