@@ -17,6 +17,9 @@ import {
   optionalNonEmpty,
   parseConfig,
 } from '../lambdas/core/config';
+import { type CorsSettings, parseCors } from '../lambdas/core/cors';
+import { DOCS_PATH } from '../lambdas/docs/handler';
+import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
 import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
 import type { RedisChoice } from './redis';
@@ -45,6 +48,9 @@ export interface GatewayDefinition {
   readonly externalPlatform: boolean;
   /** Everything of the AccessConfig but, for the local platform, its URL (known once it listens). */
   readonly configInput: AccessConfigInput;
+  /** Undefined: the API answers no cross-origin call. */
+  readonly cors?: CorsSettings;
+  readonly docs: DocsSettings;
 }
 
 export interface LocalSettings {
@@ -84,6 +90,8 @@ const GATEWAY_SETTINGS = [
   'negativeCacheTtlSeconds',
   'platformTimeoutMs',
   'reportTimeoutMs',
+  'cors',
+  'docs',
 ];
 const LOCAL_SETTINGS = [
   'port',
@@ -176,7 +184,23 @@ function gateway(
   if (!Array.isArray(fields.routes) || fields.routes.length === 0) {
     throw new ConfigError(`${at}.routes`, 'must list the API\'s routes, like ["GET /v1/words/{word}.json"]');
   }
-  const routes = fields.routes.map((route, i) => parseRoute(route, `${at}.routes[${i}]`));
+  const cors = parseCors(`${at}.cors`, fields.cors);
+  const routes = fields.routes.map((text, i) => {
+    const route = parseRoute(text, `${at}.routes[${i}]`);
+    if (route.resource === DOCS_PATH || route.resource.startsWith(`${DOCS_PATH}/`)) {
+      throw new ConfigError(
+        `${at}.routes[${i}]`,
+        `is under ${DOCS_PATH}, where the API serves its documentation`,
+      );
+    }
+    if (cors !== undefined && route.method === 'OPTIONS') {
+      throw new ConfigError(
+        `${at}.routes[${i}]`,
+        `is an OPTIONS method: with ${at}.cors the API answers preflights itself`,
+      );
+    }
+    return route;
+  });
   const configInput: AccessConfigInput = {
     serviceId,
     ...(externalPlatform && { platformUrl: fields.platformUrl as string }),
@@ -199,7 +223,15 @@ function gateway(
         .map((name) => [name, fields[name]]),
     ),
   };
-  const definition = { setting: at, basePath, routes, externalPlatform, configInput };
+  const definition = {
+    setting: at,
+    basePath,
+    routes,
+    externalPlatform,
+    configInput,
+    ...(cors !== undefined && { cors }),
+    docs: parseDocsSettings(`${at}.docs`, fields.docs),
+  };
   const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
   if (service !== undefined) checkRuleMetrics(at, mappingRules, service);
   if (service !== undefined && service.authentication !== credentialMode) {

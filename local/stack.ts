@@ -4,23 +4,35 @@
  * gateway serving every API of the stack file. The authorizer, reporter and echo handlers are the same
  * modules the Lambdas run.
  */
+import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { accessCacheOf } from '../lambdas/core/access';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import type { AccessConfig } from '../lambdas/core/config';
+import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient } from '../lambdas/core/redis-client';
 import type { SweepResult } from '../lambdas/core/reporting';
+import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handler';
+import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
-import { type AccessLogEntry, type GatewayApi, type LocalGateway, startGateway } from './gateway';
-import { withOverrides } from './gateway-responses';
+import { corsPreflightMethods } from './cors-preflight';
+import {
+  type AccessLogEntry,
+  type GatewayApi,
+  type LocalGateway,
+  openMethods,
+  protectedMethods,
+  startGateway,
+} from './gateway';
+import { withHeaders, withOverrides } from './gateway-responses';
 import { type RunningPlatform, startPlatform } from './platform';
 import { LocalQueue } from './queue';
 import { type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
@@ -29,6 +41,8 @@ import { type GatewayDefinition, gatewayConfig, parseStackFile, type StackDefini
 
 export const LOCAL_API_ID = 'local';
 export const LOCAL_STAGE = 'prod';
+/** swagger-ui-dist's files, served from the package as installed. */
+const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
 
 export interface LocalStackOptions {
   /** A validated definition, or a parsed stack file (validated here). */
@@ -63,6 +77,8 @@ export interface LocalStackGateway {
   /** The API's base URL: the gateway URL plus the gateway's base path. */
   readonly url: string;
   readonly basePath: string;
+  /** The API's interactive documentation (Swagger UI); its document is at `${docsUrl}/swagger.json`. */
+  readonly docsUrl: string;
   /** The AccessConfig the authorizer and reporter run with (carries the platform credential: never log it). */
   readonly config: AccessConfig;
   readonly topicArn: string;
@@ -260,15 +276,35 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...(options.now && { now: options.now }),
       });
       const hiddenNames = configuredSecretHeaders(config);
+      const { cors } = gateway;
+      const identitySources = identitySourceHeaders(config);
+      const docs = createDocsHandler({
+        document: swaggerDocument({
+          basePath: gateway.basePath,
+          routes: gateway.routes,
+          config,
+          settings: gateway.docs,
+        }),
+        assetsDir: SWAGGER_UI_DIR,
+        ...(cors && { cors }),
+      });
+      const methods = [
+        ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
+        ...openMethods(DOCS_ROUTES, docs),
+      ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
         apiId: LOCAL_API_ID,
         stage: LOCAL_STAGE,
-        routes: gateway.routes,
-        identitySources: identitySourceHeaders(config),
+        methods: cors
+          ? [...methods, ...corsPreflightMethods(methods, corsPreflightOptions(cors, identitySources))]
+          : methods,
+        identitySources,
         authorizer,
-        backend: (event) => echo(event, { hiddenNames }),
-        responses: withOverrides(accessGatewayResponses(config)),
+        responses: withHeaders(
+          withOverrides(accessGatewayResponses(config)),
+          gatewayResponseCorsHeaders(cors),
+        ),
       };
       return { api, config, topicArn, queue, sweep, sweepAll, rejectedUsage };
     };
@@ -287,6 +323,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         serviceId: config.serviceId,
         url: `${gateway.url}${api.basePath}`,
         basePath: api.basePath,
+        docsUrl: `${gateway.url}${api.basePath}${DOCS_PATH}`,
         config,
         topicArn,
         queue,

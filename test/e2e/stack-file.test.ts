@@ -35,6 +35,16 @@ describe('local stack file', () => {
       ['/appid', 'app_id'],
     ]);
     expect(demo.platform?.services.map((service) => service.authentication)).toEqual(['user_key', 'app_id']);
+    expect(demo.gateways.map((gateway) => [gateway.cors, gateway.docs.version])).toEqual([
+      [{ allowOrigins: ['*'] }, 'v1'],
+      [{ allowOrigins: ['*'] }, 'v1'],
+    ]);
+  });
+
+  it('has no CORS and default docs settings unless the file says so', () => {
+    const [gateway] = parseStackFile(file(GATEWAY), {}).gateways;
+    expect(gateway?.cors).toBeUndefined();
+    expect(gateway?.docs).toEqual({ version: 'v1' });
   });
 
   it('takes the credential mode and provider key from the local platform and applies local defaults', () => {
@@ -147,6 +157,22 @@ describe('local stack file', () => {
       'platform.services[0].applications[0].appKeys[0] is a key the gateway always refuses (too_long)',
     ],
     ['a bad local port', file(GATEWAY, { local: { port: 70000 } }), 'local.port must be'],
+    [
+      'an origin with a path',
+      file({ ...GATEWAY, cors: { allowOrigins: ['https://portal.example.com/docs'] } }),
+      'gateway.cors.allowOrigins[0] must be "*" or an origin',
+    ],
+    [
+      'an OPTIONS route when the API answers preflights itself',
+      file({ ...GATEWAY, cors: { allowOrigins: ['*'] }, routes: ['GET /a', 'OPTIONS /a'] }),
+      'gateway.routes[1] is an OPTIONS method: with gateway.cors the API answers preflights itself',
+    ],
+    [
+      'a route where the documentation is served',
+      file({ ...GATEWAY, routes: ['GET /a', 'GET /docs/{page}'] }),
+      'gateway.routes[1] is under /docs, where the API serves its documentation',
+    ],
+    ['a bad docs setting', file({ ...GATEWAY, docs: { version: 2 } }), 'gateway.docs.version is required'],
     [
       'a bad platform section',
       file(GATEWAY, {
