@@ -25,7 +25,7 @@ export type CredentialExtraction =
   | { readonly ok: true; readonly credential: Credential }
   | { readonly ok: false; readonly header: string; readonly reason: MalformedReason };
 
-type HeaderValue =
+export type HeaderValue =
   | { readonly ok: true; readonly value: string | undefined }
   | { readonly ok: false; readonly reason: MalformedReason };
 
@@ -57,10 +57,14 @@ function singleHeaderValue(
   return checkedValue(single);
 }
 
-function checkedValue(value: string | undefined): HeaderValue {
+/**
+ * The checks every credential value passes wherever it travels (a header here, a SOAP header element
+ * in `core/soap`): not empty, at most `maxBytes`, one value, printable ASCII.
+ */
+export function checkedValue(value: string | undefined, maxBytes = MAX_CREDENTIAL_BYTES): HeaderValue {
   if (value === undefined) return { ok: true, value: undefined };
   if (value === '') return { ok: false, reason: 'empty' };
-  if (Buffer.byteLength(value, 'utf8') > MAX_CREDENTIAL_BYTES) return { ok: false, reason: 'too_long' };
+  if (Buffer.byteLength(value, 'utf8') > maxBytes) return { ok: false, reason: 'too_long' };
   if (value.includes(',')) return { ok: false, reason: 'several_values' };
   if (!PRINTABLE_ASCII.test(value)) return { ok: false, reason: 'bad_characters' };
   return { ok: true, value };
