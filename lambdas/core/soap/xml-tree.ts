@@ -105,7 +105,8 @@ type OrderedNode = Readonly<Record<string, unknown>>;
 
 const parser = new XMLParser({
   preserveOrder: true,
-  ignoreAttributes: false,
+  // Only namespace declarations matter here; other attributes are neither kept nor decoded.
+  ignoreAttributes: (name: string) => name !== 'xmlns' && !name.startsWith('xmlns:'),
   attributeNamePrefix: ATTRIBUTE_PREFIX,
   removeNSPrefix: false,
   parseTagValue: false,
@@ -116,6 +117,8 @@ const parser = new XMLParser({
   stopNodes: [Array.from({ length: READ_DEPTH }, () => '*').join('.')],
   processEntities: true,
   entityDecoder: xmlEntityDecoder,
+  // No callback here reads the element path, so the parser need not build it as a string per element.
+  jPath: false,
   // Ordered nodes are fresh object literals read by their own keys, so names such as `toString` are
   // kept as written, and the names the parser refuses outright are carried under a mark no XML name has.
   onDangerousProperty: (name: string) => name,
@@ -127,8 +130,11 @@ type Scope = ReadonlyMap<string, string>;
 const ROOT_SCOPE: Scope = new Map([['xml', XML_NAMESPACE]]);
 
 function nameOf(node: OrderedNode): string | undefined {
-  return Object.keys(node).find((key) => key !== ATTRIBUTES);
+  for (const key in node) if (key !== ATTRIBUTES) return key;
+  return undefined;
 }
+
+const NO_CHILDREN: readonly XmlElement[] = Object.freeze([]);
 
 /** The scope inside an element: its parent's bindings plus the element's own declarations. */
 function scopeOf(attributes: Readonly<Record<string, unknown>> | undefined, parent: Scope): Scope {
@@ -165,14 +171,18 @@ function elementOf(node: OrderedNode, key: string, parentScope: Scope): XmlEleme
   if (prefix !== '' && namespace === undefined) {
     throw new XmlReadError(`prefix ${prefix} of element ${name} is not declared`);
   }
-  const children: XmlElement[] = [];
-  const text: string[] = [];
+  // Payloads may hold many thousands of elements at READ_DEPTH: allocate only what an element has.
+  let children: XmlElement[] | undefined;
+  let text = '';
   for (const child of node[key] as readonly OrderedNode[]) {
     const childName = nameOf(child);
-    if (childName === TEXT) text.push(String(child[TEXT]));
-    else if (childName !== undefined) children.push(elementOf(child, childName, scope));
+    if (childName === TEXT) text += String(child[TEXT]);
+    else if (childName !== undefined) {
+      children ??= [];
+      children.push(elementOf(child, childName, scope));
+    }
   }
-  return { namespace: namespace ?? '', localName, children, text: text.join('') };
+  return { namespace: namespace ?? '', localName, children: children ?? NO_CHILDREN, text };
 }
 
 /**
