@@ -25,7 +25,7 @@ export type CredentialExtraction =
   | { readonly ok: true; readonly credential: Credential }
   | { readonly ok: false; readonly header: string; readonly reason: MalformedReason };
 
-export type HeaderValue =
+type HeaderValue =
   | { readonly ok: true; readonly value: string | undefined }
   | { readonly ok: false; readonly reason: MalformedReason };
 
