@@ -1,4 +1,5 @@
 /** Envelopes, requests and settings shared by the SOAP tests. */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { SOAP_VERSIONS, type SoapRequest, type SoapVersion } from '../../../lambdas/core/soap/envelope';
 import { parseSoapSettings, type SoapSettings } from '../../../lambdas/core/soap/settings';
 
@@ -54,4 +55,25 @@ export function billionLaughs(version: SoapVersion = '1.1'): string {
       '',
     )
   );
+}
+
+/** The event API Gateway's Lambda proxy integration hands the SOAP route. */
+export function proxyEvent(
+  body: string,
+  headers: Record<string, string> = { 'Content-Type': CONTENT_TYPES['1.1'] },
+): APIGatewayProxyEvent {
+  return {
+    httpMethod: 'POST',
+    path: '/soap',
+    resource: '/soap',
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    body,
+    isBase64Encoded: false,
+    pathParameters: null,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    requestContext: {} as APIGatewayProxyEvent['requestContext'],
+  };
 }

@@ -15,7 +15,7 @@ import { freePort } from '../../../local/redis';
 import { type SoapEchoServer, startSoapEcho } from '../../../local/soap-echo';
 import { CapturingLogger, CapturingMetrics } from '../core/fakes';
 import { startBackend, type TestBackend } from './backend-server';
-import { billionLaughs, CONTENT_TYPES, envelope, KEY, NS, soapSettings } from './fixtures';
+import { billionLaughs, CONTENT_TYPES, envelope, KEY, NS, proxyEvent, soapSettings } from './fixtures';
 
 /** The decide port as a test sets it: every request recorded, the answer scripted. */
 class FakeDecide {
@@ -74,25 +74,9 @@ function handler(
   });
 }
 
-function event(body: string, headers: Record<string, string> = { 'Content-Type': CONTENT_TYPES['1.1'] }) {
-  return {
-    httpMethod: 'POST',
-    path: '/soap',
-    resource: '/soap',
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    body,
-    isBase64Encoded: false,
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  } satisfies APIGatewayProxyEvent;
-}
-
+const event = proxyEvent;
 const event12 = (body = envelope({ version: '1.2' })) =>
-  event(body, { 'content-type': CONTENT_TYPES['1.2'] });
+  proxyEvent(body, { 'content-type': CONTENT_TYPES['1.2'] });
 
 describe('allowed SOAP calls', () => {
   it('ask the core about POST /<method> with the header credential, and return the backend answer as is', async () => {

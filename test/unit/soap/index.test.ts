@@ -1,26 +1,10 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENV, LOCAL_SECRET_ENV } from '../../../lambdas/core/config';
 import { SOAP_ENV } from '../../../lambdas/core/soap/settings';
 import { freePort as closedPort } from '../../../local/redis';
-import { CONTENT_TYPES, envelope } from './fixtures';
+import { CONTENT_TYPES, envelope, proxyEvent } from './fixtures';
 
-function event(): APIGatewayProxyEvent {
-  return {
-    httpMethod: 'POST',
-    path: '/soap',
-    resource: '/soap',
-    headers: { 'Content-Type': CONTENT_TYPES['1.2'] },
-    multiValueHeaders: {},
-    body: envelope({ version: '1.2' }),
-    isBase64Encoded: false,
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
-}
+const event = () => proxyEvent(envelope({ version: '1.2' }), { 'Content-Type': CONTENT_TYPES['1.2'] });
 
 afterEach(() => {
   vi.unstubAllEnvs();
