@@ -290,7 +290,7 @@ export const LOCAL_SECRET_ENV = {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function envInteger(env: Env, name: string): number | undefined {
+export function envInteger(env: Env, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);

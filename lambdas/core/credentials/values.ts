@@ -30,11 +30,14 @@ export type ValueRead =
   | { readonly ok: true; readonly value: string | undefined }
   | { readonly ok: false; readonly reason: MalformedReason };
 
-/** A credential value as a platform issues it: the checks every scheme applies to every part. */
-export function checkedValue(value: string | undefined): ValueRead {
+/**
+ * A credential value as a platform issues it: the checks every scheme applies to every part, wherever
+ * it travels (a header, a SOAP header element): not empty, at most `maxBytes`, one value, printable ASCII.
+ */
+export function checkedValue(value: string | undefined, maxBytes = MAX_CREDENTIAL_BYTES): ValueRead {
   if (value === undefined) return { ok: true, value: undefined };
   if (value === '') return { ok: false, reason: 'empty' };
-  if (Buffer.byteLength(value, 'utf8') > MAX_CREDENTIAL_BYTES) return { ok: false, reason: 'too_long' };
+  if (Buffer.byteLength(value, 'utf8') > maxBytes) return { ok: false, reason: 'too_long' };
   if (value.includes(',')) return { ok: false, reason: 'several_values' };
   if (!PRINTABLE_ASCII.test(value)) return { ok: false, reason: 'bad_characters' };
   return { ok: true, value };
