@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type Redis from 'ioredis';
-import { AccessCache, type CheckResult } from './cache';
+import { AccessCache, type CheckResult, type LimitFeedback, type LimitInfo } from './cache';
 import { type AccessConfig, ConfigError } from './config';
 import { credentialIdOf, credentialIdPrefix, extractCredential, keyIdOf } from './credentials';
 import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
@@ -48,6 +48,11 @@ export type AccessDecision =
       readonly metrics: string;
       /** The app id in app_id mode (user keys do not reveal their application). */
       readonly applicationId?: string;
+      /**
+       * The limit that refused the call, or the most constrained limit of an allowed one with what it
+       * leaves; undefined when the cache did not decide the call or no limit applies to it.
+       */
+      readonly limit?: LimitInfo & { readonly remaining?: number };
     };
 
 /** A call to decide, whatever carried it (a REST request's authorizer event, a SOAP envelope). */
@@ -204,7 +209,13 @@ export class AccessAuthorizer {
     this.deps.metrics.addMetric(name, 'Count', 1);
   }
 
-  private decision(facts: RequestFacts, effect: 'allow' | 'deny', plan: string, reason?: DenyReason) {
+  private decision(
+    facts: RequestFacts,
+    effect: 'allow' | 'deny',
+    plan: string,
+    reason?: DenyReason,
+    limit?: LimitInfo,
+  ): AccessDecision {
     return {
       effect,
       credentialId: facts.credentialId,
@@ -212,15 +223,16 @@ export class AccessAuthorizer {
       plan,
       metrics: facts.metrics,
       ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
-    } satisfies AccessDecision;
+      ...(limit !== undefined && { limit }),
+    };
   }
 
-  private allow(facts: RequestFacts, plan: string): AccessDecision {
-    return this.decision(facts, 'allow', plan);
+  private allow(facts: RequestFacts, plan: string, limit?: LimitFeedback): AccessDecision {
+    return this.decision(facts, 'allow', plan, undefined, limit);
   }
 
-  private deny(facts: RequestFacts, reason: DenyReason, plan = ''): AccessDecision {
-    return this.decision(facts, 'deny', plan, reason);
+  private deny(facts: RequestFacts, reason: DenyReason, plan = '', limit?: LimitInfo): AccessDecision {
+    return this.decision(facts, 'deny', plan, reason, limit);
   }
 
   private refusedFor(
@@ -270,17 +282,18 @@ export class AccessAuthorizer {
     facts: RequestFacts,
     result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
   ): Promise<AccessDecision> {
+    // A refusal publishes too, once per window: the reporter then refreshes the budget from the platform.
+    if (result.publish) await this.publish(cached, facts);
     switch (result.kind) {
       case 'cached':
         this.count(METRIC.negativeCacheHit);
         return this.refusedFor(facts, result.state);
       case 'limited':
         this.count(METRIC.limitsExceeded);
-        return this.deny(facts, 'limits_exceeded', result.plan);
+        return this.deny(facts, 'limits_exceeded', result.plan, result.limit);
       case 'allow':
         if (result.overLimit) this.count(METRIC.softLimitExceeded);
-        if (result.publish) await this.publish(cached, facts);
-        return this.allow(facts, result.plan);
+        return this.allow(facts, result.plan, result.limit);
     }
   }
 

@@ -154,6 +154,16 @@ local function keep_or_expire(app_key, since_key, ttl_ms)
   end
 end
 
+-- Sets the report window flag unless a message is on its way already: '1' when the caller must publish
+-- the report message (at most one per budget per window; every time with a window of 0).
+local function open_window(window_key, now, window_ms)
+  if window_ms == 0 then return '1' end
+  local window_end = redis.call('GET', window_key)
+  if window_end and tonumber(window_end) > now then return '0' end
+  redis.call('SET', window_key, int(now + window_ms), 'PX', int(window_ms))
+  return '1'
+end
+
 -- Adds the usage pairs ARGV[first..] to the bucket, marks the oldest unreported usage for the sweep and
 -- sets the report window flag. Returns '1' when the caller must publish the report message.
 local function record_usage(app_key, pending_key, since_key, window_key, now, window_ms, bucket, first)
@@ -168,11 +178,7 @@ local function record_usage(app_key, pending_key, since_key, window_key, now, wi
   if not added then return '0' end
   redis.call('HSET', pending_key, 't:' .. int(bucket), int(now))
   if redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
-  if window_ms == 0 then return '1' end
-  local window_end = redis.call('GET', window_key)
-  if window_end and tonumber(window_end) > now then return '0' end
-  redis.call('SET', window_key, int(now + window_ms), 'PX', int(window_ms))
-  return '1'
+  return open_window(window_key, now, window_ms)
 end
 `;
 
@@ -186,7 +192,7 @@ export interface ScriptDefinition {
 export const PERIOD_START_ARGS = 6;
 
 /**
- * The hot path. KEYS: neg, app, keys, pending, inflight, since, window.
+ * The hot path. KEYS: neg, app, keys, pending, inflight, since, window, refused.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * then metric/delta pairs.
@@ -195,13 +201,20 @@ export const PERIOD_START_ARGS = 6;
  * reaches Redis later (a paused or partitioned server) must not count the call a second time.
  * A budget with a snapshot decides every endpoint here: the snapshot holds all the plan's limits and
  * the metric tree, and the mapping rules are local, so only a budget without one asks the platform.
+ * A refused call of a budget the platform answered about opens the report window like usage does, so
+ * the reporter refreshes the budget at least once per window while refused calls keep coming (a raised
+ * limit, a new plan, a resumed application reach it) without a platform call per refused call; a call
+ * refused at a limit also marks the limit (`<period>:<metric>` in the refused hash) for usage alerts.
  * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
- * snapshot, this key was never checked) | {'cached', state} | {'deny', 'limits_exceeded', plan} |
- * {'allow', plan, publish, over}.
+ * snapshot, this key was never checked) | {'cached', state, publish} |
+ * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
+ * {'allow', plan, publish, over, metric, period, max, period end, remaining}: the limit a refusal hit,
+ * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
+ * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end).
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
-  numberOfKeys: 7,
+  numberOfKeys: 8,
   lua: `${PRELUDE}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 then
@@ -209,8 +222,9 @@ if deadline > 0 then
   if tonumber(time[1]) * 1000.0 + math.floor(tonumber(time[2]) / 1000) > deadline then return {'expired'} end
 end
 local now = tonumber(ARGV[1])
+local window_ms = tonumber(ARGV[3])
 local negative = redis.call('GET', KEYS[1])
-if negative then return {'cached', negative} end
+if negative then return {'cached', negative, '0'} end
 local key_known = ARGV[2] == ''
 if not key_known then
   local fact = redis.call('HGET', KEYS[3], ARGV[2])
@@ -219,32 +233,50 @@ if not key_known then
     if not until_ms then
       key_known = true
     elseif tonumber(until_ms) > now then
-      return {'cached', 'invalid:' .. code}
+      return {'cached', 'invalid:' .. code, '0'}
     end
   end
 end
 local snapshot = read_snapshot(KEYS[2])
 if not snapshot.state then return {'miss'} end
 if not key_known then return {'key_unknown'} end
-if snapshot.state ~= 'active' then return {'cached', snapshot.state} end
+if snapshot.state ~= 'active' then
+  return {'cached', snapshot.state, open_window(KEYS[7], now, window_ms)}
+end
 local first_pair = 6 + ${PERIOD_START_ARGS}
 local starts = period_starts(6)
 local requested = {}
 for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
 local buckets = bucket_totals(KEYS[5], snapshot.parents, bucket_totals(KEYS[4], snapshot.parents, {}))
-local over = '0'
+local exceeded, tightest, tightest_left = nil, nil, nil
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
   if amount then
     local since = window_start(limit, now, starts)
-    local used = current_of(limit, now) + used_in_window(buckets, limit.metric, since)
-    if used + amount > limit.max then over = '1' end
+    local left = limit.max - current_of(limit, now) - used_in_window(buckets, limit.metric, since) - amount
+    if left < 0 and not exceeded then exceeded = limit end
+    -- The fewest calls left; of two alike, the longer period (it resets later), as the platform's headers.
+    if not tightest or left < tightest_left or (left == tightest_left and limit.period_end < 0) or
+        (left == tightest_left and tightest.period_end >= 0 and limit.period_end > tightest.period_end) then
+      tightest, tightest_left = limit, left
+    end
   end
 end
-if over == '1' and ARGV[4] ~= '1' then return {'deny', 'limits_exceeded', snapshot.plan} end
+local function period_end_of(limit)
+  if limit.period_end >= 0 and now >= limit.period_end then return '-2' end
+  return int(limit.period_end)
+end
+if exceeded and ARGV[4] ~= '1' then
+  redis.call('HSET', KEYS[8], exceeded.period .. ':' .. exceeded.metric, int(now))
+  return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[7], now, window_ms),
+    exceeded.metric, exceeded.period, int(exceeded.max), period_end_of(exceeded)}
+end
 local bucket = starts[bucket_period(snapshot)]
-local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), bucket, first_pair)
-return {'allow', snapshot.plan, publish, over}
+local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, window_ms, bucket, first_pair)
+local over = exceeded and '1' or '0'
+if not tightest then return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0'} end
+return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, int(tightest.max),
+  period_end_of(tightest), int(math.max(tightest_left, 0))}
 `,
 };
 
@@ -253,9 +285,10 @@ return {'allow', snapshot.plan, publish, over}
  * ARGV: state ('' = the answer is about the key only: the budget is left as it is), negative TTL ms,
  * entry TTL ms, sealed credential, plan, now, key id ('' = none), key fact ('ok <sealed credential>' |
  * 'bad <until ms> <code>' | ''), then snapshot field/value pairs.
- * An active state clears the negative entry; any other state sets it, so the budget asks the platform
- * again once it expires. An invalid answer keeps no snapshot: a budget never seen leaves only its
- * negative entry; a known one keeps its sealed credential for the usage still to report.
+ * An invalid state sets the negative entry (a flood of unknown credentials stays off the platform until
+ * it expires); any other state clears it: a denied budget keeps its state in the snapshot, and its
+ * refused calls have the reporter refresh it. An invalid answer keeps no snapshot: a budget never seen
+ * leaves only its negative entry; a known one keeps its sealed credential for the usage still to report.
  */
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
@@ -267,10 +300,10 @@ if ARGV[7] ~= '' and ARGV[8] ~= '' then
   redis.call('PEXPIRE', KEYS[3], ARGV[3])
 end
 if state == '' then return 'ok' end
-if state == 'active' then
-  redis.call('DEL', KEYS[1])
-else
+if string.sub(state, 1, 8) == 'invalid:' then
   redis.call('SET', KEYS[1], state, 'PX', ARGV[2])
+else
+  redis.call('DEL', KEYS[1])
 end
 if string.sub(state, 1, 8) == 'invalid:' then
   if redis.call('EXISTS', KEYS[2]) == 0 then return 'ok' end
@@ -311,32 +344,40 @@ return publish
 };
 
 /**
- * Takes the usage to report. KEYS: app, pending, inflight, since, lease. ARGV: lease token, lease ms.
- * In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new joins
- * it until the platform accepted it. Returns {'busy'} (another reporter holds the lease) | {'empty'} |
- * {'unreadable'} (no sealed credential) | {'ready', sealed credential, resent ('1' when the in-flight
- * usage was left by an earlier attempt, so pending usage may still wait), field, value, ...} with the
- * fields of the in-flight hash (see the module note).
+ * Takes the usage to report. KEYS: app, pending, inflight, since, lease, refused. ARGV: lease token,
+ * lease ms. In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new
+ * joins it until the platform accepted it. The limits refused calls hit since the last drain are taken
+ * too (`<period>:<metric>` fields). Returns {'busy'} (another reporter holds the lease) |
+ * {'empty', sealed credential or '', refused field, ...} (nothing to report; the credential lets the
+ * reporter refresh the budget all the same) | {'unreadable'} (no sealed credential) |
+ * {'ready', sealed credential, resent ('1' when the in-flight usage was left by an earlier attempt, so
+ * pending usage may still wait), refused count, refused field, ..., field, value, ...} with the fields
+ * of the in-flight hash (see the module note).
  */
 export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
-  numberOfKeys: 5,
+  numberOfKeys: 6,
   lua: `
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'busy'} end
+local refused = redis.call('HKEYS', KEYS[6])
+redis.call('DEL', KEYS[6])
+local sealed = redis.call('HGET', KEYS[1], 'cred')
 local resent = '1'
 if redis.call('EXISTS', KEYS[3]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then
     redis.call('DEL', KEYS[4])
-    return {'empty'}
+    return {'empty', sealed or '', unpack(refused)}
   end
   redis.call('RENAME', KEYS[2], KEYS[3])
   resent = '0'
 end
-local sealed = redis.call('HGET', KEYS[1], 'cred')
 if not sealed then return {'unreadable'} end
 redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
-local usage = redis.call('HGETALL', KEYS[3])
-return {'ready', sealed, resent, unpack(usage)}
+-- unpack() is cut to one value anywhere but last in a table constructor: build the reply by hand.
+local reply = {'ready', sealed, resent, tostring(#refused)}
+for _, field in ipairs(refused) do reply[#reply + 1] = field end
+for _, value in ipairs(redis.call('HGETALL', KEYS[3])) do reply[#reply + 1] = value end
+return {unpack(reply)}
 `,
 };
 

@@ -22,7 +22,7 @@ import {
   SINCE_KEY_PATTERN,
 } from './keys';
 import { periodWindow } from './periods';
-import type { AuthorizationStatus, InvalidCredentialCode, Usage } from './platform/types';
+import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from './platform/types';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
 import {
   type CredentialAnswer,
@@ -37,14 +37,41 @@ import {
 /** How long a budget's snapshot and key facts live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** A limit of the plan, as a consumer may be told of it. */
+export interface LimitInfo {
+  readonly metric: string;
+  readonly period: Period;
+  readonly max: number;
+  /** When the period ends (epoch ms); undefined for eternity. */
+  readonly resetAt?: number;
+}
+
+/** The most constrained limit of an allowed call, and what it leaves. */
+export interface LimitFeedback extends LimitInfo {
+  /** Calls like this one still allowed in the period. */
+  readonly remaining: number;
+}
+
 export type CheckResult =
   /** No snapshot of the budget: the platform must be asked. */
   | { readonly kind: 'miss' }
   /** The budget has a snapshot, the presented key was never checked with the platform. */
   | { readonly kind: 'key_unknown' }
-  | { readonly kind: 'cached'; readonly state: Exclude<CredentialState, { kind: 'active' }> }
-  | { readonly kind: 'limited'; readonly plan: string }
-  | { readonly kind: 'allow'; readonly plan: string; readonly publish: boolean; readonly overLimit: boolean };
+  | {
+      readonly kind: 'cached';
+      readonly state: Exclude<CredentialState, { kind: 'active' }>;
+      /** Publish the report message: the reporter refreshes the refused budget. */
+      readonly publish: boolean;
+    }
+  | { readonly kind: 'limited'; readonly plan: string; readonly publish: boolean; readonly limit: LimitInfo }
+  | {
+      readonly kind: 'allow';
+      readonly plan: string;
+      readonly publish: boolean;
+      readonly overLimit: boolean;
+      /** Undefined when no limit applies to the call. */
+      readonly limit?: LimitFeedback;
+    };
 
 export interface CheckRequest {
   /** The budget (credentialIdOf). */
@@ -94,9 +121,20 @@ export interface UsageBucket {
   readonly usage: Usage;
 }
 
+/** A limit a refused call hit, for usage alerts: a refusal counts as reaching 100 %. */
+export interface LimitRefusal {
+  readonly metric: string;
+  readonly period: Period;
+}
+
 export type DrainResult =
   | { readonly kind: 'busy' }
-  | { readonly kind: 'empty' }
+  | {
+      readonly kind: 'empty';
+      /** The budget's credential when it has one: the reporter refreshes the budget all the same. */
+      readonly sealedCredential?: string;
+      readonly refusals: readonly LimitRefusal[];
+    }
   | { readonly kind: 'unreadable' }
   | {
       readonly kind: 'ready';
@@ -106,6 +144,7 @@ export type DrainResult =
       readonly usage: Usage;
       /** The usage was left in flight by an earlier attempt: pending usage may wait behind it. */
       readonly resent: boolean;
+      readonly refusals: readonly LimitRefusal[];
     };
 
 /** Usage the platform refuses to take, kept under its budget. */
@@ -205,6 +244,69 @@ function strings(reply: unknown): string[] {
   return reply.map((item) => String(item));
 }
 
+/** When a limit's period ends: -1 is eternity, -2 the period `now` is in (the snapshot knew an earlier one). */
+function resetAtOf(period: Period, encodedEnd: string, now: number): number | undefined {
+  const end = Number(encodedEnd);
+  if (end === -1) return undefined;
+  return end === -2 ? periodWindow(period, now).end : end;
+}
+
+function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo {
+  const period = reply[at + 1] as Period;
+  const resetAt = resetAtOf(period, reply[at + 3] ?? '-1', now);
+  return {
+    metric: reply[at] as string,
+    period,
+    max: Number(reply[at + 2]),
+    ...(resetAt !== undefined && { resetAt }),
+  };
+}
+
+/** The check script's reply (see CHECK_SCRIPT) as a result. */
+export function checkResultOf(reply: readonly string[], now: number): CheckResult {
+  switch (reply[0]) {
+    case 'expired':
+      throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
+    case 'miss':
+      return { kind: 'miss' };
+    case 'key_unknown':
+      return { kind: 'key_unknown' };
+    case 'cached': {
+      const state = decodeState(reply[1] as string);
+      if (state.kind === 'active') return { kind: 'miss' };
+      return { kind: 'cached', state, publish: reply[2] === '1' };
+    }
+    case 'deny':
+      return {
+        kind: 'limited',
+        plan: reply[2] as string,
+        publish: reply[3] === '1',
+        limit: limitInfoOf(reply, 4, now),
+      };
+    case 'allow': {
+      const base = {
+        kind: 'allow',
+        plan: reply[1] as string,
+        publish: reply[2] === '1',
+        overLimit: reply[3] === '1',
+      } as const;
+      if (reply[4] === '') return base;
+      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
+    }
+    default:
+      throw new Error(`unexpected check reply: ${reply[0]}`);
+  }
+}
+
+const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
+
+function refusalsOf(fields: readonly string[]): LimitRefusal[] {
+  return fields.flatMap((field) => {
+    const match = REFUSAL_FIELD.exec(field);
+    return match ? [{ period: match[1] as Period, metric: match[2] as string }] : [];
+  });
+}
+
 export class AccessCache {
   private readonly entryTtlMs: number;
   private readonly wallClock: () => number;
@@ -234,7 +336,16 @@ export class AccessCache {
     const reply = strings(
       await this.run(
         CHECK_SCRIPT,
-        [keys.negative, keys.app, keys.keys, keys.pending, keys.inFlight, keys.since, keys.window],
+        [
+          keys.negative,
+          keys.app,
+          keys.keys,
+          keys.pending,
+          keys.inFlight,
+          keys.since,
+          keys.window,
+          keys.refusals,
+        ],
         [
           request.now,
           request.keyId,
@@ -246,25 +357,7 @@ export class AccessCache {
         ],
       ),
     );
-    switch (reply[0]) {
-      case 'expired':
-        throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
-      case 'miss':
-        return { kind: 'miss' };
-      case 'key_unknown':
-        return { kind: 'key_unknown' };
-      case 'cached': {
-        const state = decodeState(reply[1]);
-        if (state.kind === 'active') return { kind: 'miss' };
-        return { kind: 'cached', state };
-      }
-      case 'deny':
-        return { kind: 'limited', plan: reply[2] };
-      case 'allow':
-        return { kind: 'allow', plan: reply[1], publish: reply[2] === '1', overLimit: reply[3] === '1' };
-      default:
-        throw new Error(`unexpected check reply: ${reply[0]}`);
-    }
+    return checkResultOf(reply, request.now);
   }
 
   async store(answer: StoredAnswer): Promise<void> {
@@ -360,16 +453,28 @@ export class AccessCache {
     const reply = strings(
       await this.run(
         DRAIN_SCRIPT,
-        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease],
+        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals],
         [leaseToken, this.options.leaseMs],
       ),
     );
-    const [kind, sealedCredential, resent, ...fields] = reply;
+    const [kind, sealedCredential = '', ...rest] = reply;
     if (kind === 'ready') {
-      const buckets = bucketsOf(fields);
-      return { kind, sealedCredential, buckets, usage: totalUsage(buckets), resent: resent === '1' };
+      const [resent, refusalCount, ...fields] = rest;
+      const count = Number(refusalCount);
+      const buckets = bucketsOf(fields.slice(count));
+      return {
+        kind,
+        sealedCredential,
+        buckets,
+        usage: totalUsage(buckets),
+        resent: resent === '1',
+        refusals: refusalsOf(fields.slice(0, count)),
+      };
     }
-    if (kind === 'busy' || kind === 'empty' || kind === 'unreadable') return { kind };
+    if (kind === 'empty') {
+      return { kind, ...(sealedCredential !== '' && { sealedCredential }), refusals: refusalsOf(rest) };
+    }
+    if (kind === 'busy' || kind === 'unreadable') return { kind };
     throw new Error(`unexpected drain reply: ${kind}`);
   }
 

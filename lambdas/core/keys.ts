@@ -20,6 +20,8 @@
  *                     `<bucket start>:<metric>` -> usage, `t:<bucket start>` -> time of its last call
  *   am:{id}:inflight  hash, the same for usage taken by a reporter and not yet accepted by the platform
  *   am:{id}:rejected  hash, metric -> usage the platform refuses to take (a metric it does not have)
+ *   am:{id}:refusals  hash, `<period>:<metric>` -> when a call was last refused at that limit; the
+ *                     reporter takes it with the usage (a refusal counts as reaching 100 % for alerts)
  *   am:{id}:since     string, epoch ms of the oldest unreported usage (pending or in flight); the sweep
  *                     finds budgets by scanning for these keys
  *   am:{id}:window    string, end of the report window (epoch ms), PX window: set means an SNS
@@ -38,6 +40,7 @@ export interface CredentialKeys {
   readonly pending: string;
   readonly inFlight: string;
   readonly rejected: string;
+  readonly refusals: string;
   readonly since: string;
   readonly window: string;
   readonly lease: string;
@@ -53,6 +56,7 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     pending: `${base}:pending`,
     inFlight: `${base}:inflight`,
     rejected: `${base}:rejected`,
+    refusals: `${base}:refusals`,
     since: `${base}:since`,
     window: `${base}:window`,
     lease: `${base}:lease`,

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { accessCacheOf, sealerOf } from './access';
-import type { AccessCache, UsageBucket } from './cache';
+import type { AccessCache, LimitRefusal, UsageBucket } from './cache';
 import type { AccessConfig } from './config';
 import { credentialIdPrefix, keyIdOf } from './credentials';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
@@ -64,6 +64,8 @@ export interface ResyncedUsage {
   readonly status: AuthorizationStatus;
   /** The usage this flush takes to the platform. */
   readonly inFlight: Usage;
+  /** Limits refused calls hit since the last flush: each counts as reaching 100 %. */
+  readonly refusals: readonly LimitRefusal[];
   /** The business clock when the answer came. */
   readonly now: number;
 }
@@ -124,10 +126,14 @@ export interface DrainedUsage {
   readonly usage: Usage;
   /** Left in flight by an earlier attempt: pending usage may wait behind it. */
   readonly resent: boolean;
+  /** Limits refused calls hit since the last drain. */
+  readonly refusals: readonly LimitRefusal[];
 }
 
 export interface Drainage extends Pick<FlushResult, 'empty' | 'busy' | 'failed' | 'unreadable'> {
   readonly ready: readonly DrainedUsage[];
+  /** Budgets with nothing to report whose credential is known: refreshed all the same. */
+  readonly idle: readonly DrainedUsage[];
 }
 
 export interface Verification {
@@ -191,6 +197,7 @@ export async function drainUsage(
 ): Promise<Drainage> {
   const { cache, sealer, logger, metrics } = ports;
   const ready: DrainedUsage[] = [];
+  const idle: DrainedUsage[] = [];
   const outcome = { empty: [] as string[], busy: [] as string[], failed: [] as string[] };
   const unreadable: string[] = [];
   await Promise.all(
@@ -207,9 +214,18 @@ export async function drainUsage(
         outcome.failed.push(credentialId);
         return;
       }
-      if (drained.kind === 'empty' || drained.kind === 'busy') {
-        outcome[drained.kind].push(credentialId);
-        if (drained.kind === 'busy') count(metrics, METRIC.flushBusy);
+      if (drained.kind === 'busy') {
+        outcome.busy.push(credentialId);
+        count(metrics, METRIC.flushBusy);
+        return;
+      }
+      if (drained.kind === 'empty') {
+        outcome.empty.push(credentialId);
+        const { sealedCredential, refusals } = drained;
+        const credential = sealedCredential && unsealedOrNone(ports, credentialId, sealedCredential);
+        if (sealedCredential && credential) {
+          idle.push({ ...NOTHING_DRAINED, credentialId, sealedCredential, credential, refusals });
+        }
         return;
       }
       if (drained.kind === 'unreadable') {
@@ -227,6 +243,7 @@ export async function drainUsage(
           buckets: drained.buckets,
           usage: drained.usage,
           resent: drained.resent,
+          refusals: drained.refusals,
         });
       } catch (error) {
         await cache.release(credentialId, lease).catch(() => undefined);
@@ -235,7 +252,44 @@ export async function drainUsage(
       }
     }),
   );
-  return { ready, ...outcome, unreadable };
+  return { ready, idle, ...outcome, unreadable };
+}
+
+/** An idle budget's credential, or undefined (said loudly) when it cannot be read back. */
+function unsealedOrNone(
+  ports: Pick<FlushPorts, 'sealer' | 'logger' | 'metrics'>,
+  credentialId: string,
+  sealedCredential: string,
+): Credential | undefined {
+  try {
+    return ports.sealer.unseal(credentialId, sealedCredential);
+  } catch (error) {
+    noteUnreadable(ports, credentialId, errorMessage(error));
+    return undefined;
+  }
+}
+
+/** What an idle budget (a refused call opened its window, nothing to report) is drained with. */
+const NOTHING_DRAINED = { lease: '', buckets: [], usage: {}, resent: false } as const;
+
+/**
+ * Refresh: a budget whose message came with nothing to report (its calls were refused) is authorized
+ * again and resynced, so a raised limit, a new plan or a resumed application reaches its refused calls
+ * within a report window.
+ */
+export async function refreshIdle(ports: VerifyPorts, idle: readonly DrainedUsage[]): Promise<void> {
+  await inBatches(idle, RESYNC_CONCURRENCY, async (item) => {
+    const { outcome, item: asked } = await authorizeBudget(ports, item);
+    if (isCredentialAnswer(outcome) && !isKeyRefusal(outcome)) {
+      await resyncCredential(ports, asked, outcome);
+    } else if (!isCredentialAnswer(outcome)) {
+      ports.logger.warn('refused budget not refreshed: the platform did not answer', {
+        credential: credentialIdPrefix(item.credentialId),
+        kind: outcome.kind,
+        detail: outcome.message,
+      });
+    }
+  });
 }
 
 /**
@@ -272,6 +326,7 @@ export async function resyncCredential(
       state,
       status: answer,
       inFlight: item.usage,
+      refusals: item.refusals,
       now,
     });
   } catch (error) {
@@ -514,7 +569,8 @@ async function flushRound(
   credentialIds: readonly string[],
   round: number,
 ): Promise<FlushResult> {
-  const { ready, empty, busy, failed, unreadable } = await drainUsage(ports, credentialIds);
+  const { ready, idle, empty, busy, failed, unreadable } = await drainUsage(ports, credentialIds);
+  await refreshIdle(ports, idle);
   const { reportable, discarded, rejected, unverified } = await verifyCredentials(ports, ready);
   await settleUsage(ports, { acknowledge: [...discarded, ...rejected], release: unverified });
   const { accepted, refused } = await reportUsage(ports, reportable);

@@ -58,12 +58,17 @@ const POST = { httpMethod: 'POST' } as const satisfies Partial<APIGatewayRequest
 /** The usage pending report, summed per metric over its period buckets. */
 const pendingUsage = () => usageIn(redis, credentialKeys(ID).pending);
 
+/** A decision with these fields; the limit it names, if any, is asserted apart. */
+function decided(fields: Partial<Extract<AccessDecision, { effect: 'allow' | 'deny' }>>): AccessDecision {
+  return expect.objectContaining({ credentialId: ID, ...fields });
+}
+
 function allowed(plan = 'Basic', metricNames = 'get_word'): AccessDecision {
-  return { effect: 'allow', credentialId: ID, plan, metrics: metricNames };
+  return decided({ effect: 'allow', plan, metrics: metricNames });
 }
 
 function refused(reason: DenyReason, plan = '', metricNames = 'get_word'): AccessDecision {
-  return { effect: 'deny', credentialId: ID, reason, plan, metrics: metricNames };
+  return decided({ effect: 'deny', reason, plan, metrics: metricNames });
 }
 
 beforeEach(async () => {
@@ -156,6 +161,28 @@ describe("the platform's answer, on the first call and then from the cache", () 
   });
 });
 
+describe('limits the decisions name', () => {
+  it('an allowed call carries its most constrained limit, a refused one the limit it hit', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 3, 1, END)]);
+    const decide = authorizer();
+    await decide.decide(event());
+    const limit = { metric: 'hits', period: 'hour', max: 3, resetAt: END };
+    const fields = { credentialId: ID, plan: 'Basic', metrics: 'get_word' };
+    expect(await decide.decide(event())).toEqual({
+      effect: 'allow',
+      ...fields,
+      limit: { ...limit, remaining: 1 },
+    });
+    expect(await decide.decide(event())).toMatchObject({ limit: { remaining: 0 } });
+    expect(await decide.decide(event())).toEqual({
+      effect: 'deny',
+      reason: 'limits_exceeded',
+      ...fields,
+      limit,
+    });
+  });
+});
+
 describe('the report publisher', () => {
   it('gets one message per report window, naming the credential by its id', async () => {
     const decide = authorizer();
@@ -204,9 +231,11 @@ describe('failure modes, the platform unavailable', () => {
       await decide.decide(event());
     }
     platform.authrepAnswer = () => UNAVAILABLE;
-    expect(await decide.decide(event(POST))).toEqual(decision);
-    expect(await pendingUsage()).toEqual(decision.effect === 'allow' ? { post_word: 1 } : {});
-    expect(messages).toHaveLength(decision.effect === 'allow' ? 1 : 0);
+    const made = await decide.decide(event(POST));
+    expect(made).toEqual(decision);
+    expect(await pendingUsage()).toEqual(made.effect === 'allow' ? { post_word: 1 } : {});
+    // An allowed call's usage, or a known budget's refusal (a refresh), opens the report window.
+    expect(messages).toHaveLength(made.effect === 'allow' || known ? 1 : 0);
   });
 });
 
@@ -256,7 +285,8 @@ describe('keys of an application (app_id mode)', () => {
   const APP_ID = credentialIdOf(SERVICE, { kind: 'app_id', appId: 'app-1' });
   const withKey = (appKey: string) =>
     event({ headers: { app_id: 'app-1', app_key: appKey }, multiValueHeaders: null });
-  const appAllowed = (plan = 'Basic') => ({ ...allowed(plan), credentialId: APP_ID, applicationId: 'app-1' });
+  const appAllowed = (plan = 'Basic') =>
+    decided({ effect: 'allow', plan, metrics: 'get_word', credentialId: APP_ID, applicationId: 'app-1' });
 
   it('share one budget: a key the budget has not seen is checked with authorize, then counted with the others', async () => {
     platform.authrepAnswer = () => authorized([hourly('hits', 3, 1, END)]);

@@ -145,9 +145,73 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       await storeActive([hourly('hits', 5, 2)]);
       expect(await check({ usage: { get_word: 2 } })).toMatchObject({ kind: 'allow' });
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'allow' });
-      expect(await check({ usage: { get_word: 1 } })).toEqual({ kind: 'limited', plan: 'Basic' });
-      expect(await check({ usage: { hits: 1 } })).toEqual({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ usage: { hits: 1 } })).toMatchObject({ kind: 'limited', plan: 'Basic' });
       expect(await pending()).toEqual({ [inHour('get_word')]: '3' });
+    });
+
+    it('tells an allowed call its most constrained limit, and a refused one the limit it hit', async () => {
+      const minuteStart = T0 + 5 * MINUTE;
+      await storeActive([hourly('hits', 10, 2), perMinute('get_word', 3, 1, minuteStart)], minuteStart);
+      const now = minuteStart + 1_000;
+      expect(await check({ now })).toEqual({
+        kind: 'allow',
+        plan: 'Basic',
+        publish: true,
+        overLimit: false,
+        limit: { metric: 'get_word', period: 'minute', max: 3, resetAt: minuteStart + MINUTE, remaining: 1 },
+      });
+      expect(await check({ now })).toMatchObject({
+        kind: 'allow',
+        limit: { period: 'minute', remaining: 0 },
+      });
+      expect(await check({ now })).toEqual({
+        kind: 'limited',
+        plan: 'Basic',
+        publish: false,
+        limit: { metric: 'get_word', period: 'minute', max: 3, resetAt: minuteStart + MINUTE },
+      });
+      expect(await check({ now, usage: { hits: 1 } })).toMatchObject({
+        kind: 'allow',
+        limit: { metric: 'hits', period: 'hour', max: 10, resetAt: END, remaining: 5 },
+      });
+      const later = minuteStart + MINUTE + 1_000;
+      expect(await check({ now: later })).toMatchObject({
+        kind: 'allow',
+        limit: { period: 'minute', resetAt: minuteStart + 2 * MINUTE, remaining: 2 },
+      });
+      await redis.flushall();
+      await storeActive([
+        { metric: 'hits', period: 'eternity', maxValue: 5, currentValue: 5, exceeded: false },
+      ]);
+      expect(await check()).toEqual({
+        kind: 'limited',
+        plan: 'Basic',
+        publish: true,
+        limit: { metric: 'hits', period: 'eternity', max: 5 },
+      });
+      await redis.flushall();
+      await storeActive([]);
+      expect(await check()).toEqual({ kind: 'allow', plan: 'Basic', publish: true, overLimit: false });
+    });
+
+    it('marks the limit a refused call hit, and opens the report window so the budget is refreshed', async () => {
+      await storeActive([hourly('hits', 1, 1)]);
+      expect(await check()).toMatchObject({ kind: 'limited', publish: true });
+      expect(await check({ now: T0 + 1 })).toMatchObject({ kind: 'limited', publish: false });
+      expect(await redis.hgetall(keys.refusals)).toEqual({ 'hour:hits': String(T0 + 1) });
+      expect(await cache.drain(ID, 'l')).toEqual({
+        kind: 'empty',
+        sealedCredential: SEALED,
+        refusals: [{ metric: 'hits', period: 'hour' }],
+      });
+      expect(await redis.exists(keys.refusals)).toBe(0);
+      await check({ now: T0 + 2, usage: { hits: 1 }, softLimits: true });
+      await check({ now: T0 + 3 });
+      expect(await cache.drain(ID, 'm')).toMatchObject({
+        kind: 'ready',
+        refusals: [{ metric: 'hits', period: 'hour' }],
+      });
     });
 
     it('counts in-flight usage until the platform accepted it, then the folded snapshot', async () => {
@@ -241,7 +305,11 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         now: T0,
         key: { id: KEY, fact: { valid: false, code: 'application_key_invalid' } },
       });
-      const refused = { kind: 'cached', state: { kind: 'invalid', code: 'application_key_invalid' } };
+      const refused = {
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'application_key_invalid' },
+        publish: false,
+      };
       expect(await check({ keyId: KEY })).toEqual(refused);
       await storeActive([hourly('hits', 100, 0)]);
       expect(await check({ keyId: KEY, now: T0 + 59_999 })).toEqual(refused);
@@ -334,7 +402,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       expect(await redis.pttl(keys.app)).toBe(-1);
     });
 
-    it('a denial sets the negative entry with its TTL and keeps the snapshot, which decides after it', async () => {
+    it('a denial is kept in the snapshot, without a negative entry: its refused calls ask for a refresh', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await cache.store({
         credentialId: ID,
@@ -345,13 +413,11 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
           status: status([hourly('hits', 100, 7)]),
         },
       });
-      const suspended = { kind: 'cached', state: { kind: 'denied', reason: 'application_not_active' } };
-      expect(await check()).toEqual(suspended);
-      const ttl = await redis.pttl(keys.negative);
-      expect(ttl).toBeGreaterThan(50_000);
-      expect(ttl).toBeLessThanOrEqual(60_000);
-      await redis.del(keys.negative);
-      expect(await check()).toEqual(suspended);
+      const state = { kind: 'denied', reason: 'application_not_active' };
+      expect(await redis.exists(keys.negative)).toBe(0);
+      expect(await check()).toEqual({ kind: 'cached', state, publish: true });
+      expect(await check({ now: T0 + 5_000 })).toEqual({ kind: 'cached', state, publish: false });
+      expect(await check({ now: T0 + 10_000 })).toEqual({ kind: 'cached', state, publish: true });
     });
 
     it('an invalid budget never seen leaves only its negative entry', async () => {
@@ -361,7 +427,24 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
       });
       expect(await redis.keys('*')).toEqual([keys.negative]);
-      expect(await check()).toEqual({ kind: 'cached', state: { kind: 'invalid', code: 'user_key_invalid' } });
+      expect(await check()).toMatchObject({
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'user_key_invalid' },
+      });
+    });
+
+    it('an invalid budget is refused from its negative entry without a refresh, a flood kept off the platform', async () => {
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
+      });
+      expect(await check()).toEqual({
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'user_key_invalid' },
+        publish: false,
+      });
+      expect(await redis.exists(keys.window)).toBe(0);
     });
 
     it('a revoked user key keeps its sealed credential for the usage still to report', async () => {
@@ -411,7 +494,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         reasonText: 'usage limits are exceeded',
         ...status([hourly('hits', 5, 5)]),
       });
-      expect(await check({ keyId: KEY })).toEqual({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ keyId: KEY })).toMatchObject({ kind: 'limited', plan: 'Basic' });
       expect(await check({ keyId: KEY, now: END })).toMatchObject({ kind: 'allow' });
     });
 
@@ -422,7 +505,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         reasonText: 'application is not active',
         ...status([hourly('hits', 100, 7)]),
       });
-      expect(await check({ keyId: KEY })).toEqual({
+      expect(await check({ keyId: KEY })).toMatchObject({
         kind: 'cached',
         state: { kind: 'denied', reason: 'application_not_active' },
       });
@@ -441,7 +524,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       });
       expect(await redis.hget(keys.app, 'state')).toBe('active');
       expect(await redis.hget(keys.keys, KEY)).toBe(`bad ${T0 + 60_000} application_key_invalid`);
-      expect(await check({ keyId: KEY })).toEqual({
+      expect(await check({ keyId: KEY })).toMatchObject({
         kind: 'cached',
         state: { kind: 'invalid', code: 'application_key_invalid' },
       });
@@ -465,13 +548,14 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         buckets: [{ start: T0, lastCallAt: T0 + 6_000, usage: { hits: 2 } }],
         usage: { hits: 2 },
         resent: false,
+        refusals: [],
       });
     });
   });
 
   describe('drain, acknowledge and release', () => {
     it('moves pending to in flight under a lease, and resends in-flight usage unchanged after a failure', async () => {
-      expect(await cache.drain(ID, 'lease-0')).toEqual({ kind: 'empty' });
+      expect(await cache.drain(ID, 'lease-0')).toEqual({ kind: 'empty', refusals: [] });
       await storeActive([hourly('hits', 100, 0)]);
       await check({ usage: { get_word: 2 } });
       const first = {
@@ -479,6 +563,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         sealedCredential: SEALED,
         buckets: [{ start: T0, lastCallAt: T0, usage: { get_word: 2 } }],
         usage: { get_word: 2 },
+        refusals: [],
       };
       expect(await cache.drain(ID, 'lease-1')).toEqual({ ...first, resent: false });
       expect(await cache.drain(ID, 'lease-2')).toEqual({ kind: 'busy' });
@@ -499,7 +584,11 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       await cache.acknowledge(ID, 'lease-3', T0 + 2);
       expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);
       expect(await redis.pttl(keys.app)).toBeGreaterThan(0);
-      expect(await cache.drain(ID, 'lease-4')).toEqual({ kind: 'empty' });
+      expect(await cache.drain(ID, 'lease-4')).toEqual({
+        kind: 'empty',
+        sealedCredential: SEALED,
+        refusals: [],
+      });
     });
 
     it('a late acknowledgement after the lease passed to another reporter leaves its in-flight usage', async () => {

@@ -19,8 +19,8 @@ function hashTag(key: string): string {
 describe('credential keys', () => {
   it('all share the credential id as hash tag (one slot per credential)', () => {
     const keys = Object.values(credentialKeys(id));
-    expect(keys).toHaveLength(10);
-    expect(new Set(keys).size).toBe(10);
+    expect(keys).toHaveLength(11);
+    expect(new Set(keys).size).toBe(11);
     for (const key of keys) expect(hashTag(key)).toBe(id);
   });
 

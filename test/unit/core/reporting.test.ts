@@ -136,8 +136,10 @@ describe('drain', () => {
           buckets: [bucketOf({ get_word: 2 })],
           usage: { get_word: 2 },
           resent: false,
+          refusals: [],
         },
       ],
+      idle: [],
       empty: [idOf('key-b')],
       busy: [idOf('key-c')],
       failed: [],
@@ -232,7 +234,9 @@ describe('verify (with the resync)', () => {
     const app = await redis.hgetall(credentialKeys(idOf('key-a')).app);
     expect(app).toMatchObject({ state: 'active', synced: String(END + 1) });
     expect(app['limit:hour:hits']).toBe(`${END} ${END + 3_600_000} 20 0`);
-    expect(await redis.get(credentialKeys(idOf('key-s')).negative)).toBe('denied:application_not_active');
+    expect(await redis.hget(credentialKeys(idOf('key-s')).app, 'state')).toBe(
+      'denied:application_not_active',
+    );
   });
 
   it("shows the observer each known credential's fresh usage, with the usage in flight", async () => {
@@ -257,6 +261,7 @@ describe('verify (with the resync)', () => {
           hierarchy: { hits: ['get_word', 'post_word'] },
         }),
         inFlight: { get_word: 3 },
+        refusals: [],
         now: T0,
       },
     ]);
@@ -511,6 +516,37 @@ describe('flush (the stages in rounds)', () => {
     expect(platform.accepted).toEqual([{ credential: credential('ok'), usage: { hits: 1 }, timestamp: T0 }]);
     expect(await redis.exists(credentialKeys(idOf('invalid')).inFlight)).toBe(0);
     expect(await usageInFlight(credentialKeys(idOf('unverified')).inFlight)).toEqual({ hits: 1 });
+  });
+
+  it('refreshes a budget whose calls were refused though it has nothing to report, and shows the refusals', async () => {
+    const cache = ports().cache;
+    const sealed = sealer.seal(idOf('key-a'), credential('key-a'));
+    await cache.storeAnswer({
+      credentialId: idOf('key-a'),
+      keyId: '',
+      sealedCredential: sealed,
+      answer: { kind: 'authorized', ...status([hourly('hits', 5, 5, END)]) },
+      now: clock,
+    });
+    const check = () =>
+      cache.check({
+        credentialId: idOf('key-a'),
+        keyId: '',
+        usage: { hits: 1 },
+        now: clock,
+        windowMs: 0,
+        softLimits: false,
+      });
+    expect(await check()).toMatchObject({ kind: 'limited', publish: true });
+    platform.authorizeAnswer = () => authorized([hourly('hits', 100, 5, END)]);
+    const seen: ResyncedUsage[] = [];
+    const result = await flusher((resynced) => seen.push(resynced)).flush([idOf('key-a')]);
+    expect(result.empty).toEqual([idOf('key-a')]);
+    expect(platform.calls).toEqual([{ op: 'authorize', credential: credential('key-a'), usage: {} }]);
+    expect(seen).toEqual([
+      expect.objectContaining({ inFlight: {}, refusals: [{ metric: 'hits', period: 'hour' }] }),
+    ]);
+    expect(await check()).toMatchObject({ kind: 'allow' });
   });
 
   it('a resent batch is followed by the usage that waited behind it, in a second round', async () => {
