@@ -2,14 +2,14 @@ import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { accessStackPropsFromContext } from '../../lib/access-context';
-import { appWithoutBundling, resourcesOfType, stackFromContext } from './fixtures';
+import { resourcesOfType, stackFromContext, testApp } from './fixtures';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123';
 
 describe('context from `npx cdk deploy -c key=value`', () => {
   it('converts strings from the command line into typed settings', () => {
     const props = accessStackPropsFromContext(
-      appWithoutBundling({
+      testApp({
         serviceId: '42',
         reportWindowSeconds: '30',
         multiAz: 'false',
