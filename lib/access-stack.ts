@@ -206,7 +206,14 @@ export class AccessManagementStack extends Stack {
       displayName: 'API access management alarms',
       enforceSSL: true,
     });
-    topic.addSubscription(new EmailSubscription(email));
+    const subscription = topic.addSubscription(new EmailSubscription(email));
+    NagSuppressions.addResourceSuppressions(subscription, [
+      {
+        id: 'Serverless-SNSRedrivePolicy',
+        reason:
+          "An alarm notification has nothing to replay: the alarm's state and history stay in CloudWatch when an email cannot be delivered.",
+      },
+    ]);
     return topic;
   }
 

@@ -1,5 +1,6 @@
 import { Stack } from 'aws-cdk-lib';
-import { type IKey, ViaServicePrincipal } from 'aws-cdk-lib/aws-kms';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
@@ -54,10 +55,18 @@ export class AccessBindings {
     });
     for (const [name, value] of Object.entries(environment)) fn.addEnvironment(name, value);
     platformCredential.grantRead(fn);
-    // Decrypt only, and only when Secrets Manager asks on the function's behalf.
-    platformCredentialKey?.grantDecrypt(
-      new ViaServicePrincipal(`secretsmanager.${Stack.of(fn).region}.amazonaws.com`, fn.grantPrincipal),
-    );
+    if (platformCredentialKey) {
+      // Decrypt only, on that key only, and only when Secrets Manager asks on the function's behalf.
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['kms:Decrypt'],
+          resources: [platformCredentialKey.keyArn],
+          conditions: {
+            StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(fn).region}.amazonaws.com` },
+          },
+        }),
+      );
+    }
     redisAuthSecret?.grantRead(fn);
     bindings.publishTo?.grantPublish(fn);
   }

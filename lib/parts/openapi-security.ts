@@ -134,3 +134,14 @@ export function withAccessSecurity(
     openOperations,
   };
 }
+
+/**
+ * The document with API Gateway's gateway responses added for the types it does not define yet (a
+ * response the document defines is the provider's and stays).
+ */
+export function withGatewayResponses(document: Json, responses: Json): Json {
+  const key = 'x-amazon-apigateway-gateway-responses';
+  const defined = isObject(document[key]) ? document[key] : {};
+  if (Object.keys(responses).length === 0) return document;
+  return { ...document, [key]: { ...responses, ...defined } };
+}

@@ -17,12 +17,13 @@ import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Construct, type IConstruct } from 'constructs';
 import type { AccessConfig } from '../../lambdas/core/config';
 import {
+  type AccessGatewayResponse,
   accessGatewayResponses,
   type UnprotectedMethods,
   unprotectedMethods,
 } from '../access-gateway-responses';
 import type { AuthorizerFunction } from './authorizer-function';
-import { withAccessSecurity } from './openapi-security';
+import { withAccessSecurity, withGatewayResponses } from './openapi-security';
 import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';
 
 export interface ProtectOptions {
@@ -55,7 +56,12 @@ function kindOf(api: IRestApi): ApiKind {
   if (api instanceof SpecRestApi) return 'SpecRestApi';
   if (api instanceof RestApi) return 'RestApi';
   if (api instanceof RestApiBase) return 'imported';
-  const what = Construct.isConstruct(api) ? `${api.node.path} (${api.constructor.name})` : String(api);
+  const type = (api.constructor as unknown as Record<symbol, { fqn?: string } | undefined>)[
+    Symbol.for('jsii.rtti')
+  ]?.fqn;
+  const what = Construct.isConstruct(api)
+    ? `${api.node.path} (${type ?? api.constructor.name})`
+    : String(api);
   throw new Error(
     `ApiAccessAuthorizer protects API Gateway REST APIs only (RestApi, SpecRestApi, or one imported with RestApi.fromRestApiId or fromRestApiAttributes); ${what} is not one. HTTP and WebSocket APIs (aws-apigatewayv2) have no REQUEST authorizer of this kind and are refused.`,
   );
@@ -74,6 +80,30 @@ export function corsResponseHeaders(cors: CorsOptions | undefined): Record<strin
       'Access-Control-Expose-Headers': `'${cors.exposeHeaders.join(',')}'`,
     }),
   };
+}
+
+/** The gateway responses a protected API gets, and the CORS headers they carry. */
+interface GatewayResponses {
+  readonly responses: readonly AccessGatewayResponse[];
+  readonly headers?: Record<string, string>;
+}
+
+/** The responses as OpenAPI's `x-amazon-apigateway-gateway-responses` entries. */
+function openApiGatewayResponses({ responses, headers }: GatewayResponses): Record<string, unknown> {
+  return Object.fromEntries(
+    responses.map((response) => [
+      response.type,
+      {
+        statusCode: response.statusCode,
+        responseTemplates: { 'application/json': response.template },
+        ...(headers && {
+          responseParameters: Object.fromEntries(
+            Object.entries(headers).map(([name, value]) => [`gatewayresponse.header.${name}`, value]),
+          ),
+        }),
+      },
+    ]),
+  );
 }
 
 export interface ApiProtectionProps {
@@ -136,12 +166,18 @@ export class ApiProtection extends Construct implements IAuthorizer {
       }),
       scope: this,
     });
-    if (kind === 'SpecRestApi') this.secureDefinition(props.api as SpecRestApi);
-    else this.ensureAuthorizer();
-    if (props.options.gatewayResponses ?? true) {
-      const cors =
-        props.options.cors ?? (kind === 'RestApi' ? props.api.root.defaultCorsPreflightOptions : undefined);
-      this.addGatewayResponses(props.api as RestApiBase, props.config, corsResponseHeaders(cors));
+    const responses: GatewayResponses = {
+      responses: (props.options.gatewayResponses ?? true) ? accessGatewayResponses(props.config) : [],
+      headers: corsResponseHeaders(
+        props.options.cors ?? (kind === 'RestApi' ? props.api.root.defaultCorsPreflightOptions : undefined),
+      ),
+    };
+    if (kind === 'SpecRestApi') {
+      // Everything goes into the definition: API Gateway replaces what it does not define on each import.
+      this.secureDefinition(props.api as SpecRestApi, responses);
+    } else {
+      this.ensureAuthorizer();
+      this.addGatewayResponses(props.api as RestApiBase, responses);
     }
     Aspects.of(stage).add(new ProtectEveryMethod(this), { priority: AspectPriority.MUTATING });
     this.node.addValidation({
@@ -178,7 +214,7 @@ export class ApiProtection extends Construct implements IAuthorizer {
     resource.addMetadata('ApiAccessAuthorizerExempt', why);
   }
 
-  private secureDefinition(api: SpecRestApi): void {
+  private secureDefinition(api: SpecRestApi, responses: GatewayResponses): void {
     const resource = api.node.defaultChild as CfnRestApi;
     if (resource.body === undefined || Token.isUnresolved(resource.body)) {
       throw new Error(
@@ -199,22 +235,18 @@ export class ApiProtection extends Construct implements IAuthorizer {
     } catch (error) {
       throw new Error(`${api.node.path}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    resource.body = secured.definition;
+    resource.body = withGatewayResponses(secured.definition, openApiGatewayResponses(responses));
     for (const operation of secured.protectedOperations) this.ledger.protect(operation);
     for (const { operation, entry } of secured.openOperations) this.ledger.leaveOpen(operation, entry);
   }
 
-  private addGatewayResponses(
-    api: RestApiBase,
-    config: AccessConfig,
-    responseHeaders: Record<string, string> | undefined,
-  ): void {
-    for (const response of accessGatewayResponses(config)) {
+  private addGatewayResponses(api: RestApiBase, { responses, headers }: GatewayResponses): void {
+    for (const response of responses) {
       api.addGatewayResponse(`AccessResponse${response.type}`, {
         type: ResponseType.of(response.type),
         statusCode: String(response.statusCode),
         templates: { 'application/json': response.template },
-        ...(responseHeaders && { responseHeaders }),
+        ...(headers && { responseHeaders: headers }),
       });
     }
   }
