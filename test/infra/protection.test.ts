@@ -52,6 +52,17 @@ function methodsOf(template: Template): MethodProperties[] {
   );
 }
 
+/** A CfnMethod on the API's root, made without the Method construct. */
+function bareMethod(stack: Stack, api: RestApi, id: string, httpMethod: string, authorizationType: string) {
+  return new CfnMethod(stack, id, {
+    restApiId: api.restApiId,
+    resourceId: api.root.resourceId,
+    httpMethod,
+    authorizationType,
+    integration: { type: 'MOCK' },
+  });
+}
+
 function errorsOf(stack: Stack): string[] {
   return Annotations.fromStack(stack)
     .findError('*', Match.anyValue())
@@ -62,13 +73,7 @@ describe('methods the RestApi does not hold', () => {
   const { stack, api, access } = providerStack();
   access.protect(api);
   new Method(stack, 'OutsideMethod', { resource: api.root.addResource('outside'), httpMethod: 'GET' });
-  new CfnMethod(stack, 'BareMethod', {
-    restApiId: api.restApiId,
-    resourceId: api.root.resourceId,
-    httpMethod: 'PATCH',
-    authorizationType: 'NONE',
-    integration: { type: 'MOCK' },
-  });
+  bareMethod(stack, api, 'BareMethod', 'PATCH', 'NONE');
   const template = Template.fromStack(stack);
   const authorizerId = {
     Ref: logicalId(template, 'AWS::ApiGateway::Authorizer', 'OrdersApiAccessProtection'),
@@ -105,13 +110,7 @@ describe('methods that use another authorization', () => {
     identitySources: [IdentitySource.header('x-token')],
   });
   api.root.resourceForPath('/orders').addMethod('PUT', new MockIntegration(), { authorizer: ownAuthorizer });
-  new CfnMethod(stack, 'BareIamMethod', {
-    restApiId: api.restApiId,
-    resourceId: api.root.resourceId,
-    httpMethod: 'DELETE',
-    authorizationType: 'AWS_IAM',
-    integration: { type: 'MOCK' },
-  });
+  bareMethod(stack, api, 'BareIamMethod', 'DELETE', 'AWS_IAM');
   const errors = errorsOf(stack);
 
   it('fail synthesis, naming each method', () => {

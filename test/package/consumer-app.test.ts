@@ -6,7 +6,7 @@
  * the oldest it supports (the floor of its peer dependency range).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,13 +34,18 @@ function readmeExample(): string {
 }
 
 async function run(command: string, args: readonly string[], cwd: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(command, args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return stdout;
+  try {
+    const { stdout } = await promisify(execFile)(command, args, {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`);
+  }
 }
 
 /** A new app as `cdk init app --language typescript` writes it, with the stack from the README. */
@@ -134,14 +139,14 @@ async function synthesizeConsumer(
     ],
     directory,
   );
-  run(
+  const output = await run(
     process.execPath,
     [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices'],
     directory,
   );
-  const template = JSON.parse(
-    readFileSync(path.join(directory, 'cdk.out', `${STACK_NAME}.template.json`), 'utf8'),
-  ) as Synthesized['template'];
+  const templateFile = path.join(directory, 'cdk.out', `${STACK_NAME}.template.json`);
+  if (!existsSync(templateFile)) throw new Error(`cdk synth in ${directory} wrote no template:\n${output}`);
+  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as Synthesized['template'];
   return { directory, template };
 }
 
