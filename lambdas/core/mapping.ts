@@ -158,7 +158,7 @@ function queryMatches(expected: CompiledRule['query'], query: QueryParameters): 
   return expected.every(([name, value]) => {
     const given = query[name];
     if (QUERY_PLACEHOLDER.test(value)) return given !== undefined && given.length > 0;
-    return given !== undefined && given.includes(value);
+    return given?.includes(value) === true;
   });
 }
 

@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AccessCache, bucketsOf, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/core/cache';
+import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/core/cache';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import type { AuthorizationStatus, UsageReport } from '../../../lambdas/core/platform/types';
 import { ACTIVE, type CredentialAnswer } from '../../../lambdas/core/snapshot';
@@ -655,15 +655,3 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
     });
   });
 }
-
-describe('bucketsOf', () => {
-  it('reads in-flight fields as buckets, oldest first, with usage kept before buckets existed last', () => {
-    expect(
-      bucketsOf(['200:hits', '2', 't:200', '250', '100:hits', '1', '100:get_word', '1', 'legacy', '4']),
-    ).toEqual([
-      { start: 100, usage: { hits: 1, get_word: 1 } },
-      { start: 200, lastCallAt: 250, usage: { hits: 2 } },
-      { usage: { legacy: 4 } },
-    ]);
-  });
-});

@@ -1,7 +1,21 @@
 import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
+import { describe, expect, it } from 'vitest';
+import { bucketsOf } from '../../../lambdas/core/cache';
 import { describeAccessCache } from './cache-suite';
 
 // Without a command timeout: ioredis-mock's TIME is off by up to a second and a half, so the hot-path
 // deadline runs only where it is set explicitly (and in the same suite on redis-server).
 describeAccessCache(async () => new RedisMock() as unknown as Redis);
+
+describe('bucketsOf', () => {
+  it('reads in-flight fields as buckets, oldest first, with usage kept before buckets existed last', () => {
+    expect(
+      bucketsOf(['200:hits', '2', 't:200', '250', '100:hits', '1', '100:get_word', '1', 'legacy', '4']),
+    ).toEqual([
+      { start: 100, usage: { hits: 1, get_word: 1 } },
+      { start: 200, lastCallAt: 250, usage: { hits: 2 } },
+      { usage: { legacy: 4 } },
+    ]);
+  });
+});
