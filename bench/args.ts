@@ -1,5 +1,5 @@
 /** Command-line flags of `npm run bench`. */
-import { DEFAULTS, MAX_REPORT_WINDOW_SECONDS } from '../lambdas/core/config';
+import { defaultOf, MAX_REPORT_WINDOW_SECONDS } from '../lambdas/core/settings';
 
 export interface BenchOptions {
   /** Exit non-zero when a target fails. */
@@ -15,7 +15,7 @@ export const USAGE = `Usage: npm run bench -- [--check] [--quick] [--sns-latency
   --check                    exit non-zero when any target FAILs
   --quick                    a smaller run (noisier figures)
   --sns-latency-ms N         simulated SNS publish latency, same for project and baseline (default 10)
-  --report-window-seconds N  the authorizer's report window (default ${DEFAULTS.reportWindowSeconds}, the config default)`;
+  --report-window-seconds N  the authorizer's report window (default ${defaultOf('reportWindowSeconds')}, the config default)`;
 
 export class UsageError extends Error {
   constructor(problem: string) {
@@ -35,7 +35,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let check = false;
   let quick = false;
   let snsLatencyMs = 10;
-  let reportWindowSeconds: number = DEFAULTS.reportWindowSeconds;
+  let reportWindowSeconds: number = defaultOf('reportWindowSeconds');
   for (let i = 0; i < argv.length; i++) {
     const [flag, inlineValue] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
     const value = () => inlineValue ?? argv[++i];

@@ -1,28 +1,15 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type {
-  CredentialMode,
-  FailureMode,
-  LimitMode,
-  MappingRule,
-  PlatformAuthKind,
-} from '../lambdas/core/config';
+import { ConfigError } from '../lambdas/core/config';
+import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/settings';
 import type { AccessManagementStackProps } from './access-stack';
+import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
 import type { CacheEngine } from './parts/cache';
 
-/** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
-export type ContextKey =
-  | 'serviceId'
+/** Context keys of the stack alone (its resources); the table's `cdk` settings are context keys too. */
+type StackContextKey =
   | 'providerKeySecretArn'
   | 'providerKeySecretKmsKeyArn'
-  | 'platformUrl'
-  | 'platformAuthKind'
-  | 'credentialMode'
-  | 'mappingRules'
-  | 'failureMode'
-  | 'limitMode'
-  | 'reportWindowSeconds'
-  | 'negativeCacheTtlSeconds'
   | 'multiAz'
   | 'natGateways'
   | 'cacheNodeType'
@@ -31,6 +18,9 @@ export type ContextKey =
   | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit';
+
+/** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
+export type ContextKey = SettingNameIn<'cdk'> | StackContextKey;
 
 /** A missing or unreadable context value; the message names the key and says how to set it. */
 export class ContextError extends Error {
@@ -81,34 +71,36 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     if (value === 'true' || value === 'false') return value === 'true';
     throw invalid(key, 'must be true or false', value);
   };
-  const mappingRules = (): MappingRule[] | undefined => {
-    const value = read('mappingRules');
-    if (value === undefined || Array.isArray(value)) return value;
-    if (typeof value !== 'string')
-      throw invalid('mappingRules', 'must be a JSON array of mapping rules', value);
+  /** A table setting: text from `-c` is read as its environment variable would be; parseConfig checks it. */
+  const setting = (key: SettingNameIn<'cdk'>): unknown => {
+    const value = read(key);
+    if (typeof value !== 'string') return value;
     try {
-      return JSON.parse(value);
-    } catch {
-      throw invalid('mappingRules', 'is not valid JSON', value);
+      return SETTINGS[key].fromText(key, value);
+    } catch (error) {
+      if (error instanceof ConfigError)
+        throw new ContextError(key, `Invalid context ${key}: ${error.problem}`);
+      throw error;
     }
   };
+  const settings = Object.fromEntries(
+    settingNamesIn('cdk').map((key) => {
+      const value = setting(key);
+      return key in DURATION_PROPS
+        ? [DURATION_PROPS[key as keyof typeof DURATION_PROPS], value === undefined ? undefined : seconds(key)]
+        : [key, value];
+    }),
+  );
 
   const serviceId = text('serviceId');
   if (serviceId === undefined || serviceId.trim() === '') {
     throw new ContextError('serviceId', `Missing context serviceId: run ${DEPLOY_HINT}`);
   }
   return {
+    ...(settings as Partial<ApiAccessAuthorizerProps>),
     serviceId,
     providerKeySecretArn: text('providerKeySecretArn'),
     providerKeySecretKmsKeyArn: text('providerKeySecretKmsKeyArn'),
-    platformUrl: text('platformUrl'),
-    platformAuthKind: text('platformAuthKind') as PlatformAuthKind | undefined,
-    credentialMode: text('credentialMode') as CredentialMode | undefined,
-    mappingRules: mappingRules(),
-    failureMode: text('failureMode') as FailureMode | undefined,
-    limitMode: text('limitMode') as LimitMode | undefined,
-    reportWindow: seconds('reportWindowSeconds'),
-    negativeCacheTtl: seconds('negativeCacheTtlSeconds'),
     multiAz: flag('multiAz'),
     natGateways: wholeNumber('natGateways'),
     cacheNodeType: text('cacheNodeType'),

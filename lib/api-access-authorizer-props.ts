@@ -21,10 +21,23 @@ import {
   oneOf,
   type PlatformAuthKind,
 } from '../lambdas/core/config';
+import { type SettingNameIn, type SettingValues, settingNamesIn } from '../lambdas/core/settings';
 import { CACHE_ENGINES, type CacheEngine, type ExistingRedisEndpoint, REDIS_PORT } from './parts/cache';
 import { VPC_AZS } from './parts/network';
 
-export interface ApiAccessAuthorizerProps {
+/**
+ * Settings of the table (lambdas/core/settings.ts) that the construct takes in seconds as a Duration prop,
+ * as CDK constructs do; every other `cdk` setting of the table is a prop of the same name.
+ */
+export const DURATION_PROPS = {
+  reportWindowSeconds: 'reportWindow',
+  negativeCacheTtlSeconds: 'negativeCacheTtl',
+} as const satisfies Partial<Record<SettingNameIn<'cdk'>, string>>;
+
+type SettingProps = Partial<Pick<SettingValues, Exclude<SettingNameIn<'cdk'>, keyof typeof DURATION_PROPS>>>;
+type DurationProps = { readonly [K in (typeof DURATION_PROPS)[keyof typeof DURATION_PROPS]]?: Duration };
+
+export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
   /** The platform's service id. */
   readonly serviceId: string;
   /** Secret whose SecretString is the provider key (or the service token, see `platformAuthKind`). */
@@ -185,17 +198,14 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
   }
 }
 
-/** The props parseConfig validates, as its input. */
+/** The props parseConfig validates, as its input: the table's `cdk` settings, Durations in seconds. */
 export function configInputOf(props: ApiAccessAuthorizerProps): AccessConfigInput {
-  return {
-    serviceId: props.serviceId,
-    platformUrl: props.platformUrl,
-    platformAuthKind: props.platformAuthKind,
-    credentialMode: props.credentialMode,
-    mappingRules: props.mappingRules,
-    failureMode: props.failureMode,
-    limitMode: props.limitMode,
-    reportWindowSeconds: wholeSeconds('reportWindow', props.reportWindow),
-    negativeCacheTtlSeconds: wholeSeconds('negativeCacheTtl', props.negativeCacheTtl),
-  };
+  const settings = settingNamesIn('cdk').map((name) => {
+    if (name in DURATION_PROPS) {
+      const prop = DURATION_PROPS[name as keyof typeof DURATION_PROPS];
+      return [name, wholeSeconds(prop, props[prop])];
+    }
+    return [name, props[name as keyof SettingProps]];
+  });
+  return Object.fromEntries(settings) as AccessConfigInput;
 }

@@ -18,6 +18,7 @@ import {
   parseConfig,
 } from '../lambdas/core/config';
 import { type CorsSettings, parseCors } from '../lambdas/core/cors';
+import { settingNamesIn } from '../lambdas/core/settings';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
@@ -72,27 +73,10 @@ type Env = Readonly<Record<string, string | undefined>>;
 type Fields = Record<string, unknown>;
 
 const TOP_LEVEL = ['platform', 'gateway', 'local'];
-const GATEWAY_SETTINGS = [
-  'serviceId',
-  'basePath',
-  'routes',
-  'mappingRules',
-  'platformUrl',
-  'providerKey',
-  'serviceToken',
-  'credentialMode',
-  'credentialHeader',
-  'appIdHeader',
-  'appKeyHeader',
-  'failureMode',
-  'limitMode',
-  'reportWindowSeconds',
-  'negativeCacheTtlSeconds',
-  'platformTimeoutMs',
-  'reportTimeoutMs',
-  'cors',
-  'docs',
-];
+/** A gateway's own settings; every other one comes from the settings table. */
+const GATEWAY_ONLY_SETTINGS = ['basePath', 'routes', 'providerKey', 'serviceToken', 'cors', 'docs'];
+const TABLE_SETTINGS = settingNamesIn('stackFile');
+const GATEWAY_SETTINGS = [...TABLE_SETTINGS, ...GATEWAY_ONLY_SETTINGS];
 const LOCAL_SETTINGS = [
   'port',
   'redis',
@@ -108,8 +92,7 @@ function prefixed<T>(prefix: string, parse: () => T): T {
     return parse();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    const problem = error.message.slice(`Invalid configuration: ${error.setting} `.length);
-    throw new ConfigError(`${prefix}.${error.setting}`, problem);
+    throw new ConfigError(`${prefix}.${error.setting}`, error.problem);
   }
 }
 
@@ -201,28 +184,16 @@ function gateway(
     }
     return route;
   });
-  const configInput: AccessConfigInput = {
-    serviceId,
-    ...(externalPlatform && { platformUrl: fields.platformUrl as string }),
-    ...platformCredential(at, fields, service, env),
-    credentialMode: (fields.credentialMode ?? service?.authentication) as AccessConfig['credentialMode'],
-    reportWindowSeconds: (fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS) as number,
+  const configInput = {
     ...Object.fromEntries(
-      [
-        'mappingRules',
-        'credentialHeader',
-        'appIdHeader',
-        'appKeyHeader',
-        'failureMode',
-        'limitMode',
-        'negativeCacheTtlSeconds',
-        'platformTimeoutMs',
-        'reportTimeoutMs',
-      ]
-        .filter((name) => fields[name] !== undefined)
-        .map((name) => [name, fields[name]]),
+      TABLE_SETTINGS.flatMap((name) => (fields[name] === undefined ? [] : [[name, fields[name]]])),
     ),
-  };
+    serviceId,
+    platformUrl: externalPlatform ? fields.platformUrl : undefined,
+    ...platformCredential(at, fields, service, env),
+    credentialMode: fields.credentialMode ?? service?.authentication,
+    reportWindowSeconds: fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS,
+  } as AccessConfigInput;
   const definition = {
     setting: at,
     basePath,

@@ -5,14 +5,14 @@ import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { DEFAULTS } from '../../lambdas/core/config';
+import { DEFAULT_REDIS_PORT } from '../../lambdas/core/config';
 import { ALARM_PERIOD, maxOf } from './alarms';
 import type { RedisEndpoint } from './bindings';
 import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
 
 /** The specification's cache port. */
-export const REDIS_PORT = DEFAULTS.redisPort;
+export const REDIS_PORT = DEFAULT_REDIS_PORT;
 
 /**
  * The engines a new cache may run. Valkey speaks the Redis protocol and runs the same Lua scripts; on

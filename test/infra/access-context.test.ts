@@ -29,7 +29,7 @@ describe('context from `npx cdk deploy -c key=value`', () => {
     [{ serviceId: '' }, /^Missing context serviceId/],
     [
       { serviceId: '1', reportWindowSeconds: 'ten' },
-      /^Invalid context reportWindowSeconds: must be a whole number/,
+      /^Invalid context reportWindowSeconds: must be a number \(got "ten"\)$/,
     ],
     [{ serviceId: '1', reportWindowSeconds: '901' }, /reportWindowSeconds must be an integer from 0 to 900/],
     [{ serviceId: '1', negativeCacheTtlSeconds: '0' }, /negativeCacheTtlSeconds must be an integer from 1/],
@@ -62,7 +62,7 @@ describe('context from `npx cdk deploy -c key=value`', () => {
       },
       /providerKeySecretKmsKeyArn must be a KMS key ARN/,
     ],
-    [{ serviceId: '1', mappingRules: '[{"method":' }, /^Invalid context mappingRules: is not valid JSON/],
+    [{ serviceId: '1', mappingRules: '[{"method":' }, /^Invalid context mappingRules: must be valid JSON/],
     [
       { serviceId: '1', mappingRules: '[{"method":"GET","pattern":"words","metric":"hits"}]' },
       /mappingRules\[0\]\.pattern must start with \//,

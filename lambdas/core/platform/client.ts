@@ -4,7 +4,8 @@
  * credential appears in a returned message.
  */
 import type http from 'node:http';
-import { type AccessConfig, ConfigError, DEFAULT_PLATFORM_URL, DEFAULTS, httpUrl } from '../config';
+import { type AccessConfig, ConfigError, DEFAULT_PLATFORM_URL, httpUrl } from '../config';
+import { defaultOf } from '../settings';
 import { authOutcomeOf, reportFailureOf } from './answers';
 import {
   authQuery,
@@ -94,10 +95,10 @@ export class PlatformClient implements PlatformPort {
     this.serviceId = options.serviceId;
     this.serviceAuth = options.serviceAuth;
     this.endpointPrefix = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
-    this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? DEFAULTS.platformTimeoutMs);
+    this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? defaultOf('platformTimeoutMs'));
     this.reportTimeoutMs = positiveInteger(
       'reportTimeoutMs',
-      options.reportTimeoutMs ?? DEFAULTS.reportTimeoutMs,
+      options.reportTimeoutMs ?? defaultOf('reportTimeoutMs'),
     );
     this.ownsAgent = options.agent === undefined;
     this.agent = options.agent ?? keepAliveAgent(base.protocol);

@@ -1,0 +1,308 @@
+/**
+ * The settings table: every setting of the authorizer and reporter, once, with its environment variable,
+ * its check, its default and where a provider may give it. The Lambda environment reader and writer
+ * (config.ts), the local stack file (local/stack-file.ts), the CDK context (lib/access-context.ts) and the
+ * construct's props (lib/api-access-authorizer-props.ts) are all derived from it, so a new setting is one
+ * entry here and the compiler points at every place that must offer it.
+ */
+import { ConfigError, headerName, httpUrl, integer, knownFields, nonEmpty, oneOf } from './validation';
+
+export const DEFAULT_PLATFORM_URL = 'https://su1.3scale.net';
+
+/** SQS caps the delivery delay, and so the report window, at 15 minutes. */
+export const MAX_REPORT_WINDOW_SECONDS = 900;
+
+export const CREDENTIAL_MODES = ['user_key', 'app_id'] as const;
+export type CredentialMode = (typeof CREDENTIAL_MODES)[number];
+export const FAILURE_MODES = ['strict', 'resilient', 'allow'] as const;
+export type FailureMode = (typeof FAILURE_MODES)[number];
+export const LIMIT_MODES = ['hard', 'soft'] as const;
+export type LimitMode = (typeof LIMIT_MODES)[number];
+export const PLATFORM_AUTH_KINDS = ['provider_key', 'service_token'] as const;
+export type PlatformAuthKind = (typeof PLATFORM_AUTH_KINDS)[number];
+
+export interface MappingRule {
+  /** HTTP method, upper case, or `ANY`. */
+  readonly method: string;
+  /** Path pattern: `{param}` wildcards, optional trailing `$` anchor, optional query part. */
+  readonly pattern: string;
+  /** Metric or method system name. */
+  readonly metric: string;
+  /** Usage added per match; a non-negative integer. */
+  readonly delta: number;
+}
+
+/**
+ * Where a provider may give a setting besides the Lambda environment: `stackFile` (a gateway of the local
+ * stack file) and `cdk` (a `-c` context key of the stack and a prop of the construct, same name).
+ */
+export type SettingSource = 'stackFile' | 'cdk';
+
+export interface Setting<T> {
+  /** The environment variable the CDK writes and the Lambdas read. */
+  readonly env: string;
+  readonly sources: readonly SettingSource[];
+  /** One line for error messages and docs. */
+  readonly description: string;
+  /** Applies the default to an absent value and checks the result; throws a ConfigError naming `setting`. */
+  parse(setting: string, value: unknown): T;
+  /** A value as an environment variable or `-c` context carries it, before `parse`. */
+  fromText(setting: string, text: string): unknown;
+  /** The environment variable's text of a parsed value; undefined leaves the variable out. */
+  toText(value: T): string | undefined;
+}
+
+interface Entry {
+  readonly env: string;
+  readonly sources?: readonly SettingSource[];
+  readonly description: string;
+}
+
+/** A setting whose sources are known to the compiler, so each source's list of names is a type. */
+type Sourced<T, E extends Entry> = Setting<T> & {
+  readonly sources: E['sources'] extends readonly SettingSource[] ? E['sources'] : readonly [];
+};
+
+const asString = (_setting: string, text: string): unknown => text;
+
+function setting<T, const E extends Entry>(
+  entry: E,
+  parse: Setting<T>['parse'],
+  fromText: Setting<T>['fromText'] = asString,
+  toText: Setting<T>['toText'] = (value) => (value === undefined ? undefined : String(value)),
+): Sourced<T, E> {
+  return { sources: [], ...entry, parse, fromText, toText } as unknown as Sourced<T, E>;
+}
+
+function required<const E extends Entry>(entry: E): Sourced<string, E> {
+  return setting(entry, nonEmpty);
+}
+
+function optional<const E extends Entry>(entry: E): Sourced<string | undefined, E> {
+  return setting(entry, (name, value) => (value === undefined ? undefined : nonEmpty(name, value)));
+}
+
+function choice<T extends string, const E extends Entry>(
+  entry: E,
+  allowed: readonly T[],
+  fallback: T,
+): Sourced<T, E> {
+  return setting(entry, (name, value) => oneOf(name, value ?? fallback, allowed));
+}
+
+function wholeNumber<const E extends Entry>(
+  entry: E,
+  bounds: { min: number; max: number },
+  fallback: number,
+): Sourced<number, E> {
+  return setting(
+    entry,
+    (name, value) => integer(name, value ?? fallback, bounds.min, bounds.max),
+    (name, text) => {
+      const value = Number(text);
+      if (text.trim() === '' || !Number.isFinite(value)) {
+        throw new ConfigError(name, `must be a number (got ${JSON.stringify(text)})`);
+      }
+      return value;
+    },
+  );
+}
+
+function header<const E extends Entry>(entry: E, fallback: string): Sourced<string, E> {
+  return setting(entry, (name, value) => headerName(name, value ?? fallback));
+}
+
+function baseUrl<const E extends Entry>(entry: E, fallback: string): Sourced<string, E> {
+  return setting(entry, (name, value) => {
+    httpUrl(name, value ?? fallback);
+    return String(value ?? fallback).replace(/\/+$/, '');
+  });
+}
+
+function json<T, const E extends Entry>(entry: E, parse: Setting<T>['parse']): Sourced<T, E> {
+  return setting(
+    entry,
+    parse,
+    (name, text) => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new ConfigError(name, 'must be valid JSON');
+      }
+    },
+    (value) => JSON.stringify(value),
+  );
+}
+
+const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY']);
+
+export function validateMappingRules(rules: unknown, setting = 'mappingRules'): MappingRule[] {
+  if (!Array.isArray(rules)) throw new ConfigError(setting, 'must be an array of mapping rules');
+  return rules.map((value: unknown, i) => {
+    const at = `${setting}[${i}]`;
+    const rule: Partial<MappingRule> = knownFields(at, value, ['method', 'pattern', 'metric', 'delta']);
+    const method = nonEmpty(`${at}.method`, rule.method).toUpperCase();
+    if (!HTTP_METHODS.has(method)) {
+      throw new ConfigError(`${at}.method`, `must be an HTTP method or ANY (got ${rule.method})`);
+    }
+    const pattern = nonEmpty(`${at}.pattern`, rule.pattern);
+    if (!pattern.startsWith('/'))
+      throw new ConfigError(`${at}.pattern`, `must start with / (got ${pattern})`);
+    const metric = nonEmpty(`${at}.metric`, rule.metric);
+    const delta = integer(`${at}.delta`, rule.delta ?? 1, 0, 1_000_000);
+    return { method, pattern, metric, delta };
+  });
+}
+
+const EVERYWHERE = ['stackFile', 'cdk'] as const;
+
+export const SETTINGS = {
+  serviceId: required({
+    env: 'SERVICE_ID',
+    sources: EVERYWHERE,
+    description: "the platform's service id",
+  }),
+  platformUrl: baseUrl(
+    {
+      env: 'PLATFORM_URL',
+      sources: EVERYWHERE,
+      description: "base URL of the platform's Service Management API",
+    },
+    DEFAULT_PLATFORM_URL,
+  ),
+  platformAuthKind: choice(
+    {
+      env: 'PLATFORM_AUTH_KIND',
+      sources: ['cdk'],
+      description: 'what the platform credential is: a provider key or a service token',
+    },
+    PLATFORM_AUTH_KINDS,
+    'provider_key',
+  ),
+  platformCredentialSecretArn: optional({
+    env: 'PLATFORM_CREDENTIAL_SECRET_ARN',
+    description: 'Secrets Manager ARN holding the provider key or service token as its SecretString (AWS)',
+  }),
+  credentialMode: choice(
+    {
+      env: 'CREDENTIAL_MODE',
+      sources: EVERYWHERE,
+      description: "how consumers identify: a user key, or an application's id and key",
+    },
+    CREDENTIAL_MODES,
+    'user_key',
+  ),
+  credentialHeader: header(
+    {
+      env: 'CREDENTIAL_HEADER',
+      sources: ['stackFile'],
+      description: 'the header carrying the user key; matched case-insensitively',
+    },
+    'apikey',
+  ),
+  appIdHeader: header(
+    { env: 'APP_ID_HEADER', sources: ['stackFile'], description: 'the header carrying the app id' },
+    'app_id',
+  ),
+  appKeyHeader: header(
+    { env: 'APP_KEY_HEADER', sources: ['stackFile'], description: 'the header carrying the app key' },
+    'app_key',
+  ),
+  mappingRules: json(
+    {
+      env: 'MAPPING_RULES',
+      sources: EVERYWHERE,
+      description: 'which calls count on which metric; none: every call counts 1 hit',
+    },
+    (name, value): readonly MappingRule[] => validateMappingRules(value ?? [], name),
+  ),
+  failureMode: choice(
+    {
+      env: 'FAILURE_MODE',
+      sources: EVERYWHERE,
+      description: 'what happens while the platform is unreachable',
+    },
+    FAILURE_MODES,
+    'strict',
+  ),
+  limitMode: choice(
+    {
+      env: 'LIMIT_MODE',
+      sources: EVERYWHERE,
+      description: '`hard` refuses calls over a limit; `soft` lets them through and counts them',
+    },
+    LIMIT_MODES,
+    'hard',
+  ),
+  reportWindowSeconds: wholeNumber(
+    {
+      env: 'REPORT_WINDOW_SECONDS',
+      sources: EVERYWHERE,
+      description:
+        'at most one usage message per budget per window; also the queue delay; 0 reports every call',
+    },
+    { min: 0, max: MAX_REPORT_WINDOW_SECONDS },
+    10,
+  ),
+  negativeCacheTtlSeconds: wholeNumber(
+    {
+      env: 'NEGATIVE_CACHE_TTL_SECONDS',
+      sources: EVERYWHERE,
+      description: 'how long an unknown or invalid credential stays refused from the cache',
+    },
+    { min: 1, max: 86_400 },
+    60,
+  ),
+  platformTimeoutMs: wholeNumber(
+    {
+      env: 'PLATFORM_TIMEOUT_MS',
+      sources: ['stackFile'],
+      description: 'deadline of the authorize and authrep calls on the request path',
+    },
+    { min: 50, max: 5000 },
+    1000,
+  ),
+  reportTimeoutMs: wholeNumber(
+    {
+      env: 'REPORT_TIMEOUT_MS',
+      sources: ['stackFile'],
+      description: "deadline of the reporter's platform calls, off the request path",
+    },
+    { min: 50, max: 60_000 },
+    5000,
+  ),
+  topicArn: optional({ env: 'TOPIC_ARN', description: 'the SNS topic usage messages go to (AWS)' }),
+} as const;
+
+type Table = typeof SETTINGS;
+export type SettingName = keyof Table;
+type ValueOf<S> = S extends Setting<infer T> ? T : never;
+type OptionalName = { [K in SettingName]: undefined extends ValueOf<Table[K]> ? K : never }[SettingName];
+
+/** The parsed settings: optional ones (no default) may be absent. */
+export type SettingValues = {
+  readonly [K in Exclude<SettingName, OptionalName>]: ValueOf<Table[K]>;
+} & { readonly [K in OptionalName]?: Exclude<ValueOf<Table[K]>, undefined> };
+
+/** The settings a source offers. */
+export type SettingNameIn<S extends SettingSource> = {
+  [K in SettingName]: Table[K]['sources'] extends readonly (infer U)[] ? (S extends U ? K : never) : never;
+}[SettingName];
+
+export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+export function settingNamesIn<S extends SettingSource>(source: S): SettingNameIn<S>[] {
+  return SETTING_NAMES.filter((name) => SETTINGS[name].sources.includes(source)) as SettingNameIn<S>[];
+}
+
+/** Environment variable names of the settings: the CDK writes them, the handlers read them. */
+export const SETTING_ENV = Object.fromEntries(SETTING_NAMES.map((name) => [name, SETTINGS[name].env])) as {
+  readonly [K in SettingName]: Table[K]['env'];
+};
+
+/** The value a setting takes when nobody gives it. */
+export function defaultOf<K extends Exclude<SettingName, OptionalName | 'serviceId'>>(
+  name: K,
+): ValueOf<Table[K]> {
+  return SETTINGS[name].parse(name, undefined) as ValueOf<Table[K]>;
+}
