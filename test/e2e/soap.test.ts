@@ -6,8 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Period } from '../../lambdas/core/platform/types';
+import { bannerLines } from '../../local/banner';
 import { freePort } from '../../local/redis';
 import { type LocalStack, startLocalStack } from '../../local/stack';
+import { parseStackFile } from '../../local/stack-file';
 import { clockFromStartOfHour } from './fixtures';
 
 const SERVICE = 'svc-soap';
@@ -139,6 +141,18 @@ describe('the SOAP route of the local stack', () => {
     expect(usage(stack, 'app-soap', 'hits')).toBe(LIMIT);
     expect(usage(stack, 'app-soap', 'place_order', 'eternity')).toBe(0);
     expect(stack.metrics()).toMatchObject({ SoapForwarded: LIMIT });
+  });
+
+  it("prints a SOAP curl per application in npm start's banner, whose envelope the route allows", async () => {
+    const stack = await start();
+    const definition = parseStackFile({ platform: PLATFORM, gateway: GATEWAY }, {});
+    const lines = bannerLines(definition, stack).filter((line) => line.includes('--data'));
+    expect(lines).toHaveLength(2);
+    const line = lines[0] ?? '';
+    expect(line).toContain(`xmlns:t="${NAMESPACE}"`);
+    expect(line).toContain('<t:ApiKey>soap-key-1</t:ApiKey><t:method>GetQuote</t:method>');
+    const envelope = /--data '([^']*)'/.exec(line)?.[1] ?? '';
+    expect((await soapCall(stack, { body: envelope })).status).toBe(200);
   });
 
   it('holds the limit exactly under concurrent first calls', async () => {
