@@ -303,27 +303,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         maxReceiveCount: definition.local.maxReceiveCount,
         onConsumerError: (error) => logger.error('reporter failed a batch', { error: String(error) }),
       });
-      const authorizer = createAuthorizerHandler({
+      // The functions that decide calls (the authorizer, the SOAP proxy) each have their own Redis client.
+      const deciderPorts = {
         config,
-        redis: newRedisClient(config),
         sns: snsClient,
         platform: platformClient,
         logger,
         metrics,
         ...(options.now && { now: options.now }),
-      });
+      };
+      const authorizer = createAuthorizerHandler({ ...deciderPorts, redis: newRedisClient(config) });
       const soapMethods = gateway.soap
-        ? [
-            soapMethod(gateway.soap, soapEcho, {
-              config,
-              redis: newRedisClient(config),
-              sns: snsClient,
-              platform: platformClient,
-              logger,
-              metrics,
-              ...(options.now && { now: options.now }),
-            }),
-          ]
+        ? [soapMethod(gateway.soap, soapEcho, { ...deciderPorts, redis: newRedisClient(config) })]
         : [];
       const hiddenNames = configuredSecretHeaders(config);
       const { cors } = gateway;

@@ -86,15 +86,7 @@ export function authorizerErrorPolicy(methodArn: string): APIGatewayAuthorizerRe
 export function createAuthorizerHandler(deps: AuthorizerDeps): AuthorizerHandler {
   const logger = deps.logger ?? createLogger(AUTHORIZER_SERVICE_NAME);
   const metrics = deps.metrics ?? createMetrics(AUTHORIZER_SERVICE_NAME);
-  const access = createAccessAuthorizerOnSns({
-    config: deps.config,
-    ...(deps.redis && { redis: deps.redis }),
-    sns: deps.sns,
-    platform: deps.platform,
-    now: deps.now ?? Date.now,
-    logger,
-    metrics,
-  });
+  const access = createAccessAuthorizerOnSns({ ...deps, logger, metrics });
   return async (event) => {
     let decision: AccessDecision;
     try {

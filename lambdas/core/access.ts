@@ -498,11 +498,20 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
  * messages go to the configured topic through their SNS client.
  */
 export function createAccessAuthorizerOnSns(
-  deps: Omit<AccessAuthorizerDeps, 'publisher'> & { readonly sns: SNSClient },
+  deps: Omit<AccessAuthorizerDeps, 'publisher' | 'now'> & {
+    readonly sns: SNSClient;
+    /** Default Date.now. */
+    readonly now?: () => number;
+  },
 ): AccessAuthorizer {
-  const { sns, ...ports } = deps;
+  const { config, redis, sns, platform, logger, metrics } = deps;
   return new AccessAuthorizer({
-    ...ports,
-    ...(deps.config.topicArn && { publisher: snsReportPublisher(sns, deps.config.topicArn) }),
+    config,
+    ...(redis && { redis }),
+    ...(config.topicArn && { publisher: snsReportPublisher(sns, config.topicArn) }),
+    platform,
+    now: deps.now ?? Date.now,
+    logger,
+    metrics,
   });
 }

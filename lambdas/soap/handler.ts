@@ -85,15 +85,7 @@ export interface SoapAccessProxyDeps extends AuthorizerDeps {
 export function createSoapAccessProxyHandler(deps: SoapAccessProxyDeps): SoapProxyHandler {
   const logger = deps.logger ?? createLogger(SOAP_PROXY_SERVICE_NAME);
   const metrics = deps.metrics ?? createMetrics(SOAP_PROXY_SERVICE_NAME);
-  const core = createAccessAuthorizerOnSns({
-    config: deps.config,
-    ...(deps.redis && { redis: deps.redis }),
-    sns: deps.sns,
-    platform: deps.platform,
-    now: deps.now ?? Date.now,
-    logger,
-    metrics,
-  });
+  const core = createAccessAuthorizerOnSns({ ...deps, logger, metrics });
   return createSoapProxyHandler({
     settings: deps.settings,
     credentialMode: deps.config.credentialMode,

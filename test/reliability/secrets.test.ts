@@ -16,6 +16,7 @@ import { parseSoapSettings } from '../../lambdas/core/soap/settings';
 import { freePort } from '../../local/redis';
 import { THROTTLING } from '../../local/sns-endpoint';
 import { startSoapEcho } from '../../local/soap-echo';
+import { envelope, NS, proxyEvent } from '../unit/soap/fixtures';
 import { type Answer, answerOf } from './support/answers';
 import { captureProcessOutput, type OutputCapture } from './support/capture';
 import { type Harness, startHarness } from './support/harness';
@@ -179,7 +180,6 @@ describe('no raw credential leaves the request to the platform', () => {
   }
 });
 
-const SOAP_NAMESPACE = 'urn:example:access';
 const SOAP_RULE = { method: 'POST', pattern: '/GetQuote$', metric: 'hits', delta: 1 } as const;
 
 /** A SOAP 1.1 call whose header carries the credential elements given (several of a name when repeated). */
@@ -187,24 +187,7 @@ function soapEvent(elements: readonly [string, string][]): APIGatewayProxyEvent 
   const header = [...elements, ['method', 'GetQuote']]
     .map(([name, value]) => `<t:${name}>${value}</t:${name}>`)
     .join('');
-  const body =
-    `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" xmlns:t="${SOAP_NAMESPACE}">` +
-    `<s:Header>${header}</s:Header><s:Body><q:GetQuote xmlns:q="urn:q"/></s:Body></s:Envelope>`;
-  const headers = { 'content-type': 'text/xml; charset=utf-8', SOAPAction: '"urn:q:GetQuote"' };
-  return {
-    httpMethod: 'POST',
-    path: '/soap',
-    resource: '/soap',
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    body,
-    isBase64Encoded: false,
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
+  return proxyEvent(envelope({ header, body: '<q:GetQuote xmlns:q="urn:q"/>' }));
 }
 
 describe('no raw credential from a SOAP envelope leaves the request to the platform', () => {
@@ -228,7 +211,7 @@ describe('no raw credential from a SOAP envelope leaves the request to the platf
           },
         });
         harness = h;
-        const settings = parseSoapSettings({ soapNamespace: SOAP_NAMESPACE, soapBackendUrl: echo.url });
+        const settings = parseSoapSettings({ soapNamespace: NS, soapBackendUrl: echo.url });
         const proxy = h.soapProxy(settings);
         const downProxy = h.soapProxy({
           ...settings,
