@@ -1,5 +1,7 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
-import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
+import { CREDENTIAL_SCHEMES, type ExampleApplication } from '../lambdas/core/credentials';
+import { SOAP_CREDENTIAL_SCHEMES } from '../lambdas/core/soap/access-header';
+import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
@@ -33,6 +35,8 @@ function samplePaths(gateway: GatewayDefinition): { method: string; path: string
 interface Consumer {
   readonly headers: readonly [string, string][];
   readonly label: string;
+  /** Undefined: an application of a platform elsewhere (placeholders). */
+  readonly application?: ExampleApplication;
 }
 
 function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][number]): Consumer[] {
@@ -45,12 +49,41 @@ function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][
   return service.applications.map((application) => ({
     headers: scheme.exampleHeaders(config, application),
     label: `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`,
+    application,
   }));
 }
 
-function curl(method: string, url: string, headers: readonly [string, string][]): string {
+/** The first operation a SOAP mapping rule names (`POST /<operation>`, no REST route serving it). */
+export function soapOperation(gateway: GatewayDefinition): string | undefined {
+  for (const rule of gateway.configInput.mappingRules ?? []) {
+    const operation = /^\/([A-Za-z_][\w.-]*)\$?$/.exec(rule.pattern)?.[1];
+    const post = rule.method === 'POST' || rule.method === 'ANY';
+    if (operation && post && findRoute(gateway.routes, 'POST', `/${operation}`) === undefined)
+      return operation;
+  }
+  return undefined;
+}
+
+/** A SOAP 1.1 call of the operation with the consumer's credential in the header, as one line. */
+function soapCurl(url: string, namespace: string, operation: string, elements: [string, string][]): string {
+  const header = [...elements, ['method', operation]]
+    .map(([name, value]) => `<t:${name}>${value}</t:${name}>`)
+    .join('');
+  const envelope =
+    `<soap:Envelope xmlns:soap="${SOAP_VERSIONS['1.1'].namespace}" xmlns:t="${namespace}">` +
+    `<soap:Header>${header}</soap:Header>` +
+    `<soap:Body><${operation} xmlns="urn:example"/></soap:Body></soap:Envelope>`;
+  const headers: [string, string][] = [
+    ['Content-Type', 'text/xml; charset=utf-8'],
+    ['SOAPAction', `"urn:example:${operation}"`],
+  ];
+  return curl('POST', url, headers, envelope);
+}
+
+function curl(method: string, url: string, headers: readonly [string, string][], data?: string): string {
   const headerFlags = headers.map(([name, value]) => `-H ${shellQuote(`${name}: ${value}`)}`).join(' ');
-  return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags} ${shellQuote(url)}`;
+  const dataFlag = data === undefined ? '' : ` --data ${shellQuote(data)}`;
+  return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags}${dataFlag} ${shellQuote(url)}`;
 }
 
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
@@ -77,10 +110,18 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
     );
     lines.push(`  docs: ${gateway.docsUrl} (Swagger UI; the document is ${gateway.docsUrl}/swagger.json)`);
     const samples = samplePaths(gatewayDefinition);
+    const operation = soapOperation(gatewayDefinition);
+    const soap = gatewayDefinition.soap;
+    if (gateway.soapUrl !== undefined)
+      lines.push(`  SOAP: POST ${gateway.soapUrl} (credential and method in the SOAP header)`);
     for (const consumer of consumers(definition, gateway)) {
       lines.push(`  # ${consumer.label}`);
       for (const { method, path } of samples) {
         lines.push(`  ${curl(method, `${gateway.url}${path}`, consumer.headers)}`);
+      }
+      if (gateway.soapUrl !== undefined && soap !== undefined && operation !== undefined) {
+        const elements = SOAP_CREDENTIAL_SCHEMES[config.credentialMode].exampleElements(consumer.application);
+        lines.push(`  ${soapCurl(gateway.soapUrl, soap.settings.soapNamespace, operation, elements)}`);
       }
     }
   });

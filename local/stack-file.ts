@@ -19,12 +19,13 @@ import {
 } from '../lambdas/core/config';
 import { type CorsSettings, parseCors } from '../lambdas/core/cors';
 import { settingNamesIn } from '../lambdas/core/settings';
+import { parseSoapSettings, SOAP_ENV, type SoapSettings } from '../lambdas/core/soap/settings';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
 import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
 import type { RedisChoice } from './redis';
-import { parseRoute, type Route } from './routes';
+import { findRoute, parseRoute, type Route } from './routes';
 
 /** What `npm start` runs without --config. */
 export const DEMO_STACK_FILE = join(__dirname, 'demo.stack.json');
@@ -52,6 +53,18 @@ export interface GatewayDefinition {
   /** Undefined: the API answers no cross-origin call. */
   readonly cors?: CorsSettings;
   readonly docs: DocsSettings;
+  /** The SOAP route, when the gateway has one. */
+  readonly soap?: SoapRouteDefinition;
+}
+
+/** A gateway's SOAP access proxy route (docs/soap.md). */
+export interface SoapRouteDefinition {
+  /** `POST <soapPath>`, open: the proxy does its own access check. */
+  readonly route: Route;
+  /** The proxy's settings but the backend URL, which the stack may still have to start. */
+  readonly settings: Omit<SoapSettings, 'soapBackendUrl'>;
+  /** Undefined: the stack starts the demo SOAP echo and sends allowed calls there. */
+  readonly soapBackendUrl?: string;
 }
 
 export interface LocalSettings {
@@ -73,10 +86,21 @@ type Env = Readonly<Record<string, string | undefined>>;
 type Fields = Record<string, unknown>;
 
 const TOP_LEVEL = ['platform', 'gateway', 'local'];
-/** A gateway's own settings; every other one comes from the settings table. */
-const GATEWAY_ONLY_SETTINGS = ['basePath', 'routes', 'providerKey', 'serviceToken', 'cors', 'docs'];
+/** A gateway's own settings (and the SOAP proxy's); every other one comes from the settings table. */
+const GATEWAY_ONLY_SETTINGS = [
+  'basePath',
+  'routes',
+  'providerKey',
+  'serviceToken',
+  'cors',
+  'docs',
+  'soapPath',
+  ...Object.keys(SOAP_ENV),
+];
 const TABLE_SETTINGS = settingNamesIn('stackFile');
 const GATEWAY_SETTINGS = [...TABLE_SETTINGS, ...GATEWAY_ONLY_SETTINGS];
+/** The SOAP route's path when the gateway has SOAP settings but no soapPath. */
+export const DEFAULT_SOAP_PATH = '/soap';
 const LOCAL_SETTINGS = [
   'port',
   'redis',
@@ -194,6 +218,7 @@ function gateway(
     credentialMode: fields.credentialMode ?? service?.authentication,
     reportWindowSeconds: fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS,
   } as AccessConfigInput;
+  const soap = soapRoute(at, fields, routes);
   const definition = {
     setting: at,
     basePath,
@@ -202,6 +227,7 @@ function gateway(
     configInput,
     ...(cors !== undefined && { cors }),
     docs: parseDocsSettings(`${at}.docs`, fields.docs),
+    ...(soap !== undefined && { soap }),
   };
   const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
   if (service !== undefined) checkRuleMetrics(at, mappingRules, service);
@@ -212,6 +238,45 @@ function gateway(
     );
   }
   return definition;
+}
+
+/**
+ * The SOAP route of a gateway that names `soapPath` or any SOAP setting: `POST <soapPath>`, a literal path
+ * no REST route and not the documentation serve.
+ */
+function soapRoute(at: string, fields: Fields, routes: readonly Route[]): SoapRouteDefinition | undefined {
+  const names = ['soapPath', ...Object.keys(SOAP_ENV)];
+  if (names.every((name) => fields[name] === undefined)) return undefined;
+  const path = fields.soapPath ?? DEFAULT_SOAP_PATH;
+  const route = parseRoute(`POST ${typeof path === 'string' ? path : '?'}`, `${at}.soapPath`);
+  if (route.segments.some((segment) => !('text' in segment))) {
+    throw new ConfigError(
+      `${at}.soapPath`,
+      `must be a literal path like /soap (got ${JSON.stringify(path)})`,
+    );
+  }
+  if (route.resource === DOCS_PATH || route.resource.startsWith(`${DOCS_PATH}/`)) {
+    throw new ConfigError(`${at}.soapPath`, `is under ${DOCS_PATH}, where the API serves its documentation`);
+  }
+  if (findRoute(routes, 'POST', route.resource) !== undefined) {
+    throw new ConfigError(`${at}.soapPath`, `is a path a route of ${at}.routes serves already`);
+  }
+  const soapBackendUrl = optionalNonEmpty(`${at}.soapBackendUrl`, fields.soapBackendUrl);
+  const { soapBackendUrl: _placeholder, ...settings } = prefixed(at, () =>
+    parseSoapSettings({
+      soapBackendUrl: soapBackendUrl ?? LOCAL_PLATFORM_PLACEHOLDER,
+      ...Object.fromEntries(
+        ['soapNamespace', 'soapBackendTimeoutMs', 'soapMaxBodyBytes']
+          .filter((name) => fields[name] !== undefined)
+          .map((name) => [name, fields[name]]),
+      ),
+    }),
+  );
+  return {
+    route,
+    settings,
+    ...(soapBackendUrl !== undefined && { soapBackendUrl: new URL(soapBackendUrl).href }),
+  };
 }
 
 function metricNames(metrics: ServiceConfig['metrics']): string[] {

@@ -7,7 +7,7 @@
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
-import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { accessCacheOf } from '../lambdas/core/access';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import type { AccessConfig } from '../lambdas/core/config';
@@ -22,10 +22,12 @@ import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handl
 import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
+import { createSoapAccessProxyHandler } from '../lambdas/soap/handler';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
   type AccessLogEntry,
+  type ApiMethod,
   type GatewayApi,
   type LocalGateway,
   openMethods,
@@ -37,7 +39,14 @@ import { type RunningPlatform, startPlatform } from './platform';
 import { LocalQueue } from './queue';
 import { type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
 import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION, type SnsEndpoint, startSnsEndpoint } from './sns-endpoint';
-import { type GatewayDefinition, gatewayConfig, parseStackFile, type StackDefinition } from './stack-file';
+import { type SoapEchoServer, startSoapEcho } from './soap-echo';
+import {
+  type GatewayDefinition,
+  gatewayConfig,
+  parseStackFile,
+  type SoapRouteDefinition,
+  type StackDefinition,
+} from './stack-file';
 
 export const LOCAL_API_ID = 'local';
 export const LOCAL_STAGE = 'prod';
@@ -89,6 +98,8 @@ export interface LocalStackGateway {
   sweepAll(): Promise<SweepResult>;
   /** Usage the platform would not take (a metric it does not have), kept in Redis per application. */
   rejectedUsage(): Promise<RejectedUsage[]>;
+  /** The SOAP route's URL, when the gateway has one (docs/soap.md). */
+  readonly soapUrl?: string;
 }
 
 /** Usage of one metric the platform would not take (it does not have the metric): kept, never reported. */
@@ -134,6 +145,8 @@ export interface LocalStack {
   readonly platform?: RunningPlatform;
   readonly sns: SnsEndpoint;
   readonly redis: LocalRedis;
+  /** The demo SOAP backend, when a gateway's SOAP route names no soapBackendUrl. */
+  readonly soapEcho?: SoapEchoServer;
   /** Totals of every metric the handlers emitted. */
   metrics(): Readonly<Record<string, number>>;
   /** Delivers every queued usage message now and runs the sweep, so pending usage reaches the platform. */
@@ -177,6 +190,25 @@ async function stopAll(steps: readonly (() => Promise<unknown> | unknown)[]): Pr
     }
   }
   if (failure !== undefined) throw failure;
+}
+
+/**
+ * The SOAP route: open (the proxy reads the credential from the envelope and decides itself), with the
+ * proxy on the authorizer's ports; allowed calls go to the file's soapBackendUrl, else the demo echo.
+ */
+function soapMethod(
+  soap: SoapRouteDefinition,
+  echo: SoapEchoServer | undefined,
+  ports: AuthorizerDeps,
+): ApiMethod {
+  const soapBackendUrl = soap.soapBackendUrl ?? echo?.url;
+  if (soapBackendUrl === undefined)
+    throw new Error('the SOAP route has no backend: the echo was not started');
+  return {
+    route: soap.route,
+    authorization: 'NONE',
+    integration: createSoapAccessProxyHandler({ ...ports, settings: { ...soap.settings, soapBackendUrl } }),
+  };
 }
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
@@ -225,6 +257,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     cleanup.push(() => snsClient.destroy());
 
+    const soapEcho = definition.gateways.some((gateway) => gateway.soap && !gateway.soap.soapBackendUrl)
+      ? await startSoapEcho()
+      : undefined;
+    if (soapEcho) cleanup.push(() => soapEcho.stop());
+
     const platformClients: PlatformClient[] = [];
     cleanup.push(() => {
       for (const client of platformClients) client.close();
@@ -266,15 +303,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         maxReceiveCount: definition.local.maxReceiveCount,
         onConsumerError: (error) => logger.error('reporter failed a batch', { error: String(error) }),
       });
-      const authorizer = createAuthorizerHandler({
+      // The functions that decide calls (the authorizer, the SOAP proxy) each have their own Redis client.
+      const deciderPorts = {
         config,
-        redis: newRedisClient(config),
         sns: snsClient,
         platform: platformClient,
         logger,
         metrics,
         ...(options.now && { now: options.now }),
-      });
+      };
+      const authorizer = createAuthorizerHandler({ ...deciderPorts, redis: newRedisClient(config) });
+      const soapMethods = gateway.soap
+        ? [soapMethod(gateway.soap, soapEcho, { ...deciderPorts, redis: newRedisClient(config) })]
+        : [];
       const hiddenNames = configuredSecretHeaders(config);
       const { cors } = gateway;
       const identitySources = identitySourceHeaders(config);
@@ -291,6 +332,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const methods = [
         ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
         ...openMethods(DOCS_ROUTES, docs),
+        ...soapMethods,
       ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
@@ -306,7 +348,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           gatewayResponseCorsHeaders(cors),
         ),
       };
-      return { api, config, topicArn, queue, sweep, sweepAll, rejectedUsage };
+      const soapPath = gateway.soap?.route.resource;
+      return { api, config, topicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
     };
     const wired = definition.gateways.map(wire);
     cleanup.push(() => Promise.all(wired.map(({ queue }) => queue.stop())));
@@ -319,7 +362,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(() => gateway.stop());
 
     const gateways: LocalStackGateway[] = wired.map(
-      ({ api, config, topicArn, queue, sweep, sweepAll, rejectedUsage }) => ({
+      ({ api, config, topicArn, queue, sweep, sweepAll, rejectedUsage, soapPath }) => ({
         serviceId: config.serviceId,
         url: `${gateway.url}${api.basePath}`,
         basePath: api.basePath,
@@ -330,6 +373,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         sweep,
         sweepAll,
         rejectedUsage,
+        ...(soapPath !== undefined && { soapUrl: `${gateway.url}${api.basePath}${soapPath}` }),
       }),
     );
 
@@ -394,6 +438,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(platform && { platform }),
       sns,
       redis,
+      ...(soapEcho && { soapEcho }),
       metrics: () => ({ ...metrics.totals }),
       flush,
       stop,

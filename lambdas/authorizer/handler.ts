@@ -10,9 +10,8 @@ import type {
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
 import type Redis from 'ioredis';
-import { type AccessDecision, createAccessAuthorizer } from '../core/access';
+import { type AccessDecision, createAccessAuthorizerOnSns } from '../core/access';
 import type { AccessConfig } from '../core/config';
-import { snsReportPublisher } from '../core/message';
 import { SERVICE_NAME } from '../core/metric-names';
 import {
   createLogger,
@@ -87,15 +86,7 @@ export function authorizerErrorPolicy(methodArn: string): APIGatewayAuthorizerRe
 export function createAuthorizerHandler(deps: AuthorizerDeps): AuthorizerHandler {
   const logger = deps.logger ?? createLogger(AUTHORIZER_SERVICE_NAME);
   const metrics = deps.metrics ?? createMetrics(AUTHORIZER_SERVICE_NAME);
-  const access = createAccessAuthorizer({
-    config: deps.config,
-    ...(deps.redis && { redis: deps.redis }),
-    ...(deps.config.topicArn && { publisher: snsReportPublisher(deps.sns, deps.config.topicArn) }),
-    platform: deps.platform,
-    now: deps.now ?? Date.now,
-    logger,
-    metrics,
-  });
+  const access = createAccessAuthorizerOnSns({ ...deps, logger, metrics });
   return async (event) => {
     let decision: AccessDecision;
     try {

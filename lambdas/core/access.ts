@@ -21,13 +21,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type Redis from 'ioredis';
 import { AccessCache, type CheckResult, type LimitFeedback, type LimitInfo } from './cache';
 import { type AccessConfig, ConfigError } from './config';
 import { credentialIdOf, credentialIdPrefix, extractCredential, keyIdOf } from './credentials';
 import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
-import { type ReportPublisher, reportMessage } from './message';
+import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
 import { REDIS_COMMAND_TIMEOUT_MS } from './redis-client';
@@ -490,4 +491,27 @@ export class AccessAuthorizer {
 
 export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {
   return new AccessAuthorizer(deps);
+}
+
+/**
+ * The core as the Lambdas that decide calls (the REST authorizer, the SOAP proxy) build it: report
+ * messages go to the configured topic through their SNS client.
+ */
+export function createAccessAuthorizerOnSns(
+  deps: Omit<AccessAuthorizerDeps, 'publisher' | 'now'> & {
+    readonly sns: SNSClient;
+    /** Default Date.now. */
+    readonly now?: () => number;
+  },
+): AccessAuthorizer {
+  const { config, redis, sns, platform, logger, metrics } = deps;
+  return new AccessAuthorizer({
+    config,
+    ...(redis && { redis }),
+    ...(config.topicArn && { publisher: snsReportPublisher(sns, config.topicArn) }),
+    platform,
+    now: deps.now ?? Date.now,
+    logger,
+    metrics,
+  });
 }

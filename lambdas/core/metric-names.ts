@@ -38,4 +38,5 @@ export const METRIC = {
 export const SERVICE_NAME = {
   authorizer: 'access-authorizer',
   reporter: 'access-reporter',
+  soapProxy: 'soap-access-proxy',
 } as const;

@@ -1,17 +1,20 @@
 /**
  * The SOAP access proxy as a Lambda proxy integration: API Gateway's event becomes the proxy's request
- * and its answer API Gateway's result. The access core is the `decide` port; the backend call is the
- * `forward` port.
+ * and its answer API Gateway's result. The access core is the `decide` port (the REST authorizer's core,
+ * built from the same ports: `createSoapAccessProxyHandler`); the backend call is the `forward` port.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { AuthorizerDeps } from '../authorizer/handler';
+import { createAccessAuthorizerOnSns } from '../core/access';
+import { SERVICE_NAME } from '../core/metric-names';
 import { createLogger, createMetrics, type LogPort, type MetricsPort } from '../core/observability';
 import type { SoapCredentialMode } from '../core/soap/access-header';
 import type { SoapAnswer } from '../core/soap/envelope';
 import { type ForwardPort, forwardToBackend, SOAP_ACTION_HEADER } from '../core/soap/forward';
-import { createSoapProxy, type DecideAccess } from '../core/soap/proxy';
+import { createSoapProxy, type DecideAccess, decideWithAccessCore } from '../core/soap/proxy';
 import type { SoapSettings } from '../core/soap/settings';
 
-export const SOAP_PROXY_SERVICE_NAME = 'soap-access-proxy';
+export const SOAP_PROXY_SERVICE_NAME = SERVICE_NAME.soapProxy;
 
 export interface SoapProxyHandlerDeps {
   readonly settings: SoapSettings;
@@ -69,4 +72,26 @@ export function createSoapProxyHandler(deps: SoapProxyHandlerDeps): SoapProxyHan
       metrics.publishStoredMetrics();
     }
   };
+}
+
+/** The ports the REST authorizer has (same cache, platform client and report topic), and the SOAP settings. */
+export interface SoapAccessProxyDeps extends AuthorizerDeps {
+  readonly settings: SoapSettings;
+  /** Default: an HTTP call to `settings.soapBackendUrl`. */
+  readonly forward?: ForwardPort;
+}
+
+/** The proxy deciding with the access core, exactly as the REST authorizer does for `POST /<method>`. */
+export function createSoapAccessProxyHandler(deps: SoapAccessProxyDeps): SoapProxyHandler {
+  const logger = deps.logger ?? createLogger(SOAP_PROXY_SERVICE_NAME);
+  const metrics = deps.metrics ?? createMetrics(SOAP_PROXY_SERVICE_NAME);
+  const core = createAccessAuthorizerOnSns({ ...deps, logger, metrics });
+  return createSoapProxyHandler({
+    settings: deps.settings,
+    credentialMode: deps.config.credentialMode,
+    decide: decideWithAccessCore(core),
+    ...(deps.forward && { forward: deps.forward }),
+    logger,
+    metrics,
+  });
 }

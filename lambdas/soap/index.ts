@@ -5,16 +5,14 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { createAuthorizerHandler } from '../authorizer/handler';
 import { SNS_CLIENT_SETTINGS } from '../core/message';
 import { createLogger, errorMessage } from '../core/observability';
 import { loadRuntime, oncePerContainer } from '../core/runtime';
 import { versionOfContentType } from '../core/soap/envelope';
 import { faultAnswer } from '../core/soap/faults';
 import { SOAP_DEFAULTS, SOAP_ENV, soapSettingsFromEnv } from '../core/soap/settings';
-import { decideThroughAuthorizer } from './authorizer-bridge';
 import {
-  createSoapProxyHandler,
+  createSoapAccessProxyHandler,
   headerValue,
   proxyResultOf,
   SOAP_PROXY_SERVICE_NAME,
@@ -26,14 +24,7 @@ const startupLogger = createLogger(SOAP_PROXY_SERVICE_NAME);
 const proxy = oncePerContainer(async (): Promise<SoapProxyHandler> => {
   const settings = soapSettingsFromEnv();
   const runtime = await loadRuntime(SOAP_PROXY_SERVICE_NAME);
-  const authorize = createAuthorizerHandler({ ...runtime, sns: new SNSClient(SNS_CLIENT_SETTINGS) });
-  return createSoapProxyHandler({
-    settings,
-    credentialMode: runtime.config.credentialMode,
-    decide: decideThroughAuthorizer(authorize, runtime.config),
-    logger: runtime.logger,
-    metrics: runtime.metrics,
-  });
+  return createSoapAccessProxyHandler({ ...runtime, settings, sns: new SNSClient(SNS_CLIENT_SETTINGS) });
 });
 
 export const handler = async (event: APIGatewayProxyEvent) => {

@@ -45,6 +45,26 @@ describe('local stack file', () => {
     const [gateway] = parseStackFile(file(GATEWAY), {}).gateways;
     expect(gateway?.cors).toBeUndefined();
     expect(gateway?.docs).toEqual({ version: 'v1' });
+    expect(gateway?.soap).toBeUndefined();
+  });
+
+  it('adds the SOAP route with any SOAP setting: POST /soap to the demo echo unless it names a backend', () => {
+    const demo = readStackFile(DEMO_STACK_FILE, {});
+    expect(demo.gateways.map((gateway) => gateway.soap?.route.resource)).toEqual(['/soap', undefined]);
+    const [echoed] = parseStackFile(file({ ...GATEWAY, soapNamespace: 'urn:x' }), {}).gateways;
+    expect(echoed?.soap).toMatchObject({
+      route: { method: 'POST', resource: '/soap' },
+      settings: { soapNamespace: 'urn:x', soapBackendTimeoutMs: 10_000, soapMaxBodyBytes: 1_048_576 },
+    });
+    expect(echoed?.soap?.soapBackendUrl).toBeUndefined();
+    const [named] = parseStackFile(
+      file({ ...GATEWAY, soapPath: '/services/quotes', soapBackendUrl: 'https://soap.example.com/q' }),
+      {},
+    ).gateways;
+    expect(named?.soap).toMatchObject({
+      route: { resource: '/services/quotes' },
+      soapBackendUrl: 'https://soap.example.com/q',
+    });
   });
 
   it('takes the credential mode and provider key from the local platform and applies local defaults', () => {
@@ -173,6 +193,32 @@ describe('local stack file', () => {
       'gateway.routes[1] is under /docs, where the API serves its documentation',
     ],
     ['a bad docs setting', file({ ...GATEWAY, docs: { version: 2 } }), 'gateway.docs.version is required'],
+    [
+      'a SOAP path with a parameter',
+      file({ ...GATEWAY, soapPath: '/soap/{op}' }),
+      'gateway.soapPath must be a literal path',
+    ],
+    [
+      'a SOAP path a route serves',
+      file({ ...GATEWAY, routes: ['ANY /soap'], soapPath: '/soap' }),
+      'gateway.soapPath is a path a route',
+    ],
+    [
+      'a SOAP path under the docs',
+      file({ ...GATEWAY, soapPath: '/docs/soap' }),
+      'gateway.soapPath is under /docs',
+    ],
+    [
+      'a bad SOAP namespace',
+      file({ ...GATEWAY, soapNamespace: 'not a uri' }),
+      'gateway.soapNamespace must be an absolute URI',
+    ],
+    ['a bad SOAP backend URL', file({ ...GATEWAY, soapBackendUrl: 'ftp://x' }), 'gateway.soapBackendUrl'],
+    [
+      'a SOAP body cap over 4 MiB',
+      file({ ...GATEWAY, soapMaxBodyBytes: 5_000_000 }),
+      'gateway.soapMaxBodyBytes must be',
+    ],
     [
       'a bad platform section',
       file(GATEWAY, {

@@ -8,11 +8,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CredentialMode } from '../../lambdas/core/config';
 import { createLogger, createMetrics } from '../../lambdas/core/observability';
+import { parseSoapSettings } from '../../lambdas/core/soap/settings';
+import { freePort } from '../../local/redis';
 import { THROTTLING } from '../../local/sns-endpoint';
+import { startSoapEcho } from '../../local/soap-echo';
+import { envelope, NS, proxyEvent } from '../unit/soap/fixtures';
 import { type Answer, answerOf } from './support/answers';
 import { captureProcessOutput, type OutputCapture } from './support/capture';
 import { type Harness, startHarness } from './support/harness';
@@ -172,6 +176,120 @@ describe('no raw credential leaves the request to the platform', () => {
           `${stored.length} Redis keys, ${run.answers.length} answers for ${secrets.length} secrets: ${hits.length} hits`,
       );
       expect(hits).toEqual([]);
+    });
+  }
+});
+
+const SOAP_RULE = { method: 'POST', pattern: '/GetQuote$', metric: 'hits', delta: 1 } as const;
+
+/** A SOAP 1.1 call whose header carries the credential elements given (several of a name when repeated). */
+function soapEvent(elements: readonly [string, string][]): APIGatewayProxyEvent {
+  const header = [...elements, ['method', 'GetQuote']]
+    .map(([name, value]) => `<t:${name}>${value}</t:${name}>`)
+    .join('');
+  return proxyEvent(envelope({ header, body: '<q:GetQuote xmlns:q="urn:q"/>' }));
+}
+
+describe('no raw credential from a SOAP envelope leaves the request to the platform', () => {
+  for (const mode of ['user_key', 'app_id'] as const) {
+    it(`${mode}: logs, metrics, SNS messages, Redis and the proxy's answers hold no key`, {
+      timeout: 60_000,
+    }, async () => {
+      process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+      capture = captureProcessOutput();
+      const echo = await startSoapEcho();
+      try {
+        const h = await startHarness({
+          apps: 3,
+          mode,
+          logger: createLogger('access-reliability'),
+          metrics: createMetrics('access-reliability'),
+          overrides: {
+            reportWindowSeconds: 0,
+            platformTimeoutMs: 300,
+            mappingRules: [SOAP_RULE],
+          },
+        });
+        harness = h;
+        const settings = parseSoapSettings({ soapNamespace: NS, soapBackendUrl: echo.url });
+        const proxy = h.soapProxy(settings);
+        const downProxy = h.soapProxy({
+          ...settings,
+          soapBackendUrl: `http://127.0.0.1:${await freePort()}/`,
+        });
+        const elements = (key: string, appId = 'app-0'): [string, string][] =>
+          mode === 'user_key'
+            ? [['ApiKey', key]]
+            : [
+                ['AppId', appId],
+                ['AppKey', key],
+              ];
+        const answers: string[] = [];
+        const send = async (event: APIGatewayProxyEvent, through = proxy) => {
+          const answer = await through(event);
+          answers.push(JSON.stringify(answer));
+          return answer.statusCode;
+        };
+        const [first, second] = h.fixture.active;
+        const [suspended] = h.fixture.suspended;
+        if (!first || !second || !suspended) throw new Error('fixture too small');
+        const forged = random('forged');
+        const spaced = `${random('spaced')} ${random('tail')}`;
+        const tooLong = random('long').repeat(20);
+        const repeated = random('repeated');
+
+        // First and cached calls, a suspended application, a forged key, malformed and repeated keys.
+        for (const app of [first, second]) {
+          for (let i = 0; i < 3; i++) expect(await send(soapEvent(elements(app.userKey, app.id)))).toBe(200);
+        }
+        expect(await send(soapEvent(elements(suspended.userKey, suspended.id)))).toBe(500);
+        expect(await send(soapEvent(elements(forged, first.id)))).toBe(500);
+        expect(await send(soapEvent(elements(spaced)))).toBe(500);
+        expect(await send(soapEvent(elements(tooLong)))).toBe(500);
+        const keyElement = mode === 'user_key' ? 'ApiKey' : 'AppKey';
+        expect(await send(soapEvent([...elements(repeated), [keyElement, repeated]]))).toBe(500);
+        // The backend down, and the platform down on a first call.
+        expect(await send(soapEvent(elements(first.userKey, first.id)), downProxy)).toBe(502);
+        h.platformLine.setFault('unavailable', 'auth');
+        const [, , third] = h.fixture.active;
+        if (third) expect(await send(soapEvent(elements(third.userKey, third.id)))).toBe(500);
+        h.platformLine.setFault('pass');
+
+        const beforeFlush = await dumpKeys(h.redisServer.inspector);
+        expect(await h.flush()).toEqual([]);
+        const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+        const output = capture.text();
+        capture.restore();
+        const secrets = [
+          ...[...h.fixture.active, ...h.fixture.suspended].map((app) => app.userKey),
+          forged,
+          spaced,
+          tooLong,
+          repeated,
+          h.fixture.providerKey,
+        ];
+        const lines = output.split('\n').filter((line) => line.startsWith('{'));
+        expect(lines.some((line) => line.includes('soap call refused'))).toBe(true);
+        expect(lines.some((line) => line.includes('soap backend failed'))).toBe(true);
+        expect(h.delivered.length).toBeGreaterThan(0);
+        expect(h.reportedHits(first.id)).toBe(4);
+        const hits = findSecrets(
+          {
+            'log and metric lines': output,
+            'SNS messages': h.delivered.join('\n'),
+            'Redis keys and values': stored.map((entry) => [entry.key, ...entry.texts].join('\n')).join('\n'),
+            'SOAP answers': answers.join('\n'),
+          },
+          secrets,
+        );
+        console.log(
+          `[secrets, SOAP ${mode}] scanned ${lines.length} log/metric lines, ${h.delivered.length} SNS messages, ` +
+            `${stored.length} Redis keys, ${answers.length} answers for ${secrets.length} secrets: ${hits.length} hits`,
+        );
+        expect(hits).toEqual([]);
+      } finally {
+        await echo.stop();
+      }
     });
   }
 });

@@ -4,7 +4,12 @@
  * is one entry of SOAP_CREDENTIAL_SCHEMES; values pass the same checks as header credentials.
  */
 import type { CredentialMode } from '../config';
-import { checkedValue, MAX_CREDENTIAL_BYTES, type MalformedReason } from '../credentials';
+import {
+  checkedValue,
+  type ExampleApplication,
+  MAX_CREDENTIAL_BYTES,
+  type MalformedReason,
+} from '../credentials';
 import type { Credential } from '../platform/types';
 import type { SoapMessage } from './envelope';
 import type { XmlElement } from './xml-tree';
@@ -30,6 +35,8 @@ export interface SoapCredentialScheme {
   readonly elements: readonly CredentialElement[];
   /** The credential from the checked values of `elements`, by element name (required ones present). */
   credentialOf(values: ReadonlyMap<string, string>): SoapCredential;
+  /** Element names and values of a ready-to-paste envelope for the application, or placeholders. */
+  exampleElements(application?: ExampleApplication): [string, string][];
 }
 
 function requiredValue(values: ReadonlyMap<string, string>, name: string): string {
@@ -48,6 +55,7 @@ export const SOAP_CREDENTIAL_SCHEMES: Readonly<Record<SoapCredentialMode, SoapCr
   user_key: {
     elements: [keyElement('ApiKey')],
     credentialOf: (values) => ({ kind: 'user_key', userKey: requiredValue(values, 'ApiKey') }),
+    exampleElements: (application) => [['ApiKey', application ? (application.userKey ?? '') : '<USER_KEY>']],
   },
   // The app key is optional, as on the platform: an application may have no keys.
   app_id: {
@@ -60,10 +68,23 @@ export const SOAP_CREDENTIAL_SCHEMES: Readonly<Record<SoapCredentialMode, SoapCr
         ...(appKey !== undefined && { appKey }),
       };
     },
+    exampleElements: (application) => {
+      if (!application)
+        return [
+          ['AppId', '<APP_ID>'],
+          ['AppKey', '<APP_KEY>'],
+        ];
+      const appKey = application.appKeys[0];
+      return [
+        ['AppId', application.id],
+        ...(appKey !== undefined ? [['AppKey', appKey] as [string, string]] : []),
+      ];
+    },
   },
   oauth: {
     elements: [{ name: 'AccessToken', required: true, maxBytes: MAX_ACCESS_TOKEN_BYTES }],
     credentialOf: (values) => ({ kind: 'access_token', accessToken: requiredValue(values, 'AccessToken') }),
+    exampleElements: () => [['AccessToken', '<ACCESS_TOKEN>']],
   },
 };
 

@@ -3,6 +3,7 @@
  * take the credential and the method from its header, ask the access core (`decide`) exactly as a
  * REST call `POST /<method>` would, then forward an allowed call to the backend or answer a Fault.
  */
+import type { AccessAuthorizer } from '../access';
 import { errorMessage, type LogPort, type MetricsPort } from '../observability';
 import {
   readAccessHeader,
@@ -32,21 +33,31 @@ export interface SoapAccessRequest {
   readonly query: Readonly<Record<string, readonly string[]>>;
 }
 
+/**
+ * What the proxy needs of a decision; the access core's `AccessDecision` is one as it is. An allowed call
+ * stays counted whatever its backend then does, as a REST call's usage does when its integration fails
+ * (docs/soap.md, "Backend failures and usage").
+ */
 export type SoapAccessDecision =
-  | {
-      readonly effect: 'allow';
-      /**
-       * Called once when the backend then gives no answer (unreachable or timed out), so the core can
-       * take back the usage this call counted. Without it the call stays counted, as a REST call whose
-       * integration fails does.
-       */
-      readonly release?: () => Promise<void>;
-    }
+  | { readonly effect: 'allow' }
   | { readonly effect: 'deny'; readonly reason?: string }
   | { readonly effect: 'unauthorized' };
 
 /** The access core's entry point, as the proxy uses it. */
 export type DecideAccess = (request: SoapAccessRequest) => Promise<SoapAccessDecision>;
+
+/**
+ * The decide port filled by the access core: the same credential schemes, cache, limits, pending usage
+ * and reports as a REST call `POST /<method>`.
+ */
+export function decideWithAccessCore(core: Pick<AccessAuthorizer, 'decideCall'>): DecideAccess {
+  return async (request) => {
+    const { credential } = request;
+    // The SOAP oauth scheme reads an AccessToken element; the core verifies tokens once it has an oauth mode.
+    if (credential.kind === 'access_token') throw new Error('the access core has no oauth credential mode');
+    return core.decideCall({ ...request, credential });
+  };
+}
 
 export interface SoapHttpRequest extends SoapRequest {
   /** The SOAPAction header, forwarded as sent. */
@@ -96,11 +107,7 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
     return faultAnswer(version, fault, settings.soapNamespace);
   };
 
-  async function forward(
-    message: SoapMessage,
-    release: (() => Promise<void>) | undefined,
-    soapAction: string | undefined,
-  ): Promise<SoapAnswer> {
+  async function forward(message: SoapMessage, soapAction: string | undefined): Promise<SoapAnswer> {
     const result = await deps.forward({
       url: settings.soapBackendUrl,
       body: message.bytes,
@@ -115,15 +122,6 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
     const timedOut = result.failure === 'timeout';
     count(timedOut ? SOAP_METRIC.backendTimeout : SOAP_METRIC.backendUnavailable);
     logger.warn('soap backend failed', { failure: result.failure, detail: result.detail });
-    if (release) {
-      try {
-        await release();
-      } catch (error) {
-        logger.error('usage of a call the backend never answered stays counted', {
-          error: errorMessage(error),
-        });
-      }
-    }
     return refuse(message.version, {
       cause: timedOut ? 'backend_timeout' : 'backend_unavailable',
       detail: result.detail,
@@ -155,7 +153,7 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
         return refuse(message.version, { cause, ...(cause === 'no_mapping_rule' && { detail: method }) });
       }
       case 'allow':
-        return forward(message, decision.release, request.soapAction);
+        return forward(message, request.soapAction);
     }
   }
 

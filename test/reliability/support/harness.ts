@@ -19,12 +19,14 @@ import type { LogPort, MetricsPort } from '../../../lambdas/core/observability';
 import { createPlatformClient, type PlatformClient } from '../../../lambdas/core/platform/client';
 import type { PlatformPort } from '../../../lambdas/core/platform/types';
 import { createRedisClient } from '../../../lambdas/core/redis-client';
+import type { SoapSettings } from '../../../lambdas/core/soap/settings';
 import {
   createReporterHandler,
   createSweepHandler,
   type ReporterHandler,
   type SweepHandler,
 } from '../../../lambdas/reporter/handler';
+import { createSoapAccessProxyHandler, type SoapProxyHandler } from '../../../lambdas/soap/handler';
 import { type RunningPlatform, startPlatform } from '../../../local/platform';
 import { LocalQueue } from '../../../local/queue';
 import {
@@ -140,6 +142,8 @@ export interface Harness {
   flush(): Promise<string[]>;
   /** The platform's count of `hits` of an application, all time. */
   reportedHits(appId: string): number;
+  /** The SOAP access proxy on the authorizer's ports (same Redis line, platform line, SNS, logger). */
+  soapProxy(settings: SoapSettings): SoapProxyHandler;
   credentialId(userKey: string): string;
   stop(): Promise<void>;
 }
@@ -283,6 +287,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return pendingCredentials();
     },
     reportedHits: (appId) => platform.usage(SERVICE_ID, appId, 'hits', 'eternity'),
+    soapProxy: (settings) =>
+      createSoapAccessProxyHandler({
+        settings,
+        config,
+        redis: authorizerRedis,
+        sns: snsClient,
+        platform: authorizerPlatform,
+        now,
+        logger,
+        metrics,
+      }),
     credentialId(key) {
       if (fixture.mode === 'user_key') return credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey: key });
       const app = applicationOf(key);
