@@ -28,6 +28,7 @@ export type ContextKey =
   | 'cacheNodeType'
   | 'cacheEngine'
   | 'tracing'
+  | 'docs'
   | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit';
@@ -114,6 +115,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     cacheNodeType: text('cacheNodeType'),
     cacheEngine: text('cacheEngine') as CacheEngine | undefined,
     tracing: flag('tracing'),
+    docs: flag('docs'),
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),
