@@ -1,7 +1,7 @@
 /**
  * Load: the local gateway (REQUEST authorizer, policy, echo backend) with a real redis-server, the local
  * platform, the SNS endpoint and the timer-driven queue and reporter, held by 200 concurrent keep-alive
- * connections for 30 s (or a request cap, whichever comes first). Asserted: no transport error, no
+ * connections, every one of them carrying calls, for 30 s (or a request cap, whichever comes first). Asserted: no transport error, no
  * 5xx, every answer the one expected for its key (200 for an active application, 403 for a suspended
  * one, 401 for a key never issued), every call over the connections opened before the run (none dropped
  * and opened again), and after a flush the platform counts exactly the 200s.
@@ -14,6 +14,9 @@
  *   connection per listening socket per loop iteration (libuv/libuv#3696): opening them under full load
  *   left new connections in the accept queue for tens of seconds, their calls timed out, and each
  *   timed-out call's replacement connection queued behind them.
+ * - IN_FLIGHT calls at once go round the 200 connections (each call on the one idle the longest): with
+ *   200 at once, a call waited for all the others and a starved loop took 15-25 s per call, past the
+ *   authorizer's 10 s bound.
  * - A call without an answer fails after ANSWER_TIMEOUT_MS, above every bound the gateway sets on a
  *   call (10 s authorizer, 29 s integration): it catches a lost call, not a slow one.
  * - The functions' Redis and platform timeouts are ones a starved loop does not reach: past them the
@@ -28,6 +31,11 @@ import { ROUTES, SERVICE_ID, serviceFixture } from './support/fixture';
 import { startTestRedis, type TestRedisServer } from './support/redis-server';
 
 const CONNECTIONS = 200;
+/**
+ * Calls in flight at once (one per worker), spread over every connection. How long a call takes grows with the calls
+ * sharing the loop: 200 at once on a starved loop took 15-25 s each, past the authorizer's 10 s bound.
+ */
+const IN_FLIGHT = 32;
 const DURATION_MS = 30_000;
 const MAX_REQUESTS = 1_000_000;
 const ANSWER_TIMEOUT_MS = 60_000;
@@ -36,7 +44,10 @@ const IN_PROCESS_PLATFORM_TIMEOUT_MS = 5_000;
 
 let redis: TestRedisServer | undefined;
 let stack: LocalStack | undefined;
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+// FIFO: each call takes the connection idle the longest, so the run goes round all of them.
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS, scheduling: 'fifo' });
+/** The connections calls of the run went over. */
+const used = new Set<unknown>();
 /** Connections the client opened: a dropped connection would make the agent open another. */
 let opened = 0;
 /** Keep-alive connections idle in the client's pool. */
@@ -64,6 +75,7 @@ function get(url: string, headers: Record<string, string>): Promise<number> {
     });
     request.on('timeout', () => request.destroy(new Error(`no answer within ${ANSWER_TIMEOUT_MS} ms`)));
     request.on('error', reject);
+    request.on('socket', (socket) => used.add(socket));
   });
 }
 
@@ -125,6 +137,7 @@ describe('load', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(idleConnections()).toBe(CONNECTIONS);
     opened = 0;
+    used.clear();
     let sent = 0;
     const startedAt = performance.now();
     const deadline = startedAt + DURATION_MS;
@@ -157,14 +170,14 @@ describe('load', () => {
         }
       }
     };
-    await Promise.all(Array.from({ length: CONNECTIONS }, (_, id) => worker(id)));
+    await Promise.all(Array.from({ length: IN_FLIGHT }, (_, id) => worker(id)));
     const seconds = (performance.now() - startedAt) / 1000;
 
     const sorted = Float64Array.from(latenciesMs).sort();
     const ok = byStatus.get(200) ?? 0;
     console.log(
       `[load] ${sent} requests in ${seconds.toFixed(1)} s over ${CONNECTIONS} connections ` +
-        `(${Math.round(sent / seconds)} req/s); p50 ${percentile(sorted, 50).toFixed(1)} ms, ` +
+        `(${Math.round(sent / seconds)} req/s, at most ${IN_FLIGHT} at once); p50 ${percentile(sorted, 50).toFixed(1)} ms, ` +
         `p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${percentile(sorted, 100).toFixed(1)} ms; ` +
         `statuses ${JSON.stringify(Object.fromEntries(byStatus))}; connections opened ${opened}; errors ${errors.length}`,
     );
@@ -172,7 +185,8 @@ describe('load', () => {
     expect(unexpected).toEqual([]);
     expect([...byStatus.keys()].filter((status) => status >= 500)).toEqual([]);
     expect(ok).toBeGreaterThan(0);
-    // The run's calls went over the connections opened before it: none dropped and opened again.
+    // The run's calls went over every connection opened before it, and none was dropped and opened again.
+    expect(used.size).toBe(CONNECTIONS);
     expect(opened).toBe(0);
 
     // Every 200 reaches the platform once the pending usage is flushed.
