@@ -15,6 +15,7 @@ type StackContextKey =
   | 'cacheNodeType'
   | 'cacheEngine'
   | 'tracing'
+  | 'docs'
   | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit';
@@ -106,6 +107,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     cacheNodeType: text('cacheNodeType'),
     cacheEngine: text('cacheEngine') as CacheEngine | undefined,
     tracing: flag('tracing'),
+    docs: flag('docs'),
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),

@@ -16,6 +16,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ConfigError, ENV, integer } from '../lambdas/core/config';
+import { DOCS_PATH } from '../lambdas/docs/handler';
 import {
   accessFunction,
   DEFAULT_LOG_RETENTION,
@@ -146,6 +147,12 @@ export class AccessManagementStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the protected API' });
+    if (props.docs ?? true) {
+      new CfnOutput(this, 'DocsUrl', {
+        value: this.api.urlForPath(DOCS_PATH),
+        description: 'Interactive documentation of the API (Swagger UI; the document is docs/swagger.json)',
+      });
+    }
     new CfnOutput(this, 'UsageTopicArn', {
       value: this.access.topic.topicArn,
       description: 'Topic of usage messages',

@@ -148,6 +148,13 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly tracing?: boolean;
   /**
+   * Interactive documentation on every protected RestApi, open to anyone: `GET /docs` (Swagger UI) and
+   * `GET /docs/swagger.json` (Swagger 2.0: routes, the metric each counts, the credential scheme), served
+   * by a small Lambda. Turn it off when the API keeps its routes private or has its own `/docs`.
+   * @default true
+   */
+  readonly docs?: boolean;
+  /**
    * Where the alarms (and their recoveries) are sent.
    * @default no action: the alarms show in the CloudWatch console only
    */

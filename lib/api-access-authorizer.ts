@@ -18,6 +18,7 @@ import { AccessAlarms } from './parts/alarms';
 import { AuthorizerFunction } from './parts/authorizer-function';
 import { AccessBindings, type RedisEndpoint } from './parts/bindings';
 import { type AccessCache, ExistingRedisCache, ReplicationGroupCache } from './parts/cache';
+import { AccessDocs } from './parts/docs';
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
@@ -107,7 +108,13 @@ export class ApiAccessAuthorizer extends Construct {
       logRetention,
       tracing,
     });
-    this.parts = [network, cache, usage, this.authorizerPart];
+    this.parts = [
+      network,
+      cache,
+      usage,
+      this.authorizerPart,
+      ...((props.docs ?? true) ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
+    ];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
       topic: props.alarmTopic,

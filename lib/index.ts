@@ -32,6 +32,7 @@ export {
   ReplicationGroupCache,
   type ReplicationGroupCacheProps,
 } from './parts/cache';
+export { AccessDocs, type AccessDocsProps } from './parts/docs';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';

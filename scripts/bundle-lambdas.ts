@@ -8,6 +8,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { type BuildOptions, build } from 'esbuild';
+import { ASSET_TYPES, DOCS_ASSETS_FOLDER } from '../lambdas/docs/handler';
 import {
   BUNDLES_DIRECTORY,
   LAMBDA_BUNDLES,
@@ -31,6 +32,13 @@ export const LAMBDA_BUILD_OPTIONS = {
   external: ['@aws-sdk/*'],
   logLevel: 'warning',
 } as const satisfies BuildOptions;
+
+/** Files a bundle serves beside its code, copied from an installed package into a folder of the bundle. */
+const BUNDLE_FILES: Partial<
+  Record<LambdaBundleName, { readonly folder: string; readonly from: string; readonly files: string[] }>
+> = {
+  docs: { folder: DOCS_ASSETS_FOLDER, from: 'swagger-ui-dist', files: Object.keys(ASSET_TYPES) },
+};
 
 export interface BuiltBundle {
   readonly name: LambdaBundleName;
@@ -67,6 +75,16 @@ async function bundleOne(root: string, name: LambdaBundleName): Promise<BuiltBun
   let rewritten = false;
   for (const output of result.outputFiles)
     rewritten = writeIfChanged(output.path, output.contents) || rewritten;
+  const extra = BUNDLE_FILES[name];
+  if (extra) {
+    const source = path.dirname(require.resolve(`${extra.from}/package.json`, { paths: [root] }));
+    mkdirSync(path.join(directory, extra.folder), { recursive: true });
+    for (const file of extra.files) {
+      const contents = readFileSync(path.join(source, file));
+      rewritten = writeIfChanged(path.join(directory, extra.folder, file), contents) || rewritten;
+    }
+    written.add(extra.folder);
+  }
   for (const stale of readdirSync(directory).filter((file) => !written.has(file))) {
     rmSync(path.join(directory, stale), { force: true });
   }

@@ -15,11 +15,24 @@ export const DOCS_PATH = '/docs';
 /** The documentation's methods, as `METHOD /resource` routes of the API. */
 export const DOCS_ROUTES: readonly string[] = [`GET ${DOCS_PATH}`, `GET ${DOCS_PATH}/{file}`];
 
+/** Environment of the docs function beyond the access settings. */
+export const DOCS_ENV = {
+  /** JSON array of the protected routes, `METHOD /resource` each. */
+  routes: 'DOCS_ROUTES',
+  /** Where the API's paths are reached: `/<stage>` on an execute-api URL. */
+  basePath: 'DOCS_BASE_PATH',
+  /** `info.version`. */
+  version: 'DOCS_VERSION',
+} as const;
+
 export const DOCUMENT_FILE = 'swagger.json';
 const START_SCRIPT_FILE = 'start.js';
 
+/** The folder next to the docs function's bundle that holds the swagger-ui-dist files below. */
+export const DOCS_ASSETS_FOLDER = 'swagger-ui';
+
 /** swagger-ui-dist files the page loads, with their content type. */
-const ASSET_TYPES: Readonly<Record<string, string>> = {
+export const ASSET_TYPES: Readonly<Record<string, string>> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',

@@ -26,6 +26,11 @@ export class ProtectionLedger {
     if (entry !== undefined) this.usedEntries.add(entry);
   }
 
+  /** The protected methods, each `METHOD /resource` (bare CfnMethods, named by construct path, left out). */
+  public protectedRoutes(): string[] {
+    return [...this.protectedMethods].filter((name) => !name.includes('(')).sort();
+  }
+
   /** Entries of unprotectedMethods that named no method: probably a misspelt path. */
   public unusedEntries(): string[] {
     return this.open.entries.filter((entry) => !this.usedEntries.has(entry));

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../local/platform';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { shutdownWarnings } from '../../local/start';
-import { call, clockFromStartOfHour } from './fixtures';
+import { call, clockFromStartOfHour, IN_PROCESS_COMMAND_TIMEOUT_MS } from './fixtures';
 
 const PROVIDER_KEY = 'pk-correctness';
 
@@ -17,13 +17,6 @@ const stacks: LocalStack[] = [];
 afterEach(async () => {
   await Promise.all(stacks.splice(0).map((stack) => stack.stop()));
 });
-
-/**
- * The stack runs every function on this one event loop: bursts of concurrent calls get a Redis command
- * timeout long enough that a starved loop does not pass for a slow Redis (whose fallback, authrep, would
- * count a call the script already counted: the reliability suite covers that case).
- */
-const IN_PROCESS_COMMAND_TIMEOUT_MS = 3_000;
 
 async function start(options: Parameters<typeof startLocalStack>[0]): Promise<LocalStack> {
   const stack = await startLocalStack({

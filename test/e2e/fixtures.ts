@@ -1,6 +1,13 @@
 /** Stack files and HTTP helpers shared by the end-to-end tests. */
 import { XMLParser } from 'fast-xml-parser';
 
+/**
+ * The local stack runs every function on the test's one event loop: bursts of concurrent calls get a
+ * Redis command timeout long enough that a starved loop does not pass for a slow Redis (whose fallback,
+ * authrep, would count a call the script already counted: the reliability suite covers that case).
+ */
+export const IN_PROCESS_COMMAND_TIMEOUT_MS = 3_000;
+
 export const HOURLY_LIMIT = 5;
 export const USER_SERVICE = 'svc-user';
 export const APP_SERVICE = 'svc-app';

@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, ENV, LOCAL_SECRET_ENV } from '../../lambdas/core/config';
-import { logicalId, resourcesOfType, stackFromContext } from './fixtures';
+import { exemptMethodIds, logicalId, resourcesOfType, stackFromContext } from './fixtures';
 
 const template = Template.fromStack(stackFromContext({ serviceId: '2555417735060' }));
 
@@ -54,10 +54,12 @@ describe('authorizer', () => {
     });
   });
 
-  it('protects every method of the API', () => {
-    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).filter(
-      (method) => method.Properties.HttpMethod !== 'OPTIONS',
-    );
+  it('protects every method of the API but the documentation', () => {
+    const open = exemptMethodIds(template);
+    expect(open).toHaveLength(2);
+    const methods = Object.entries(resourcesOfType(template, 'AWS::ApiGateway::Method'))
+      .filter(([id, method]) => method.Properties.HttpMethod !== 'OPTIONS' && !open.includes(id))
+      .map(([, method]) => method);
     expect(methods.length).toBeGreaterThanOrEqual(3);
     for (const method of methods) {
       expect(method.Properties).toMatchObject({
@@ -85,10 +87,11 @@ describe('demo API', () => {
     const pathParts = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Resource')).map(
       (resource) => resource.Properties.PathPart,
     );
-    expect(pathParts.sort()).toEqual(['v1', 'words', '{proxy+}', '{word}'].sort());
-    const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).map(
-      (method) => method.Properties.HttpMethod,
-    );
+    expect(pathParts.sort()).toEqual(['docs', '{file}', 'v1', 'words', '{proxy+}', '{word}'].sort());
+    const open = exemptMethodIds(template);
+    const methods = Object.entries(resourcesOfType(template, 'AWS::ApiGateway::Method'))
+      .filter(([id]) => !open.includes(id))
+      .map(([, method]) => method.Properties.HttpMethod);
     expect(methods.sort()).toEqual(['ANY', 'ANY', 'GET']);
   });
 

@@ -30,3 +30,12 @@ export function logicalId(template: Template, type: string, prefix: string): str
     throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.join(', ')}`);
   return ids[0] as string;
 }
+
+/** Logical ids of the methods a part left open on purpose (ApiProtection.exemptMethod's metadata). */
+export function exemptMethodIds(template: Template): string[] {
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Metadata?: object }>;
+  return Object.entries(resources)
+    .filter(([, resource]) => resource.Type === 'AWS::ApiGateway::Method')
+    .filter(([, resource]) => resource.Metadata && 'ApiAccessAuthorizerExempt' in resource.Metadata)
+    .map(([id]) => id);
+}

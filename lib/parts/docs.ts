@@ -1,0 +1,98 @@
+import { Duration, Lazy } from 'aws-cdk-lib';
+import {
+  AuthorizationType,
+  type CfnStage,
+  LambdaIntegration,
+  type Method,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { NagSuppressions } from 'cdk-nag';
+import { type AccessConfig, configToEnv } from '../../lambdas/core/config';
+import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
+import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
+import type { AccessPart, AlarmSpec } from './part';
+import type { ApiProtection } from './protection';
+
+export interface AccessDocsProps {
+  /** The validated settings: the document shows the credential scheme and the metric of each operation. */
+  readonly config: AccessConfig;
+  readonly logRetention: RetentionDays;
+  readonly tracing: boolean;
+}
+
+/** Why the documentation's methods have no authorizer (cdk-nag's APIG4 and COG4, and the template). */
+const OPEN_BY_DESIGN =
+  'Interactive API documentation (Swagger UI and its Swagger 2.0 document): public by design, like a developer portal; it shows routes, metrics and the credential scheme, never a credential.';
+
+/** Where the stage serves the API's paths on its execute-api URL; '' for an API deployed elsewhere. */
+function basePathOf(api: RestApi): string {
+  let stage: CfnStage;
+  try {
+    stage = api.deploymentStage.node.defaultChild as CfnStage;
+  } catch {
+    return '';
+  }
+  // The name as written, not the Stage's Ref: the stage depends on the methods, which depend on this function.
+  return stage.stageName === undefined ? '' : `/${stage.stageName}`;
+}
+
+/**
+ * The API's interactive documentation: `GET /docs` (Swagger UI from swagger-ui-dist, no CDN) and
+ * `GET /docs/{file}` (its files and `swagger.json`), served by one small Lambda per protected REST API
+ * and left open (exempt from the authorizer). The function generates the Swagger 2.0 document from its
+ * environment: the access settings, and the protected routes the protection found at synthesis.
+ */
+export class AccessDocs implements AccessPart {
+  public readonly alarms: readonly AlarmSpec[] = [];
+  /** The docs function of each protected API, by the API's construct path. */
+  public readonly functions = new Map<string, LambdaFunction>();
+
+  constructor(private readonly props: AccessDocsProps) {}
+
+  public onProtect(protection: ApiProtection): void {
+    const { api } = protection;
+    // A SpecRestApi's methods come from its definition, and an imported API has no resources here.
+    if (!(api instanceof RestApi)) return;
+    if (api.root.getResource(DOCS_PATH.slice(1)) !== undefined) {
+      throw new Error(
+        `${api.node.path} already has a ${DOCS_PATH} resource: turn the access documentation off (docs: false) or move that resource`,
+      );
+    }
+    const fn = accessFunction(protection, 'DocsFunction', {
+      bundle: 'docs',
+      description: 'Interactive API documentation: Swagger UI and the Swagger 2.0 document of the API',
+      memorySize: 256,
+      timeout: Duration.seconds(10),
+      logRetention: this.props.logRetention,
+      tracing: this.props.tracing,
+      environment: {
+        ...configToEnv(this.props.config),
+        [DOCS_ENV.routes]: Lazy.string({
+          produce: () => JSON.stringify(protection.ledger.protectedRoutes()),
+        }),
+        [DOCS_ENV.basePath]: Lazy.string({ produce: () => basePathOf(api) }),
+      },
+    });
+    NagSuppressions.addResourceSuppressions(fn, [
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
+    ]);
+    this.functions.set(api.node.path, fn);
+    const integration = new LambdaIntegration(fn);
+    const docs = api.root.addResource(DOCS_PATH.slice(1));
+    const methods = [
+      docs.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE }),
+      docs.addResource('{file}').addMethod('GET', integration, { authorizationType: AuthorizationType.NONE }),
+    ];
+    for (const method of methods) this.leaveOpen(protection, method);
+  }
+
+  private leaveOpen(protection: ApiProtection, method: Method): void {
+    protection.exemptMethod(method, OPEN_BY_DESIGN);
+    NagSuppressions.addResourceSuppressions(method, [
+      { id: 'AwsSolutions-APIG4', reason: OPEN_BY_DESIGN },
+      { id: 'AwsSolutions-COG4', reason: OPEN_BY_DESIGN },
+    ]);
+  }
+}
