@@ -5,14 +5,13 @@
  * modules the Lambdas run.
  */
 import { SNSClient } from '@aws-sdk/client-sns';
-import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import type { AccessConfig } from '../lambdas/core/config';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
-import { createRedisClient } from '../lambdas/core/redis-client';
+import { createRedisClient, type RedisConnection } from '../lambdas/core/redis-client';
 import type { SweepResult } from '../lambdas/core/reporting';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
@@ -144,11 +143,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logger.warn(line),
     );
     cleanup.push(() => redis.stop());
-    const redisClients: Redis[] = [];
-    const newRedisClient = (config: AccessConfig): Redis => {
+    const redisClients: RedisConnection[] = [];
+    const newRedisClient = (config: AccessConfig): RedisConnection => {
       const client =
-        redis.createInMemoryClient?.() ??
-        createRedisClient(config.redis ?? { host: redis.host, port: redis.port, tls: false }, { logger });
+        redis.createInMemoryClient?.() ?? createRedisClient(config.redis ?? redis.settings, { logger });
       redisClients.push(client);
       return client;
     };
@@ -181,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       );
       const config: AccessConfig = {
         ...gatewayConfig(gateway, platform?.url ?? ''),
-        redis: { host: redis.host, port: redis.port, tls: false },
+        redis: redis.settings,
         topicArn,
       };
       const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');

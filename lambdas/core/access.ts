@@ -16,7 +16,6 @@
  * - Redis unreachable: authrep directly, as without a cache.
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import type Redis from 'ioredis';
 import { AccessCache, type CheckResult } from './cache';
 import { type AccessConfig, ConfigError } from './config';
 import { credentialIdOf, credentialIdPrefix, extractCredential } from './credentials';
@@ -24,7 +23,7 @@ import { compileMappingRules, endpointOf, mappedRequestOf } from './mapping';
 import { type ReportPublisher, reportMessage } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
-import { REDIS_COMMAND_TIMEOUT_MS } from './redis-client';
+import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
 
@@ -47,7 +46,7 @@ export type AccessDecision =
 export interface AccessAuthorizerDeps {
   readonly config: AccessConfig;
   /** Undefined: no cache, every call is an authrep. */
-  readonly redis?: Redis;
+  readonly redis?: RedisConnection;
   /** Required with redis. */
   readonly publisher?: ReportPublisher;
   readonly platform: PlatformPort;
@@ -62,7 +61,11 @@ export function reportLeaseMs(config: AccessConfig): number {
 }
 
 /** The cache for a configuration, shared by the authorizer and the reporter. */
-export function accessCacheOf(redis: Redis, config: AccessConfig, readyWaitMs?: number): AccessCache {
+export function accessCacheOf(
+  redis: RedisConnection,
+  config: AccessConfig,
+  readyWaitMs?: number,
+): AccessCache {
   return new AccessCache(redis, {
     negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
     leaseMs: reportLeaseMs(config),

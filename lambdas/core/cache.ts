@@ -16,7 +16,13 @@ import {
 } from './cache-scripts';
 import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from './keys';
 import type { AuthorizationStatus, Usage } from './platform/types';
-import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
+import {
+  commandTimeoutOf,
+  ensureConnected,
+  onEveryPrimary,
+  REDIS_CONNECT_TIMEOUT_MS,
+  type RedisConnection,
+} from './redis-client';
 import { type CredentialState, decodeState, encodeState, snapshotFields } from './snapshot';
 
 /** How long a credential's snapshot and endpoint entries live without a new platform answer. */
@@ -102,12 +108,12 @@ export class AccessCache {
   private readonly hotPathDeadlineMs: number | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly options: AccessCacheOptions,
   ) {
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
     this.wallClock = options.wallClock ?? Date.now;
-    const commandTimeout = redis.options?.commandTimeout;
+    const commandTimeout = commandTimeoutOf(redis);
     this.hotPathDeadlineMs =
       options.hotPathDeadlineMs ??
       (commandTimeout === undefined ? undefined : commandTimeout + DEADLINE_SKEW_MS);
@@ -216,31 +222,21 @@ export class AccessCache {
 
   /**
    * Credentials with usage unreported since `before` or earlier, at most `limit`. Found by SCAN over
-   * the `since` keys: a global index would be another slot, which the hot-path script must not touch
-   * on a sharded Redis. (On a cluster, run this against each primary.)
+   * the `since` keys of every primary: a global index would be another slot, which the hot-path script
+   * must not touch on a sharded Redis. A primary that cannot be scanned (a failover under way) is left
+   * to the next sweep; the others' credentials are still returned, taken in turn from each primary.
    */
   async unreportedSince(before: number, limit: number): Promise<string[]> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const found: string[] = [];
-    const seen = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', SINCE_KEY_PATTERN, 'COUNT', 1000);
-      cursor = next;
-      const fresh = keys.filter((key) => !seen.has(key));
-      for (const key of fresh) seen.add(key);
-      // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
-      const pipeline = this.redis.pipeline();
-      for (const key of fresh) pipeline.get(key);
-      const values = fresh.length > 0 ? ((await pipeline.exec()) ?? []) : [];
-      fresh.forEach((key, i) => {
-        const id = credentialIdOfSinceKey(key);
-        const [error, value] = values[i] ?? [null, null];
-        if (!id || error || typeof value !== 'string' || found.length >= limit) return;
-        if (Number(value) <= before) found.push(id);
-      });
-    } while (cursor !== '0' && found.length < limit);
-    return found;
+    const perPrimary = await onEveryPrimary(this.redis, (primary) => unreportedOn(primary, before, limit));
+    const found = new Set<string>();
+    for (let i = 0; found.size < limit && perPrimary.some((ids) => i < ids.length); i++) {
+      for (const ids of perPrimary) {
+        const id = ids[i];
+        if (id !== undefined && found.size < limit) found.add(id);
+      }
+    }
+    return [...found];
   }
 
   private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
@@ -248,4 +244,28 @@ export class AccessCache {
     const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
     return call.call(this.redis, ...keys, ...args);
   }
+}
+
+/** One node's credentials with usage unreported since `before`, at most `limit`. */
+async function unreportedOn(node: Redis, before: number, limit: number): Promise<string[]> {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', SINCE_KEY_PATTERN, 'COUNT', 1000);
+    cursor = next;
+    const fresh = keys.filter((key) => !seen.has(key));
+    for (const key of fresh) seen.add(key);
+    // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
+    const pipeline = node.pipeline();
+    for (const key of fresh) pipeline.get(key);
+    const values = fresh.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    fresh.forEach((key, i) => {
+      const id = credentialIdOfSinceKey(key);
+      const [error, value] = values[i] ?? [null, null];
+      if (!id || error || typeof value !== 'string' || found.length >= limit) return;
+      if (Number(value) <= before) found.push(id);
+    });
+  } while (cursor !== '0' && found.length < limit);
+  return found;
 }

@@ -21,9 +21,27 @@ export interface MappingRule {
   readonly delta: number;
 }
 
-export interface RedisSettings {
+/**
+ * How the client reaches Redis. `standalone`: one primary endpoint (a replication group without
+ * cluster mode, a single redis-server). `cluster`: Redis Cluster (ElastiCache with cluster mode
+ * enabled, ElastiCache Serverless, a local cluster): host:port is the configuration endpoint or any
+ * node, and the client finds every primary and its slots from there.
+ */
+export type RedisMode = 'standalone' | 'cluster';
+export const REDIS_MODES: readonly RedisMode[] = ['standalone', 'cluster'];
+
+export interface RedisNode {
   readonly host: string;
   readonly port: number;
+}
+
+export interface RedisSettings {
+  /** Default standalone; parseConfig always sets it. */
+  readonly mode?: RedisMode;
+  readonly host: string;
+  readonly port: number;
+  /** Cluster mode only: more startup nodes, tried when host:port does not answer. */
+  readonly seeds?: readonly RedisNode[];
   readonly tls: boolean;
   /** AUTH token given directly (local runs). */
   readonly password?: string;
@@ -90,6 +108,7 @@ export const DEFAULTS = {
   platformTimeoutMs: 1000,
   reportTimeoutMs: 5000,
   redisPort: 6379,
+  redisMode: 'standalone',
 } as const;
 
 /** SQS caps the delivery delay, and so the report window, at 15 minutes. */
@@ -117,6 +136,17 @@ export function nonEmpty(setting: string, value: unknown): string {
     throw new ConfigError(setting, 'is required and must be a non-empty string');
   }
   return value;
+}
+
+/** A `host:port` text (a Redis node, a cluster seed). */
+export function hostPort(setting: string, value: unknown): RedisNode {
+  const text = nonEmpty(setting, value);
+  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(text.trim());
+  if (!match) throw new ConfigError(setting, `must be host:port (got ${JSON.stringify(text)})`);
+  return {
+    host: match[1] as string,
+    port: integer(setting, Number(match[2]), 1, 65535),
+  };
 }
 
 export function optionalNonEmpty(setting: string, value: unknown): string | undefined {
@@ -184,6 +214,15 @@ export function validateMappingRules(rules: unknown, setting = 'mappingRules'): 
   });
 }
 
+function redisSeeds(mode: RedisMode | undefined, seeds: readonly RedisNode[]): RedisNode[] {
+  if (mode !== 'cluster') throw new ConfigError('redis.seeds', 'are for redis.mode cluster only');
+  if (!Array.isArray(seeds)) throw new ConfigError('redis.seeds', 'must be a list of nodes');
+  return seeds.map((seed, i) => ({
+    host: nonEmpty(`redis.seeds[${i}].host`, seed?.host),
+    port: integer(`redis.seeds[${i}].port`, seed?.port, 1, 65535),
+  }));
+}
+
 /** Applies defaults and validates; throws ConfigError naming the first bad setting. */
 export function parseConfig(input: AccessConfigInput): AccessConfig {
   const serviceId = nonEmpty('serviceId', input.serviceId);
@@ -194,8 +233,10 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
     nonEmpty('platformCredentialSecretArn', platformCredentialSecretArn);
   const redis = input.redis
     ? {
+        mode: oneOf('redis.mode', input.redis.mode ?? DEFAULTS.redisMode, REDIS_MODES),
         host: nonEmpty('redis.host', input.redis.host),
         port: integer('redis.port', input.redis.port ?? DEFAULTS.redisPort, 1, 65535),
+        ...(input.redis.seeds !== undefined && { seeds: redisSeeds(input.redis.mode, input.redis.seeds) }),
         tls: input.redis.tls ?? false,
         ...(input.redis.password !== undefined && {
           password: nonEmpty('redis.password', input.redis.password),
@@ -274,8 +315,11 @@ export const ENV = {
   negativeCacheTtlSeconds: 'NEGATIVE_CACHE_TTL_SECONDS',
   platformTimeoutMs: 'PLATFORM_TIMEOUT_MS',
   reportTimeoutMs: 'REPORT_TIMEOUT_MS',
+  redisMode: 'REDIS_MODE',
   redisHost: 'REDIS_HOST',
   redisPort: 'REDIS_PORT',
+  /** Cluster mode: more startup nodes, `host:port` comma-separated. */
+  redisSeeds: 'REDIS_SEEDS',
   redisTls: 'REDIS_TLS',
   redisAuthSecretArn: 'REDIS_AUTH_SECRET_ARN',
   topicArn: 'TOPIC_ARN',
@@ -316,6 +360,12 @@ function envJson(env: Env, name: string): unknown {
   }
 }
 
+function envNodes(env: Env, name: string): RedisNode[] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  return raw.split(',').map((text) => hostPort(name, text));
+}
+
 function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
@@ -346,8 +396,10 @@ export function configFromEnv(env: Env = process.env): AccessConfig {
       reportTimeoutMs: envInteger(env, ENV.reportTimeoutMs),
       redis: redisHost
         ? defined({
+            mode: (env[ENV.redisMode] || undefined) as RedisMode | undefined,
             host: redisHost,
             port: envInteger(env, ENV.redisPort),
+            seeds: envNodes(env, ENV.redisSeeds),
             tls: envBoolean(env, ENV.redisTls),
             password: env[LOCAL_SECRET_ENV.redisPassword] || undefined,
             authSecretArn: env[ENV.redisAuthSecretArn] || undefined,
@@ -379,8 +431,10 @@ export function configToEnv(config: AccessConfig): Record<string, string> {
     [ENV.negativeCacheTtlSeconds]: String(config.negativeCacheTtlSeconds),
     [ENV.platformTimeoutMs]: String(config.platformTimeoutMs),
     [ENV.reportTimeoutMs]: String(config.reportTimeoutMs),
+    [ENV.redisMode]: config.redis?.mode,
     [ENV.redisHost]: config.redis?.host,
     [ENV.redisPort]: config.redis ? String(config.redis.port) : undefined,
+    [ENV.redisSeeds]: config.redis?.seeds?.map((seed) => `${seed.host}:${seed.port}`).join(','),
     [ENV.redisTls]: config.redis ? String(config.redis.tls) : undefined,
     [ENV.redisAuthSecretArn]: config.redis?.authSecretArn,
     [ENV.topicArn]: config.topicArn,

@@ -9,13 +9,13 @@
  * platform's 202 and the acknowledgement makes the next attempt send that usage a second time).
  */
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
 import { accessCacheOf, sealerOf } from './access';
 import type { AccessCache } from './cache';
 import type { AccessConfig } from './config';
 import { credentialIdPrefix } from './credentials';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { Credential, PlatformPort, Transaction, Usage } from './platform/types';
+import type { RedisConnection } from './redis-client';
 import type { CredentialSealer } from './seal';
 import { isCredentialAnswer, stateOf } from './snapshot';
 
@@ -24,7 +24,7 @@ const RESYNC_CONCURRENCY = 16;
 
 export interface ReportingDeps {
   readonly config: AccessConfig;
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly platform: PlatformPort;
   readonly now: () => number;
   readonly logger: LogPort;

@@ -1,13 +1,15 @@
 /**
  * The cache's behaviour, run by the unit tests on ioredis-mock and by the integration tests on a real
- * redis-server (the scripts must behave alike on fengari and on Redis's own Lua).
+ * redis-server and on a Redis Cluster (the scripts must behave alike on fengari and on Redis's own Lua,
+ * and every script must stay within one slot).
  */
-import type Redis from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/core/cache';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import type { AuthorizationStatus, UsageReport } from '../../../lambdas/core/platform/types';
+import type { RedisConnection } from '../../../lambdas/core/redis-client';
 import { ACTIVE } from '../../../lambdas/core/snapshot';
+import type { TestRedis } from '../../support/redis-topology';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
@@ -32,9 +34,10 @@ function status(usageReports: UsageReport[]): AuthorizationStatus {
   return { plan: 'Basic', usageReports, hierarchy: { hits: ['get_word', 'post_word'] } };
 }
 
-/** Runs the suite on the Redis that `connect` gives (a client on an empty or flushable data set). */
-export function describeAccessCache(connect: () => Promise<Redis>): void {
-  let redis: Redis;
+/** Runs the suite on the Redis `target` gives, emptied before each test. */
+export function describeAccessCache(target: () => TestRedis): void {
+  let connected: RedisConnection | undefined;
+  let redis: RedisConnection;
   let cache: AccessCache;
 
   function check(overrides: Partial<CheckRequest> = {}) {
@@ -61,8 +64,9 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
   }
 
   beforeEach(async () => {
-    redis = await connect();
-    await redis.flushall();
+    connected ??= await target().client();
+    redis = connected;
+    await target().flushAll();
     cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 30_000 });
   });
 
@@ -165,7 +169,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
     it('answers from the snapshot whatever the endpoint when asked to (resilient answer)', async () => {
       await storeActive([hourly('hits', 100, 0)]);
       expect(await check({ endpoint: undefined, usage: { post_word: 1 } })).toMatchObject({ kind: 'allow' });
-      await redis.flushall();
+      await target().flushAll();
       expect(await check({ endpoint: undefined })).toEqual({ kind: 'miss' });
     });
   });
@@ -278,7 +282,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         now: T0,
         endpoint: { name: ENDPOINT, usage: { get_word: 1 } },
       });
-      expect(await redis.keys('*')).toEqual([credentialKeys(ID).negative]);
+      expect(await target().keys()).toEqual([credentialKeys(ID).negative]);
       expect(await check()).toEqual({ kind: 'cached', state: { kind: 'invalid', code: 'user_key_invalid' } });
     });
 
@@ -412,6 +416,15 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       expect((await cache.unreportedSince(T0 + 1000, 10)).sort()).toEqual([ids[0], ids[1]]);
       expect(await cache.unreportedSince(T0 - 1, 10)).toEqual([]);
       expect(await cache.unreportedSince(T0 + 5000, 2)).toHaveLength(2);
+    });
+
+    it('finds the usage of many credentials, wherever their keys live, within the limit', async () => {
+      const ids = Array.from({ length: 40 }, (_, i) => i.toString(16).padStart(64, 'a'));
+      for (const id of ids) await cache.admit(id, SEALED, { hits: 1 }, T0, 0);
+      expect((await cache.unreportedSince(T0, 100)).sort()).toEqual([...ids].sort());
+      const some = await cache.unreportedSince(T0, 10);
+      expect(new Set(some).size).toBe(10);
+      for (const id of some) expect(ids).toContain(id);
     });
   });
 }

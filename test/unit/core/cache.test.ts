@@ -1,7 +1,6 @@
-import type Redis from 'ioredis';
-import RedisMock from 'ioredis-mock';
+import { describeOnTopologies } from '../../support/redis-topology';
 import { describeAccessCache } from './cache-suite';
 
-// Without a command timeout: ioredis-mock's TIME is off by up to a second and a half, so the hot-path
-// deadline runs only where it is set explicitly (and in the same suite on redis-server).
-describeAccessCache(async () => new RedisMock() as unknown as Redis);
+// The in-memory stand-in has no command timeout: ioredis-mock's TIME is off by up to a second and a
+// half, so the hot-path deadline runs only where it is set explicitly (and in the same suite on Redis).
+describeOnTopologies(['in-memory'], describeAccessCache);
