@@ -160,11 +160,22 @@ export async function ensureConnected(
  * primary that cannot be reached fails only its own commands).
  */
 async function connectClient(client: RedisConnection): Promise<void> {
-  await client.connect();
-  if (!isCluster(client)) return;
+  if (!isCluster(client)) return client.connect();
+  // A Cluster's connect() can stay pending while it retries (a failing ready check on a node it was
+  // sent to): the first connect gets a bound of its own, one connect to a seed plus one slots read.
+  await withDeadline(client.connect(), 2 * (client.options.slotsRefreshTimeout ?? REDIS_CONNECT_TIMEOUT_MS));
   await Promise.allSettled(
     client.nodes('master').map((node) => (node.status === 'wait' ? node.connect() : undefined)),
   );
+}
+
+function withDeadline(work: Promise<void>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`redis cluster not ready within ${timeoutMs} ms`)), timeoutMs);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 function waitForReady(client: RedisConnection, timeoutMs: number): Promise<void> {
