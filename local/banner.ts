@@ -1,4 +1,5 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
+import type { LocalRedis, LocalRedisKind } from './redis';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
@@ -67,13 +68,23 @@ function curl(method: string, url: string, headers: readonly [string, string][])
   return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags} ${shellQuote(url)}`;
 }
 
+function nodesOf(redis: LocalRedis): string {
+  const { settings } = redis;
+  return [settings, ...(settings.seeds ?? [])].map((node) => `${node.host}:${node.port}`).join(', ');
+}
+
+const REDIS_LABELS: Readonly<Record<LocalRedisKind, (redis: LocalRedis) => string>> = {
+  'in-memory': () => 'in-memory Redis stand-in',
+  'redis-server': (redis) => `Redis (redis-server) on ${redis.host}:${redis.port}`,
+  'redis-cluster': (redis) => `Redis cluster (redis-server, cluster mode) on ${nodesOf(redis)}`,
+  external: (redis) => `Redis on ${redis.host}:${redis.port}`,
+  'external-cluster': (redis) => `Redis cluster on ${nodesOf(redis)}`,
+};
+
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
 export function bannerLines(definition: StackDefinition, stack: LocalStack): string[] {
   const lines: string[] = [];
-  const redis =
-    stack.redis.kind === 'in-memory'
-      ? 'in-memory Redis stand-in'
-      : `Redis ${stack.redis.kind === 'redis-server' ? '(redis-server) ' : ''}on ${stack.redis.host}:${stack.redis.port}`;
+  const redis = REDIS_LABELS[stack.redis.kind](stack.redis);
   lines.push(
     `  ${stack.platform ? `local platform at ${stack.platform.url}` : 'no local platform (the file names one)'}, ${redis}`,
   );

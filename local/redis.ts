@@ -198,8 +198,10 @@ export interface ClusterNodeProcess extends RedisNode {
 
 export interface LocalRedisCluster extends LocalRedis {
   readonly kind: 'redis-cluster';
-  /** Every node, primaries first; which one serves which slots changes with failovers and resharding. */
+  /** Every node; which are primaries, and which slots each serves, changes with failovers and resharding. */
   readonly nodes: readonly ClusterNodeProcess[];
+  /** The nodes' cluster files (nothing else is written); removed on stop. */
+  readonly directory: string;
 }
 
 const execFileAsync = promisify(execFile);
@@ -265,6 +267,7 @@ export async function startRedisCluster(
     port: first.port,
     settings: clusterSettings(nodes),
     nodes,
+    directory,
     stop,
   };
 }

@@ -5,6 +5,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -92,6 +93,18 @@ function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
       clearTimeout(timer);
       resolve(code);
     });
+  });
+}
+
+/** Whether something listens on the loopback port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }
 
@@ -222,6 +235,31 @@ describe('npm start (local/start.ts) as a child process', () => {
     } finally {
       if (started?.child.exitCode === null) process.kill(-(started.child.pid as number), 'SIGKILL');
       await slowPlatform?.stop();
+      await platform?.stop();
+    }
+  });
+
+  it('runs on a local three-primary Redis cluster with --redis-cluster, flushes on Ctrl-C and stops the cluster', async () => {
+    let platform: RunningPlatform | undefined;
+    try {
+      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+      const file = stackFileUsing(platform.url);
+      const started = await startCli(['--config', file, '--port', '0', '--redis-cluster']);
+      const line = started.output().match(/Redis cluster \(redis-server, cluster mode\) on (.*)/)?.[1];
+      const nodes = (line ?? '').split(', ').map((node) => Number(node.split(':')[1]));
+      expect(nodes, started.output()).toHaveLength(3);
+      const calls = 6;
+      for (let i = 0; i < calls; i++) {
+        expect(
+          (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
+        ).toBe(200);
+      }
+      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
+      process.kill(-(started.child.pid as number), 'SIGINT');
+      expect(await exitOf(started.child), started.output()).toBe(0);
+      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+      for (const port of nodes) expect(await accepts(port)).toBe(false);
+    } finally {
       await platform?.stop();
     }
   });
