@@ -4,7 +4,7 @@
  * platform within its own timeout (invariant 8). One client per connection mode (config.ts RedisMode):
  * a standalone `Redis`, or a `Cluster` that holds one such connection per node.
  */
-import Redis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis';
+import Redis, { Cluster, type ClusterOptions, type Command, type RedisOptions } from 'ioredis';
 import type { RedisMode, RedisNode, RedisSettings } from './config';
 import { type LogPort, silentLogger } from './observability';
 
@@ -85,11 +85,34 @@ function startupNodes(settings: RedisSettings): RedisNode[] {
   return [{ host: settings.host, port: settings.port }, ...(settings.seeds ?? [])];
 }
 
+/**
+ * ioredis sends a redirected command again (MOVED, ASK, or TRYAGAIN after a pause) even when its
+ * caller has given up on it already (command timeout): the authorizer has answered that call through
+ * the platform by then, and the script would count it a second time. A command whose promise has
+ * settled is never written to a node again.
+ */
+function neverResendSettled(cluster: Cluster): Cluster {
+  const settled = new WeakSet<Command>();
+  const route = cluster.sendCommand.bind(cluster);
+  cluster.sendCommand = (command: Command, ...rest: unknown[]) => {
+    const mark = () => settled.add(command);
+    command.promise.then(mark, mark);
+    return route(command, ...(rest as []));
+  };
+  cluster.on('+node', (node: Redis) => {
+    const write = node.sendCommand.bind(node);
+    node.sendCommand = (command: Command, ...rest: unknown[]) =>
+      settled.has(command) ? command.promise : write(command, ...(rest as []));
+  });
+  return cluster;
+}
+
 const CONNECTION_MODES: Readonly<
   Record<RedisMode, (settings: RedisSettings, options: RedisClientOptions) => RedisConnection>
 > = {
   standalone: (settings, options) => new Redis(redisOptions(settings, options)),
-  cluster: (settings, options) => new Cluster(startupNodes(settings), clusterOptions(settings, options)),
+  cluster: (settings, options) =>
+    neverResendSettled(new Cluster(startupNodes(settings), clusterOptions(settings, options))),
 };
 
 /** Creates the client (not yet connected) and attaches the error listeners; errors are logged without secrets. */

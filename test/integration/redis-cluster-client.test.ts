@@ -15,7 +15,7 @@ import Redis, { Cluster, type ClusterOptions } from 'ioredis';
 import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisSettings } from '../../lambdas/core/config';
-import { clusterOptions, ensureConnected } from '../../lambdas/core/redis-client';
+import { clusterOptions, ensureConnected, REDIS_COMMAND_TIMEOUT_MS } from '../../lambdas/core/redis-client';
 import {
   type ClusterNodeProcess,
   findOnPath,
@@ -68,6 +68,29 @@ describe('cluster client on a three-primary cluster', () => {
     // Once moved, the old owner answers MOVED.
     expect(await client.incr(key)).toBe(3);
     expect(await admin.node(target).get(key)).toBe('3');
+  });
+
+  it('never sends a redirected command again once its caller has given up on it', async () => {
+    const client = await redis.client();
+    const [counted, missing] = ['am:{late}:pending', 'am:{late}:inflight'];
+    await client.set(counted, '0');
+    const slot = await admin.slotOf(counted);
+    const owner = await admin.ownerOf(slot);
+    const target = (await admin.primaries()).find((primary) => primary.id !== owner.id);
+    if (!target) throw new Error('no other primary');
+    // Two keys of a slot being migrated, one of them absent: Redis answers TRYAGAIN until the move ends.
+    const script = "redis.call('incr', KEYS[1]); return redis.call('exists', KEYS[2])";
+    await admin.moveSlot(slot, target, async () => {
+      const startedAt = performance.now();
+      await expect(client.eval(script, 2, counted, missing)).rejects.toThrow('Command timed out');
+      expect(performance.now() - startedAt).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 200);
+      // The move ends while ioredis would still be retrying: a late resend would now run.
+      await sleep(80);
+    });
+    await sleep(500);
+    expect(await admin.node(target).get(counted)).toBe('0');
+    expect(await client.eval(script, 2, counted, missing)).toBe(0);
+    expect(await client.get(counted)).toBe('1');
   });
 
   it('never sends again a command cut off by a dropped connection, even once the line is back', async () => {

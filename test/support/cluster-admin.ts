@@ -81,34 +81,54 @@ export class ClusterAdmin {
   }
 
   /**
-   * Moves `slot` and its keys to `target`, while clients keep using it. `whileMigrated` runs once the
-   * keys are on the target but the slot is still open on both (clients get ASK redirections).
+   * Moves `slot` and its keys to `target`, while clients keep using it, as `redis-cli --cluster
+   * reshard` does. The source holds the slot open (MIGRATING: clients get ASK, or TRYAGAIN for a
+   * script whose keys are split) for two round trips: its commands go out pipelined, so the window
+   * does not stretch with this process's other work. `whileMigrated` holds it open longer: it runs
+   * once the keys are on the target, before the move ends.
    */
-  async moveSlot(
-    slot: number,
-    target: ClusterMember,
-    whileMigrated: () => Promise<void> = async () => undefined,
-  ): Promise<void> {
+  async moveSlot(slot: number, target: ClusterMember, whileMigrated?: () => Promise<void>): Promise<void> {
     const source = await this.ownerOf(slot);
     if (source.id === target.id) return;
     const from = this.node(source);
     const to = this.node(target);
     await to.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id);
-    await from.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id);
-    for (;;) {
-      const keys = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, MIGRATE_BATCH)) as string[];
-      if (keys.length === 0) break;
-      await from.call('MIGRATE', target.host, target.port, '', 0, ADMIN_TIMEOUT_MS, 'KEYS', ...keys);
+    const opened = await from
+      .pipeline()
+      .call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id)
+      .call('CLUSTER', 'GETKEYSINSLOT', slot, MIGRATE_BATCH)
+      .exec();
+    let keys = ((opened ?? [])[1]?.[1] ?? []) as string[];
+    while (keys.length === MIGRATE_BATCH) {
+      await this.migrate(from, target, keys);
+      keys = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, MIGRATE_BATCH)) as string[];
     }
-    await whileMigrated();
-    // The new owner first, so that no node sends a client back to the old one.
-    await to.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
-    await from.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
+    if (whileMigrated) {
+      await this.migrate(from, target, keys);
+      await whileMigrated();
+      keys = [];
+    }
+    // The last keys and the end of the move in one round trip; the new owner hears of it at once too.
+    const moved = from.pipeline();
+    if (keys.length > 0)
+      moved.call('MIGRATE', target.host, target.port, '', 0, ADMIN_TIMEOUT_MS, 'KEYS', ...keys);
+    moved.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
+    const [results] = await Promise.all([
+      moved.exec(),
+      to.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.id),
+    ]);
+    const failed = (results ?? []).find(([error]) => error);
+    if (failed) throw failed[0];
     for (const other of await this.primaries()) {
       if (other.id !== source.id && other.id !== target.id) {
         await this.node(other).call('CLUSTER', 'SETSLOT', slot, 'NODE', target.id);
       }
     }
+  }
+
+  private async migrate(from: Redis, target: ClusterMember, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await from.call('MIGRATE', target.host, target.port, '', 0, ADMIN_TIMEOUT_MS, 'KEYS', ...keys);
   }
 
   /** Waits until a live primary other than `dead` serves `slot` and the cluster says ok. */
