@@ -72,6 +72,10 @@ export function clusterOptions(settings: RedisSettings, options: RedisClientOpti
     retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
     retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
     slotsRefreshTimeout: node.connectTimeout,
+    // The ready check (CLUSTER INFO) goes to any node, a dead one too while a shard fails over, and a
+    // failed check leaves connect() pending. Ready once a node gave the slots: a command for a shard
+    // without a primary fails on its own, with CLUSTERDOWN or a closed connection.
+    enableReadyCheck: false,
     scaleReads: 'master',
     // ElastiCache with TLS: connect by the names it gives (their certificate names them), not by the
     // addresses they resolve to, and check every node against the configured host (the

@@ -126,6 +126,41 @@ describe('cluster client on a three-primary cluster', () => {
   });
 });
 
+describe('cluster client on a cluster with a dead primary', () => {
+  let redis: TestRedis;
+
+  beforeAll(async () => {
+    redis = await startRedisTopology('cluster');
+  });
+
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('connects through the live nodes, and serves the live shards', async () => {
+    const nodes = redis.cluster?.nodes ?? [];
+    const admin = new ClusterAdmin(nodes);
+    try {
+      const keys = Array.from({ length: 30 }, (_, i) => `am:{dead-${i}}:since`);
+      const owners = await Promise.all(
+        keys.map(async (key) => (await admin.ownerOf(await admin.slotOf(key))).port),
+      );
+      const [dead] = nodes as [ClusterNodeProcess];
+      await terminateProcess(dead.child, 'SIGKILL');
+      // A new client (a cold Lambda) while the shard has no primary: each connect picks nodes at random.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const client = await redis.client();
+        for (const [i, key] of keys.entries()) {
+          if (owners[i] !== dead.port) expect(await client.set(key, '1')).toBe('OK');
+        }
+        await redis.closeClients();
+      }
+    } finally {
+      admin.close();
+    }
+  });
+});
+
 /** The product's cluster client, with every node reached through its proxy (natMap), as NAT would. */
 function clusterThroughProxies(
   settings: RedisSettings,

@@ -88,6 +88,7 @@ describe('redis cluster client settings', () => {
       retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
       scaleReads: 'master',
       slotsRefreshTimeout: REDIS_CONNECT_TIMEOUT_MS,
+      enableReadyCheck: false,
       redisOptions: {
         connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
         commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
