@@ -96,6 +96,23 @@ function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
   });
 }
 
+/**
+ * Six calls with a roomy key, then `stop`: the first call was reported by its authrep, the others wait
+ * in Redis for the window until the stop flushes them; the CLI exits 0.
+ */
+async function callThenStop(started: Started, platform: RunningPlatform, stop: () => void): Promise<void> {
+  const calls = 6;
+  for (let i = 0; i < calls; i++) {
+    expect((await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status).toBe(
+      200,
+    );
+  }
+  expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
+  stop();
+  expect(await exitOf(started.child), started.output()).toBe(0);
+  expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+}
+
 /** Whether something listens on the loopback port. */
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -193,17 +210,7 @@ describe('npm start (local/start.ts) as a child process', () => {
         const file = stackFileUsing(platform.url);
         // The tsx CLI relays SIGINT and SIGTERM to the stack but dies of SIGHUP itself.
         const started = await startCli(['--config', file, '--port', '0'], { bare: signal === 'SIGHUP' });
-        const calls = 6;
-        for (let i = 0; i < calls; i++) {
-          expect(
-            (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
-          ).toBe(200);
-        }
-        // The first call was reported by its authrep; the others wait in Redis for the window.
-        expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
-        started.child.kill(signal);
-        expect(await exitOf(started.child)).toBe(0);
-        expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+        await callThenStop(started, platform, () => started.child.kill(signal));
       } finally {
         await platform?.stop();
       }
@@ -248,16 +255,7 @@ describe('npm start (local/start.ts) as a child process', () => {
       const line = started.output().match(/Redis cluster \(redis-server, cluster mode\) on (.*)/)?.[1];
       const nodes = (line ?? '').split(', ').map((node) => Number(node.split(':')[1]));
       expect(nodes, started.output()).toHaveLength(3);
-      const calls = 6;
-      for (let i = 0; i < calls; i++) {
-        expect(
-          (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
-        ).toBe(200);
-      }
-      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
-      process.kill(-(started.child.pid as number), 'SIGINT');
-      expect(await exitOf(started.child), started.output()).toBe(0);
-      expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+      await callThenStop(started, platform, () => process.kill(-(started.child.pid as number), 'SIGINT'));
       for (const port of nodes) expect(await accepts(port)).toBe(false);
     } finally {
       await platform?.stop();
