@@ -188,8 +188,8 @@ export async function ensureConnected(
  */
 async function connectClient(client: RedisConnection): Promise<void> {
   if (!isCluster(client)) return client.connect();
-  // A Cluster's connect() can stay pending while it retries (a failing ready check on a node it was
-  // sent to): the first connect gets a bound of its own, one connect to a seed plus one slots read.
+  // A Cluster's connect() can stay pending while ioredis retries behind it: the first connect gets a
+  // bound of its own, one connect to a seed plus one slots read.
   await withDeadline(client.connect(), 2 * (client.options.slotsRefreshTimeout ?? REDIS_CONNECT_TIMEOUT_MS));
   await Promise.allSettled(
     client.nodes('master').map((node) => (node.status === 'wait' ? node.connect() : undefined)),
