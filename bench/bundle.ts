@@ -1,12 +1,14 @@
 /**
- * The authorizer as Lambda runs it: one esbuild bundle of its entry, minified, for Node 20. The
- * Node.js Lambda runtime provides the AWS SDK v3, so `@aws-sdk/*` stays external in the deployed
- * bundle; the variant with the SDK bundled is measured too, for a runtime that lacks it.
+ * The authorizer as Lambda runs it: the esbuild bundle `npm run bundle` ships (the same options,
+ * scripts/bundle-lambdas.ts). The Node.js Lambda runtime provides the AWS SDK v3, so `@aws-sdk/*` stays
+ * external in the deployed bundle; the variant with the SDK bundled is measured too, for a runtime that
+ * lacks it.
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { build, type Metafile } from 'esbuild';
+import { LAMBDA_BUILD_OPTIONS } from '../scripts/bundle-lambdas';
 import { percentile } from './stats';
 
 export interface BundleComposition {
@@ -48,17 +50,13 @@ export async function bundleAuthorizer(
 ): Promise<BundleMeasurement> {
   const workingDirectory = process.cwd();
   const result = await build({
+    ...LAMBDA_BUILD_OPTIONS,
     absWorkingDir: workingDirectory,
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    minify: true,
     metafile: true,
     logLevel: 'silent',
-    external: sdk === 'external' ? ['@aws-sdk/*'] : [],
+    external: sdk === 'external' ? LAMBDA_BUILD_OPTIONS.external : [],
   });
   const metafile: Metafile = result.metafile;
   // Metafile paths are relative to the working directory esbuild ran in.

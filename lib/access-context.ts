@@ -8,11 +8,13 @@ import type {
   PlatformAuthKind,
 } from '../lambdas/core/config';
 import type { AccessManagementStackProps } from './access-stack';
+import type { CacheEngine } from './parts/cache';
 
 /** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
 export type ContextKey =
   | 'serviceId'
   | 'providerKeySecretArn'
+  | 'providerKeySecretKmsKeyArn'
   | 'platformUrl'
   | 'platformAuthKind'
   | 'credentialMode'
@@ -22,6 +24,11 @@ export type ContextKey =
   | 'reportWindowSeconds'
   | 'negativeCacheTtlSeconds'
   | 'multiAz'
+  | 'natGateways'
+  | 'cacheNodeType'
+  | 'cacheEngine'
+  | 'tracing'
+  | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit';
 
@@ -93,6 +100,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
   return {
     serviceId,
     providerKeySecretArn: text('providerKeySecretArn'),
+    providerKeySecretKmsKeyArn: text('providerKeySecretKmsKeyArn'),
     platformUrl: text('platformUrl'),
     platformAuthKind: text('platformAuthKind') as PlatformAuthKind | undefined,
     credentialMode: text('credentialMode') as CredentialMode | undefined,
@@ -102,6 +110,11 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     reportWindow: seconds('reportWindowSeconds'),
     negativeCacheTtl: seconds('negativeCacheTtlSeconds'),
     multiAz: flag('multiAz'),
+    natGateways: wholeNumber('natGateways'),
+    cacheNodeType: text('cacheNodeType'),
+    cacheEngine: text('cacheEngine') as CacheEngine | undefined,
+    tracing: flag('tracing'),
+    alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),
   };

@@ -1,17 +1,25 @@
-import * as path from 'node:path';
 import type { Duration } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  Runtime,
+  RuntimeFamily,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { bundleDirectory, type LambdaBundleName, NODE_RUNTIME_NAME } from './lambda-bundles';
 
-/** The project root: entries, the lock file and tsconfig.json are found from here, whatever the cwd. */
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
-
-/** The newest Node.js runtime of the installed aws-cdk-lib; a test fails when a newer one appears. */
-export const NODE_RUNTIME = Runtime.NODEJS_24_X;
+/**
+ * The runtime the bundles are built for. Named rather than taken from `Runtime.NODEJS_*`, so an app on an
+ * older aws-cdk-lib, which may not know the constant yet, deploys the runtime the bundles were built for.
+ */
+export const NODE_RUNTIME = new Runtime(NODE_RUNTIME_NAME, RuntimeFamily.NODEJS, {
+  supportsInlineCode: true,
+});
 
 /** How long the project's log groups keep their logs unless a prop says otherwise. */
 export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
@@ -19,6 +27,10 @@ export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
 /** Why a Lambda that API Gateway invokes synchronously needs no dead-letter queue (Serverless-LambdaDLQ). */
 export const SYNCHRONOUSLY_INVOKED =
   'API Gateway invokes it synchronously, so a failure returns to the caller, not to a queue.';
+
+/** Why X-Ray is off by default (Serverless-LambdaTracing, Serverless-APIGWXrayEnabled). */
+export const TRACING_OFF_BY_DEFAULT =
+  'X-Ray is off unless the tracing setting turns it on: at low traffic, tracing every call costs more than API Gateway itself.';
 
 /** Where a function runs inside a VPC. */
 export interface FunctionNetwork {
@@ -28,8 +40,8 @@ export interface FunctionNetwork {
 }
 
 export interface AccessFunctionProps {
-  /** Handler source file, relative to the project root (for example `lambdas/echo/index.ts`). */
-  readonly entry: string;
+  /** The prebuilt bundle the function runs (see lib/lambda-bundles.ts). */
+  readonly bundle: LambdaBundleName;
   /**
    * Exported handler name.
    * @default 'handler'
@@ -45,49 +57,49 @@ export interface AccessFunctionProps {
   readonly network?: FunctionNetwork;
   /** @default no variables but NODE_OPTIONS */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * X-Ray active tracing.
+   * @default false
+   */
+  readonly tracing?: boolean;
 }
 
 /**
- * The one place that sets this project's Lambda defaults: newest Node.js runtime, ARM64, active tracing,
- * a log group with retention, a minified esbuild bundle with source maps that Node applies to stack traces.
- * The AWS SDK v3 comes from the Node.js runtime rather than the bundle: it keeps the authorizer's bundle
- * under 300 KB and its cold start short (see the README's Performance section).
+ * The one place that sets this project's Lambda defaults: the runtime the bundles are built for, ARM64,
+ * a log group with retention, the prebuilt minified bundle with source maps that Node applies to stack
+ * traces, and X-Ray only when asked for (at low traffic, tracing every call costs more than API Gateway).
  */
-export function accessFunction(scope: Construct, id: string, props: AccessFunctionProps): NodejsFunction {
+export function accessFunction(scope: Construct, id: string, props: AccessFunctionProps): LambdaFunction {
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: props.logRetention ?? DEFAULT_LOG_RETENTION,
   });
-  const fn = new NodejsFunction(scope, id, {
-    entry: path.join(PROJECT_ROOT, props.entry),
-    handler: props.handler ?? 'handler',
+  const tracing = props.tracing ?? false;
+  const fn = new LambdaFunction(scope, id, {
+    code: Code.fromAsset(bundleDirectory(props.bundle)),
+    handler: `index.${props.handler ?? 'handler'}`,
     description: props.description,
     runtime: NODE_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: props.memorySize ?? 256,
     timeout: props.timeout,
-    tracing: Tracing.ACTIVE,
+    ...(tracing && { tracing: Tracing.ACTIVE }),
     logGroup,
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
     environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
-    bundling: {
-      format: OutputFormat.CJS,
-      minify: true,
-      sourceMap: true,
-      sourcesContent: false,
-      externalModules: ['@aws-sdk/*'],
-    },
     ...props.network,
   });
-  suppressFunctionRoleFindings(fn, props.network !== undefined);
+  suppressFunctionRoleFindings(fn, props.network !== undefined, tracing);
+  if (!tracing) {
+    NagSuppressions.addResourceSuppressions(fn, [
+      { id: 'Serverless-LambdaTracing', reason: TRACING_OFF_BY_DEFAULT },
+    ]);
+  }
   return fn;
 }
 
-function suppressFunctionRoleFindings(fn: NodejsFunction, inVpc: boolean): void {
-  if (!fn.role) return;
+function suppressFunctionRoleFindings(fn: LambdaFunction, inVpc: boolean, tracing: boolean): void {
   const managedPolicy = (name: string) => `Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${name}`;
   NagSuppressions.addResourceSuppressions(
-    fn.role,
+    fn.role ?? fn,
     [
       {
         id: 'AwsSolutions-IAM4',
@@ -98,11 +110,15 @@ function suppressFunctionRoleFindings(fn: NodejsFunction, inVpc: boolean): void 
           ...(inVpc ? [managedPolicy('AWSLambdaVPCAccessExecutionRole')] : []),
         ],
       },
-      {
-        id: 'AwsSolutions-IAM5',
-        reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
-        appliesTo: ['Resource::*'],
-      },
+      ...(tracing
+        ? [
+            {
+              id: 'AwsSolutions-IAM5',
+              reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+              appliesTo: ['Resource::*'],
+            },
+          ]
+        : []),
     ],
     true,
   );

@@ -3,7 +3,8 @@
  * Gateway gives when the authorizer refuses a call or fails. Plain data with no aws-cdk-lib import, so the
  * local gateway serves exactly what a deployed API serves.
  */
-import type { AccessConfig } from '../lambdas/core/config';
+import { type AccessConfig, ConfigError } from '../lambdas/core/config';
+import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
 
 export type AccessGatewayResponseType =
   | 'UNAUTHORIZED'
@@ -24,14 +25,58 @@ type CredentialSettings = Pick<
 >;
 
 function credentialHint(config: CredentialSettings): string {
-  return config.credentialMode === 'app_id'
-    ? `send your application id in the ${config.appIdHeader} header and its key in the ${config.appKeyHeader} header`
-    : `send your key in the ${config.credentialHeader} header`;
+  return CREDENTIAL_SCHEMES[config.credentialMode].hint(config);
 }
 
-/** Every method but OPTIONS: a CORS preflight carries no credential. */
+/** What a protected API leaves open unless told otherwise: CORS preflights, which carry no credential. */
+export const DEFAULT_UNPROTECTED_METHODS: readonly string[] = ['OPTIONS'];
+
+const UNPROTECTED_ENTRY = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|ANY)(?: (\/\S*))?$/;
+
+/** The methods a protected API leaves open, as the provider listed them. */
+export interface UnprotectedMethods {
+  /** The entries as given, for example `OPTIONS` (every preflight) or `GET /health` (one method). */
+  readonly entries: readonly string[];
+  /** The entry that leaves this method open, or undefined when it must be protected. */
+  entryFor(httpMethod: string, resourcePath?: string): string | undefined;
+}
+
+/**
+ * Reads `unprotectedMethods` entries: an HTTP method (or ANY) alone leaves every method of that verb open;
+ * followed by a resource path (`GET /health`, `ANY /public/{proxy+}`) it leaves exactly that method open.
+ */
+export function unprotectedMethods(
+  entries: readonly string[] = DEFAULT_UNPROTECTED_METHODS,
+  setting = 'unprotectedMethods',
+): UnprotectedMethods {
+  const parsed = entries.map((entry, i) => {
+    const match = UNPROTECTED_ENTRY.exec(entry);
+    if (!match) {
+      throw new ConfigError(
+        `${setting}[${i}]`,
+        `must be an HTTP method or ANY, optionally followed by a space and a resource path such as GET /health (got ${JSON.stringify(entry)})`,
+      );
+    }
+    return { entry, httpMethod: match[1] as string, path: match[2] };
+  });
+  return {
+    entries,
+    entryFor(httpMethod, resourcePath) {
+      const method = httpMethod.toUpperCase();
+      return parsed.find(
+        (candidate) =>
+          candidate.httpMethod === method &&
+          (candidate.path === undefined || candidate.path === resourcePath),
+      )?.entry;
+    },
+  };
+}
+
+const DEFAULT_OPEN = unprotectedMethods();
+
+/** Every method but OPTIONS (the default rule the local gateway serves). */
 export function isProtectedMethod(httpMethod: string): boolean {
-  return httpMethod !== 'OPTIONS';
+  return DEFAULT_OPEN.entryFor(httpMethod) === undefined;
 }
 
 const UNAVAILABLE = JSON.stringify({

@@ -8,25 +8,50 @@ import {
   MethodLoggingLevel,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ConfigError, ENV, integer } from '../lambdas/core/config';
-import { accessFunction, DEFAULT_LOG_RETENTION, SYNCHRONOUSLY_INVOKED } from './access-function';
+import {
+  accessFunction,
+  DEFAULT_LOG_RETENTION,
+  SYNCHRONOUSLY_INVOKED,
+  TRACING_OFF_BY_DEFAULT,
+} from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 
 export interface AccessManagementStackProps
   extends StackProps,
     Omit<
       ApiAccessAuthorizerProps,
-      'platformCredential' | 'vpc' | 'functionSubnets' | 'cacheSubnets' | 'topic' | 'redis'
+      | 'platformCredential'
+      | 'platformCredentialKey'
+      | 'vpc'
+      | 'functionSubnets'
+      | 'cacheSubnets'
+      | 'topic'
+      | 'redis'
+      | 'alarmTopic'
     > {
   /**
    * Complete ARN of an existing secret whose SecretString is the provider key (or service token).
    * @default a NoEcho `ProviderKey` parameter, stored into a new secret
    */
   readonly providerKeySecretArn?: string;
+  /**
+   * ARN of the customer-managed KMS key that encrypts the `providerKeySecretArn` secret.
+   * @default the secret uses the AWS-managed key
+   */
+  readonly providerKeySecretKmsKeyArn?: string;
+  /**
+   * An address that gets every alarm and recovery by email (it confirms the SNS subscription first).
+   * @default no notification: the alarms show in the CloudWatch console
+   */
+  readonly alarmEmail?: string;
   /** @default 'prod' */
   readonly stageName?: string;
   /**
@@ -43,6 +68,9 @@ export interface AccessManagementStackProps
 
 /** Partial ARNs would make IAM grants end in a wildcard; the complete ARN ends in `-` and six characters. */
 const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
+/** A key, not an alias: grants name the key itself. */
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /** The access log line: no headers and no query string, so no credential is ever logged. */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -84,7 +112,12 @@ export class AccessManagementStack extends Stack {
     const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
 
     const platformCredential = this.platformCredential(props.providerKeySecretArn);
-    this.access = new ApiAccessAuthorizer(this, 'Access', { ...props, platformCredential });
+    this.access = new ApiAccessAuthorizer(this, 'Access', {
+      ...props,
+      platformCredential,
+      platformCredentialKey: this.platformCredentialKey(props),
+      alarmTopic: this.alarmTopic(props.alarmEmail),
+    });
 
     this.api = new RestApi(this, 'Api', {
       description: 'Demo echo API protected by the API access authorizer',
@@ -99,13 +132,18 @@ export class AccessManagementStack extends Stack {
         accessLogFormat: ACCESS_LOG_FORMAT,
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
-        tracingEnabled: true,
+        tracingEnabled: props.tracing ?? false,
         throttlingRateLimit,
         throttlingBurstLimit,
       },
     });
     this.access.protect(this.api);
-    this.addEchoBackend(logRetention);
+    this.addEchoBackend(logRetention, props.tracing ?? false);
+    if (!props.tracing) {
+      NagSuppressions.addResourceSuppressions(this.api.deploymentStage, [
+        { id: 'Serverless-APIGWXrayEnabled', reason: TRACING_OFF_BY_DEFAULT },
+      ]);
+    }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the protected API' });
     new CfnOutput(this, 'UsageTopicArn', {
@@ -140,6 +178,43 @@ export class AccessManagementStack extends Stack {
       ],
       true,
     );
+  }
+
+  private platformCredentialKey(props: AccessManagementStackProps): IKey | undefined {
+    const arn = props.providerKeySecretKmsKeyArn;
+    if (arn === undefined) return undefined;
+    if (props.providerKeySecretArn === undefined) {
+      throw new ConfigError(
+        'providerKeySecretKmsKeyArn',
+        'applies to the secret given by providerKeySecretArn; the secret this stack creates uses the AWS-managed key',
+      );
+    }
+    if (!KMS_KEY_ARN.test(arn)) {
+      throw new ConfigError(
+        'providerKeySecretKmsKeyArn',
+        `must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>, not an alias; got ${arn})`,
+      );
+    }
+    return Key.fromKeyArn(this, 'PlatformCredentialKey', arn);
+  }
+
+  /** A topic that mails every alarm and recovery to `email`, when one is given. */
+  private alarmTopic(email: string | undefined): ITopic | undefined {
+    if (email === undefined) return undefined;
+    if (!EMAIL.test(email)) throw new ConfigError('alarmEmail', `must be an email address (got ${email})`);
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'API access management alarms',
+      enforceSSL: true,
+    });
+    const subscription = topic.addSubscription(new EmailSubscription(email));
+    NagSuppressions.addResourceSuppressions(subscription, [
+      {
+        id: 'Serverless-SNSRedrivePolicy',
+        reason:
+          "An alarm notification has nothing to replay: the alarm's state and history stay in CloudWatch when an email cannot be delivered.",
+      },
+    ]);
+    return topic;
   }
 
   /** The provider key's secret: an existing one by ARN, or one filled from a NoEcho parameter. */
@@ -178,9 +253,10 @@ export class AccessManagementStack extends Stack {
    * The echo backend: GET /v1/words/{word} (consumers call /v1/words/hello.json: API Gateway path parameters
    * are whole segments), ANY / and ANY /{proxy+} for every other path.
    */
-  private addEchoBackend(logRetention: RetentionDays): void {
+  private addEchoBackend(logRetention: RetentionDays, tracing: boolean): void {
     const echoFunction = accessFunction(this, 'EchoFunction', {
-      entry: 'lambdas/echo/index.ts',
+      tracing,
+      bundle: 'echo',
       description: 'Demo backend: echoes the request as JSON',
       timeout: Duration.seconds(5),
       logRetention,

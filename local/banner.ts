@@ -1,10 +1,10 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
+import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
+import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import type { LocalRedis, LocalRedisKind } from './redis';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
-
-const SAMPLE_PARAMETER = 'hello';
 
 function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
@@ -12,20 +12,18 @@ function shellQuote(text: string): string {
 
 /** A concrete path for the first mapping rule a route serves, else for the route itself. */
 function samplePaths(gateway: GatewayDefinition): { method: string; path: string }[] {
-  const concrete = (template: string) =>
-    template
-      .split('?')[0]
-      ?.replace(/\$$/, '')
-      .replace(/\{[^}]+\}/g, SAMPLE_PARAMETER) ?? '/';
   const fromRules = (gateway.configInput.mappingRules ?? [])
-    .map((rule) => ({ method: rule.method === 'ANY' ? 'GET' : rule.method, path: concrete(rule.pattern) }))
+    .map((rule) => ({
+      method: rule.method === 'ANY' ? 'GET' : rule.method,
+      path: ruleSample(rule.pattern).path,
+    }))
     .filter((sample) => findRoute(gateway.routes, sample.method, sample.path) !== undefined);
   const samples =
     fromRules.length > 0
       ? fromRules
       : gateway.routes.map((route) => ({
           method: route.method === 'ANY' ? 'GET' : route.method,
-          path: concrete(route.resource.replace(/\{([^}]+)\+\}/g, '{$1}')),
+          path: resourceSample(route.resource),
         }));
   const seen = new Set<string>();
   return samples.filter(
@@ -41,26 +39,14 @@ interface Consumer {
 function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][number]): Consumer[] {
   const service = definition.platform?.services.find((candidate) => candidate.id === gateway.serviceId);
   const { config } = gateway;
+  const scheme = CREDENTIAL_SCHEMES[config.credentialMode];
   if (service === undefined) {
-    const headers: [string, string][] =
-      config.credentialMode === 'app_id'
-        ? [
-            [config.appIdHeader, '<APP_ID>'],
-            [config.appKeyHeader, '<APP_KEY>'],
-          ]
-        : [[config.credentialHeader, '<USER_KEY>']];
-    return [{ headers, label: 'an application of your platform' }];
+    return [{ headers: scheme.exampleHeaders(config), label: 'an application of your platform' }];
   }
-  return service.applications.map((application) => {
-    const label = `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`;
-    if (config.credentialMode === 'app_id') {
-      const headers: [string, string][] = [[config.appIdHeader, application.id]];
-      const appKey = application.appKeys[0];
-      if (appKey !== undefined) headers.push([config.appKeyHeader, appKey]);
-      return { headers, label };
-    }
-    return { headers: [[config.credentialHeader, application.userKey ?? '']], label };
-  });
+  return service.applications.map((application) => ({
+    headers: scheme.exampleHeaders(config, application),
+    label: `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`,
+  }));
 }
 
 function curl(method: string, url: string, headers: readonly [string, string][]): string {
@@ -100,6 +86,7 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
     lines.push(
       `  routes: ${gatewayDefinition.routes.map((route) => `${route.method} ${route.resource}`).join(', ')}`,
     );
+    lines.push(`  docs: ${gateway.docsUrl} (Swagger UI; the document is ${gateway.docsUrl}/swagger.json)`);
     const samples = samplePaths(gatewayDefinition);
     for (const consumer of consumers(definition, gateway)) {
       lines.push(`  # ${consumer.label}`);

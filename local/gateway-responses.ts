@@ -19,6 +19,8 @@ export interface GatewayResponse {
   /** A JSON body template; `$context.a.b` is replaced by that variable's value (empty when unset). */
   readonly template: string;
   readonly errorType: string;
+  /** Static response headers (a gateway response's `responseParameters`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export type GatewayResponses = Readonly<Record<GatewayResponseType, GatewayResponse>>;
@@ -83,6 +85,20 @@ export function withOverrides(
   for (const { type, statusCode, template } of overrides)
     merged[type] = { ...base[type], statusCode, template };
   return merged;
+}
+
+/** Every gateway response with `headers` added, as when the API's DEFAULT_4XX and DEFAULT_5XX carry them. */
+export function withHeaders(
+  responses: GatewayResponses,
+  headers: Readonly<Record<string, string>>,
+): GatewayResponses {
+  if (Object.keys(headers).length === 0) return responses;
+  return Object.fromEntries(
+    Object.entries(responses).map(([type, response]) => [
+      type,
+      { ...response, headers: { ...response.headers, ...headers } },
+    ]),
+  ) as GatewayResponses;
 }
 
 export type TemplateVariables = Readonly<Record<string, unknown>>;

@@ -1,9 +1,11 @@
 /**
- * A local stand-in for an API Gateway REST API with a Lambda REQUEST authorizer and a Lambda proxy
- * integration. Per call it builds the REQUEST authorizer event API Gateway sends, invokes the authorizer
- * in-process, enforces the returned policy against the methodArn, and hands allowed calls to the backend
- * as an APIGatewayProxyEvent. Several APIs can share one server, each under its own base path (like the
- * base path mappings of a custom domain name); the base path is not part of the path the API sees.
+ * A local stand-in for an API Gateway REST API with a Lambda REQUEST authorizer. Each method has its own
+ * authorization and integration: for a method behind the authorizer it builds the REQUEST authorizer event
+ * API Gateway sends, invokes the authorizer in-process and enforces the returned policy against the
+ * methodArn; open methods (CORS preflights, the documentation) skip that. Allowed calls reach the method's
+ * integration as an APIGatewayProxyEvent. Several APIs can share one server, each under its own base
+ * path (like the base path mappings of a custom domain name); the base path is not part of the path the
+ * API sees.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -23,7 +25,7 @@ import {
 } from './gateway-responses';
 import { BodyTooLargeError, closeServer, listenOnLoopback, readBody } from './http-server';
 import { evaluateAuthorizerResult } from './policy';
-import { findRoute, type Route } from './routes';
+import { findRoute, parseRoute, type Route } from './routes';
 
 export type AuthorizerFunction = (
   event: APIGatewayRequestAuthorizerEvent,
@@ -32,17 +34,45 @@ export type BackendFunction = (
   event: APIGatewayProxyEvent,
 ) => Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
 
+/**
+ * One method of the API, as API Gateway has it: a resource and HTTP method, its authorization (`CUSTOM`:
+ * behind the API's authorizer; `NONE`: open, like a CORS preflight or the documentation) and its integration.
+ */
+export interface ApiMethod {
+  readonly route: Route;
+  readonly authorization: 'CUSTOM' | 'NONE';
+  /** A Lambda proxy integration, or what a MOCK integration answers. */
+  readonly integration: BackendFunction;
+}
+
 export interface GatewayApi {
   /** '' or a path like '/appid' the API is mounted under. */
   readonly basePath: string;
   readonly apiId: string;
   readonly stage: string;
-  readonly routes: readonly Route[];
+  readonly methods: readonly ApiMethod[];
   /** Header names of the authorizer's identity sources: a call missing one gets 401 without an invocation. */
   readonly identitySources: readonly string[];
   readonly authorizer: AuthorizerFunction;
-  readonly backend: BackendFunction;
   readonly responses?: GatewayResponses;
+}
+
+/** Methods open to anyone (`METHOD /resource` routes), like the documentation or a token endpoint. */
+export function openMethods(routes: readonly string[], integration: BackendFunction): ApiMethod[] {
+  return routes.map((text, i) => ({
+    route: parseRoute(text, `open routes[${i}]`),
+    authorization: 'NONE',
+    integration,
+  }));
+}
+
+/** The routes behind the authorizer, as ApiAccessAuthorizer.protect() leaves them (OPTIONS stays open). */
+export function protectedMethods(routes: readonly Route[], integration: BackendFunction): ApiMethod[] {
+  return routes.map((route) => ({
+    route,
+    authorization: isProtectedMethod(route.method) ? 'CUSTOM' : 'NONE',
+    integration,
+  }));
 }
 
 export interface GatewayOptions {
@@ -204,6 +234,11 @@ function validProxyResult(result: unknown): result is APIGatewayProxyResult {
   );
 }
 
+function rawPathOf(target: string): string {
+  const path = target.split('?', 1)[0] ?? '';
+  return path.startsWith('/') ? path : `/${path}`;
+}
+
 function mountedApi(apis: readonly GatewayApi[], path: string): GatewayApi | undefined {
   let best: GatewayApi | undefined;
   for (const api of apis) {
@@ -227,7 +262,9 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
     const receivedAt = Date.now();
     const method = (request.method ?? 'GET').toUpperCase();
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const fullPath = url.pathname;
+    // The path as the client sent it: API Gateway hands REST integrations and authorizers the path still
+    // percent-encoded, with its dot segments and repeated slashes (URL parsing would resolve them).
+    const fullPath = rawPathOf(request.url ?? '/');
     const api = mountedApi(options.apis, fullPath);
     const commonHeaders = {
       'x-amzn-RequestId': requestId,
@@ -264,7 +301,11 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       });
       finish(
         definition.statusCode,
-        { 'content-type': 'application/json', 'x-amzn-ErrorType': definition.errorType },
+        {
+          ...definition.headers,
+          'content-type': 'application/json',
+          'x-amzn-ErrorType': definition.errorType,
+        },
         body,
         definition.errorType,
       );
@@ -273,8 +314,14 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
 
     if (api === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
     const path = fullPath.slice(api.basePath.length) || '/';
-    const match = findRoute(api.routes, method, path);
-    if (match === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
+    const match = findRoute(
+      api.methods.map((entry) => entry.route),
+      method,
+      path,
+    );
+    const apiMethod = api.methods.find((entry) => entry.route === match?.route);
+    if (match === undefined || apiMethod === undefined)
+      return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
 
     let body: Buffer;
     try {
@@ -350,7 +397,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       return context;
     };
     let authorizer: Record<string, unknown> | undefined;
-    if (isProtectedMethod(match.route.method)) {
+    if (apiMethod.authorization === 'CUSTOM') {
       authorizer = await authorize();
       if (authorizer === undefined) return;
     }
@@ -373,7 +420,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
       backendInvocations++;
       result = throughJson(
         await withTimeout(
-          () => api.backend(throughJson(proxyEvent)),
+          () => apiMethod.integration(throughJson(proxyEvent)),
           integrationTimeoutMs,
           'the integration',
         ),

@@ -126,7 +126,7 @@ function matchSegments(route: Route, parts: readonly string[]): Record<string, s
     const part = parts[i];
     if (part === undefined) return undefined;
     if (segment.kind === Specificity.Literal) {
-      if (part !== segment.text) return undefined;
+      if (decode(part) !== segment.text) return undefined;
       continue;
     }
     const match = segment.regex.exec(part);

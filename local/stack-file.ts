@@ -13,10 +13,15 @@ import {
   integer,
   knownFields,
   LOCAL_SECRET_ENV,
+  type MappingRule,
   nonEmpty,
   optionalNonEmpty,
   parseConfig,
 } from '../lambdas/core/config';
+import { type CorsSettings, parseCors } from '../lambdas/core/cors';
+import { DOCS_PATH } from '../lambdas/docs/handler';
+import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
+import { parseJsonWithoutRepeatedKeys } from './json-file';
 import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
 import type { RedisChoice } from './redis';
 import { parseRoute, type Route } from './routes';
@@ -44,6 +49,9 @@ export interface GatewayDefinition {
   readonly externalPlatform: boolean;
   /** Everything of the AccessConfig but, for the local platform, its URL (known once it listens). */
   readonly configInput: AccessConfigInput;
+  /** Undefined: the API answers no cross-origin call. */
+  readonly cors?: CorsSettings;
+  readonly docs: DocsSettings;
 }
 
 export interface LocalSettings {
@@ -83,6 +91,8 @@ const GATEWAY_SETTINGS = [
   'negativeCacheTtlSeconds',
   'platformTimeoutMs',
   'reportTimeoutMs',
+  'cors',
+  'docs',
 ];
 const LOCAL_SETTINGS = [
   'port',
@@ -175,7 +185,23 @@ function gateway(
   if (!Array.isArray(fields.routes) || fields.routes.length === 0) {
     throw new ConfigError(`${at}.routes`, 'must list the API\'s routes, like ["GET /v1/words/{word}.json"]');
   }
-  const routes = fields.routes.map((route, i) => parseRoute(route, `${at}.routes[${i}]`));
+  const cors = parseCors(`${at}.cors`, fields.cors);
+  const routes = fields.routes.map((text, i) => {
+    const route = parseRoute(text, `${at}.routes[${i}]`);
+    if (route.resource === DOCS_PATH || route.resource.startsWith(`${DOCS_PATH}/`)) {
+      throw new ConfigError(
+        `${at}.routes[${i}]`,
+        `is under ${DOCS_PATH}, where the API serves its documentation`,
+      );
+    }
+    if (cors !== undefined && route.method === 'OPTIONS') {
+      throw new ConfigError(
+        `${at}.routes[${i}]`,
+        `is an OPTIONS method: with ${at}.cors the API answers preflights itself`,
+      );
+    }
+    return route;
+  });
   const configInput: AccessConfigInput = {
     serviceId,
     ...(externalPlatform && { platformUrl: fields.platformUrl as string }),
@@ -198,8 +224,17 @@ function gateway(
         .map((name) => [name, fields[name]]),
     ),
   };
-  const definition = { setting: at, basePath, routes, externalPlatform, configInput };
-  const { credentialMode } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
+  const definition = {
+    setting: at,
+    basePath,
+    routes,
+    externalPlatform,
+    configInput,
+    ...(cors !== undefined && { cors }),
+    docs: parseDocsSettings(`${at}.docs`, fields.docs),
+  };
+  const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
+  if (service !== undefined) checkRuleMetrics(at, mappingRules, service);
   if (service !== undefined && service.authentication !== credentialMode) {
     throw new ConfigError(
       `${at}.credentialMode`,
@@ -207,6 +242,26 @@ function gateway(
     );
   }
   return definition;
+}
+
+function metricNames(metrics: ServiceConfig['metrics']): string[] {
+  return metrics.flatMap((metric) => [metric.name, ...metricNames(metric.children)]);
+}
+
+/**
+ * A rule naming a metric the platform does not have makes every report carrying it fail (the platform
+ * drops a whole report batch for one unknown metric), so the local platform's metrics are checked here.
+ */
+function checkRuleMetrics(at: string, rules: readonly MappingRule[], service: ServiceConfig): void {
+  const known = metricNames(service.metrics);
+  rules.forEach((rule, i) => {
+    if (!known.includes(rule.metric)) {
+      throw new ConfigError(
+        `${at}.mappingRules[${i}].metric`,
+        `names a metric service ${service.id} does not have (${JSON.stringify(rule.metric)}; it has ${known.join(', ')})`,
+      );
+    }
+  });
 }
 
 /** The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform. */
@@ -309,8 +364,9 @@ export function readStackFile(path: string, env: Env = process.env): StackDefini
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonWithoutRepeatedKeys(text);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError('--config', `${path} is not valid JSON: ${(error as Error).message}`);
   }
   return parseStackFile(value, env);

@@ -4,20 +4,34 @@
  * gateway serving every API of the stack file. The authorizer, reporter and echo handlers are the same
  * modules the Lambdas run.
  */
+import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import { accessCacheOf } from '../lambdas/core/access';
+import type { RejectedUsage } from '../lambdas/core/cache';
 import type { AccessConfig } from '../lambdas/core/config';
+import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
 import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient, type RedisConnection } from '../lambdas/core/redis-client';
 import type { SweepResult } from '../lambdas/core/reporting';
+import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handler';
+import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
-import { type AccessLogEntry, type GatewayApi, type LocalGateway, startGateway } from './gateway';
-import { withOverrides } from './gateway-responses';
+import { corsPreflightMethods } from './cors-preflight';
+import {
+  type AccessLogEntry,
+  type GatewayApi,
+  type LocalGateway,
+  openMethods,
+  protectedMethods,
+  startGateway,
+} from './gateway';
+import { withHeaders, withOverrides } from './gateway-responses';
 import { type RunningPlatform, startPlatform } from './platform';
 import { LocalQueue } from './queue';
 import { type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
@@ -26,6 +40,8 @@ import { type GatewayDefinition, gatewayConfig, parseStackFile, type StackDefini
 
 export const LOCAL_API_ID = 'local';
 export const LOCAL_STAGE = 'prod';
+/** swagger-ui-dist's files, served from the package as installed. */
+const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
 
 export interface LocalStackOptions {
   /** A validated definition, or a parsed stack file (validated here). */
@@ -45,6 +61,12 @@ export interface LocalStackOptions {
   readonly sweepIntervalMs?: number;
   /** Hears one entry per answered call (method, path without query, status). */
   readonly accessLog?: (entry: AccessLogEntry) => void;
+  /**
+   * Command timeout of the functions' Redis clients; default the Lambda bound (300 ms). Every function
+   * here shares one event loop, so a test that drives hundreds of concurrent calls through the stack on
+   * a busy machine can give a longer one, lest a starved event loop pass for a slow Redis.
+   */
+  readonly redisCommandTimeoutMs?: number;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -54,6 +76,8 @@ export interface LocalStackGateway {
   /** The API's base URL: the gateway URL plus the gateway's base path. */
   readonly url: string;
   readonly basePath: string;
+  /** The API's interactive documentation (Swagger UI); its document is at `${docsUrl}/swagger.json`. */
+  readonly docsUrl: string;
   /** The AccessConfig the authorizer and reporter run with (carries the platform credential: never log it). */
   readonly config: AccessConfig;
   readonly topicArn: string;
@@ -62,12 +86,42 @@ export interface LocalStackGateway {
   sweep(): Promise<SweepResult>;
   /** Runs the sweep over all pending usage, however recent (what flush() does after draining the queue). */
   sweepAll(): Promise<SweepResult>;
+  /** Usage the platform would not take (a metric it does not have), kept in Redis per application. */
+  rejectedUsage(): Promise<RejectedUsage[]>;
+}
+
+/** Usage of one metric the platform would not take (it does not have the metric): kept, never reported. */
+export interface NotAccepted {
+  readonly metric: string;
+  readonly usage: number;
+  /** How many applications' usage it is. */
+  readonly applications: number;
 }
 
 export interface FlushResult {
   /** Messages still queued after the flush (failed deliveries waiting for a retry). */
   readonly queued: number;
   readonly deadLetters: number;
+  /** Applications whose usage is still pending after the flush (the platform failed, or refused the report). */
+  readonly unreported: number;
+  readonly notAccepted: readonly NotAccepted[];
+}
+
+function notAcceptedOf(rejected: readonly RejectedUsage[]): NotAccepted[] {
+  const byMetric = new Map<string, { usage: number; applications: Set<string> }>();
+  for (const { credentialId, usage } of rejected) {
+    for (const [metric, value] of Object.entries(usage)) {
+      const entry = byMetric.get(metric) ?? { usage: 0, applications: new Set<string>() };
+      entry.usage += value;
+      entry.applications.add(credentialId);
+      byMetric.set(metric, entry);
+    }
+  }
+  return [...byMetric.entries()].map(([metric, { usage, applications }]) => ({
+    metric,
+    usage,
+    applications: applications.size,
+  }));
 }
 
 export interface LocalStack {
@@ -146,7 +200,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const redisClients: RedisConnection[] = [];
     const newRedisClient = (config: AccessConfig): RedisConnection => {
       const client =
-        redis.createInMemoryClient?.() ?? createRedisClient(config.redis ?? redis.settings, { logger });
+        redis.createInMemoryClient?.() ??
+        createRedisClient(config.redis ?? redis.settings, {
+          logger,
+          ...(options.redisCommandTimeoutMs !== undefined && {
+            commandTimeoutMs: options.redisCommandTimeoutMs,
+          }),
+        });
       redisClients.push(client);
       return client;
     };
@@ -196,6 +256,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const sweep = createSweepHandler(reporterDeps);
       // A flush reports all pending usage, however recent, not only what the scheduled sweep would.
       const sweepAll = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
+      const rejectedUsage = () => accessCacheOf(reporterDeps.redis, config).rejectedUsage();
       queue = new LocalQueue({
         name,
         consumer: reporter,
@@ -214,17 +275,37 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...(options.now && { now: options.now }),
       });
       const hiddenNames = configuredSecretHeaders(config);
+      const { cors } = gateway;
+      const identitySources = identitySourceHeaders(config);
+      const docs = createDocsHandler({
+        document: swaggerDocument({
+          basePath: gateway.basePath,
+          routes: gateway.routes,
+          config,
+          settings: gateway.docs,
+        }),
+        assetsDir: SWAGGER_UI_DIR,
+        ...(cors && { cors }),
+      });
+      const methods = [
+        ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
+        ...openMethods(DOCS_ROUTES, docs),
+      ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
         apiId: LOCAL_API_ID,
         stage: LOCAL_STAGE,
-        routes: gateway.routes,
-        identitySources: identitySourceHeaders(config),
+        methods: cors
+          ? [...methods, ...corsPreflightMethods(methods, corsPreflightOptions(cors, identitySources))]
+          : methods,
+        identitySources,
         authorizer,
-        backend: (event) => echo(event, { hiddenNames }),
-        responses: withOverrides(accessGatewayResponses(config)),
+        responses: withHeaders(
+          withOverrides(accessGatewayResponses(config)),
+          gatewayResponseCorsHeaders(cors),
+        ),
       };
-      return { api, config, topicArn, queue, sweep, sweepAll };
+      return { api, config, topicArn, queue, sweep, sweepAll, rejectedUsage };
     };
     const wired = definition.gateways.map(wire);
     cleanup.push(() => Promise.all(wired.map(({ queue }) => queue.stop())));
@@ -236,28 +317,38 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     cleanup.push(() => gateway.stop());
 
-    const gateways: LocalStackGateway[] = wired.map(({ api, config, topicArn, queue, sweep, sweepAll }) => ({
-      serviceId: config.serviceId,
-      url: `${gateway.url}${api.basePath}`,
-      basePath: api.basePath,
-      config,
-      topicArn,
-      queue,
-      sweep,
-      sweepAll,
-    }));
+    const gateways: LocalStackGateway[] = wired.map(
+      ({ api, config, topicArn, queue, sweep, sweepAll, rejectedUsage }) => ({
+        serviceId: config.serviceId,
+        url: `${gateway.url}${api.basePath}`,
+        basePath: api.basePath,
+        docsUrl: `${gateway.url}${api.basePath}${DOCS_PATH}`,
+        config,
+        topicArn,
+        queue,
+        sweep,
+        sweepAll,
+        rejectedUsage,
+      }),
+    );
 
     let flushing: Promise<FlushResult> | undefined;
     const flush = (): Promise<FlushResult> => {
       flushing ??= (async () => {
+        let unreported = 0;
+        const rejected: RejectedUsage[] = [];
         for (const entry of gateways) {
           await entry.queue.drain();
-          await entry.sweepAll();
+          const swept = await entry.sweepAll();
+          unreported += swept.failed + swept.busy + swept.unreadable;
+          rejected.push(...(await entry.rejectedUsage()));
         }
         const stats = gateways.map((entry) => entry.queue.stats());
         return {
           queued: stats.reduce((sum, s) => sum + s.queued, 0),
           deadLetters: stats.reduce((sum, s) => sum + s.deadLetters, 0),
+          unreported,
+          notAccepted: notAcceptedOf(rejected),
         };
       })().finally(() => {
         flushing = undefined;

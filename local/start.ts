@@ -7,7 +7,7 @@ import { ConfigError } from '../lambdas/core/config';
 import type { LogAttributes, LogPort } from '../lambdas/core/observability';
 import { bannerLines } from './banner';
 import { apiGatewayProblem } from './routes';
-import { type LocalStack, startLocalStack } from './stack';
+import { type FlushResult, type LocalStack, startLocalStack } from './stack';
 import { DEMO_STACK_FILE, readStackFile } from './stack-file';
 
 export const DEFAULT_PORT = 8080;
@@ -23,6 +23,28 @@ const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--redis-cluster] 
   --redis-cluster  run on a local Redis Cluster of three primaries (cluster mode), started and stopped
                    with the stack, instead of the file's local.redis
   --verbose        also print the handlers' info and debug logs`;
+
+/** What a flush could not deliver, one line each; none when every allowed call reached the platform. */
+export function shutdownWarnings(result: FlushResult): string[] {
+  const warnings = result.notAccepted.map(
+    ({ metric, usage, applications }) =>
+      `the platform does not take metric "${metric}": ${usage} call(s) of ${applications} application(s) ` +
+      'were allowed but not reported (fix the mapping rule or add the metric)',
+  );
+  if (result.unreported > 0) {
+    warnings.push(
+      `the usage of ${result.unreported} application(s) could not be reported (is the platform reachable?); ` +
+        'it stayed in Redis, which stops with the stack',
+    );
+  }
+  if (result.queued > 0 || result.deadLetters > 0) {
+    warnings.push(
+      `${result.queued + result.deadLetters} usage message(s) were not accepted by the platform; ` +
+        'their usage stayed pending in Redis, which stops with the stack',
+    );
+  }
+  return warnings;
+}
 
 function consoleLogger(verbose: boolean): LogPort {
   const line = (level: string, message: string, attributes?: LogAttributes) => {
@@ -123,19 +145,20 @@ async function main(argv: readonly string[]): Promise<number> {
     process.exit(1);
   }, STOP_TIMEOUT_MS);
   timer.unref();
+  let result: FlushResult;
   try {
-    const result = await stack.stop();
-    if (result.queued > 0 || result.deadLetters > 0) {
-      console.error(
-        `warn: ${result.queued + result.deadLetters} usage message(s) were not accepted by the platform; ` +
-          'their usage stayed pending in Redis, which stops with the stack',
-      );
-    }
+    result = await stack.stop();
   } catch (error) {
     console.error(`error: stopping failed: ${(error as Error).message}`);
     return 1;
   }
-  console.log('Stopped: pending usage flushed.');
+  const warnings = shutdownWarnings(result);
+  for (const warning of warnings) console.error(`warn: ${warning}`);
+  console.log(
+    warnings.length === 0
+      ? 'Stopped: pending usage flushed.'
+      : 'Stopped: the usage above was not reported to the platform.',
+  );
   return 0;
 }
 

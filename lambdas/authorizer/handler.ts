@@ -12,6 +12,7 @@ import type {
 import { type AccessDecision, createAccessAuthorizer } from '../core/access';
 import type { AccessConfig } from '../core/config';
 import { snsReportPublisher } from '../core/message';
+import { SERVICE_NAME } from '../core/metric-names';
 import {
   createLogger,
   createMetrics,
@@ -23,7 +24,7 @@ import {
 import type { PlatformPort } from '../core/platform/types';
 import type { RedisConnection } from '../core/redis-client';
 
-export const AUTHORIZER_SERVICE_NAME = 'access-authorizer';
+export const AUTHORIZER_SERVICE_NAME = SERVICE_NAME.authorizer;
 
 /** Reason in the context of a Deny when the authorizer itself failed (a bug or a start-up failure). */
 export const AUTHORIZER_ERROR = 'authorizer_error';

@@ -1,25 +1,31 @@
 /**
- * The authorizer's decision for one request (DESIGN.md: hot path, invariants 1-8), with its ports as
- * arguments: the cache (Redis), the report publisher (SNS), the platform and the clock.
+ * The authorizer's decision for one request (docs/architecture.md: hot path and invariants), with its
+ * ports as arguments: the cache (Redis), the report publisher (SNS), the platform and the clock.
  *
  * - Malformed credential: 401 before any Redis, platform or SNS call.
  * - No mapping rule matched: Deny `no_mapping_rule`, before any call either (as APIcast answers its
  *   "no mapping rule" before asking the platform).
- * - Cache hit: one Lua script decides and counts; one SNS message when it set the report window flag.
- * - Cache miss: authrep (which reports this call) and the answer is stored.
- * - Platform unavailable: `strict` refuses; `resilient` answers from the credential's last snapshot,
- *   else refuses; `allow` does the same and lets an unknown credential through with its usage kept
- *   pending for the reporter. A refusal is a Deny (403) with reason `platform_unavailable`: never a
- *   5xx, and never a 401, which would tell a consumer with a good key that the key is wrong.
+ * - A budget (the application) with a snapshot: one Lua script decides and counts, whatever the
+ *   endpoint; one SNS message when it set the report window flag. An app key the budget has not seen is
+ *   checked with the platform (authorize, which records nothing), then the script decides.
+ * - A budget without a snapshot: one call asks the platform (authrep, which reports the call) and stores
+ *   the answer; concurrent first calls of the budget wait for that answer instead of asking too, so no
+ *   burst of first calls passes a limit the platform cannot see.
+ * - Platform unavailable: `strict` refuses; `resilient` answers from the budget's snapshot, else
+ *   refuses; `allow` does the same and lets an unknown credential through with its usage kept pending
+ *   for the reporter. A refusal is a Deny (403) with reason `platform_unavailable`: never a 5xx, and
+ *   never a 401, which would tell a consumer with a good key that the key is wrong.
  * - Platform refuses our own configuration (provider key, service id, metric names): Deny
  *   `platform_misconfigured`, logged as an error.
  * - Redis unreachable: authrep directly, as without a cache.
  */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { AccessCache, type CheckResult } from './cache';
+import { AccessCache, type CheckResult, type LimitFeedback, type LimitInfo } from './cache';
 import { type AccessConfig, ConfigError } from './config';
-import { credentialIdOf, credentialIdPrefix, extractCredential } from './credentials';
-import { compileMappingRules, endpointOf, mappedRequestOf } from './mapping';
+import { credentialIdOf, credentialIdPrefix, extractCredential, keyIdOf } from './credentials';
+import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
 import { type ReportPublisher, reportMessage } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
@@ -41,7 +47,21 @@ export type AccessDecision =
       readonly metrics: string;
       /** The app id in app_id mode (user keys do not reveal their application). */
       readonly applicationId?: string;
+      /**
+       * The limit that refused the call, or the most constrained limit of an allowed one with what it
+       * leaves; undefined when the cache did not decide the call or no limit applies to it.
+       */
+      readonly limit?: LimitInfo & { readonly remaining?: number };
     };
+
+/** A call to decide, whatever carried it (a REST request's authorizer event, a SOAP envelope). */
+export interface AccessRequest {
+  readonly credential: Credential;
+  readonly method: string;
+  /** The path as the client sent it (mapping rules match its normalized form). */
+  readonly path: string;
+  readonly query: QueryParameters;
+}
 
 export interface AccessAuthorizerDeps {
   readonly config: AccessConfig;
@@ -59,6 +79,19 @@ export interface AccessAuthorizerDeps {
 export function reportLeaseMs(config: AccessConfig): number {
   return Math.max(60_000, 3 * config.reportTimeoutMs + 2 * config.platformTimeoutMs);
 }
+
+/**
+ * How long a budget's first call may take to ask the platform and store its answer: concurrent first
+ * calls wait this long for it before they decide as if the platform were down.
+ */
+export function firstCallWaitMs(config: AccessConfig): number {
+  return config.platformTimeoutMs + FIRST_CALL_STORE_MS;
+}
+
+/** Time a first call has, after the platform's answer, to store it. */
+const FIRST_CALL_STORE_MS = 500;
+/** How often a waiting first call looks for the answer (one round trip each). */
+const FIRST_CALL_POLL_MS = 10;
 
 /** The cache for a configuration, shared by the authorizer and the reporter. */
 export function accessCacheOf(
@@ -86,110 +119,208 @@ export function sealerOf(config: AccessConfig): CredentialSealer {
 
 interface RequestFacts {
   readonly credential: Credential;
+  /** The budget. */
   readonly credentialId: string;
+  /** The presented key under the budget; '' when there is none to check. */
+  readonly keyId: string;
   readonly usage: Usage;
-  readonly endpoint: string;
   readonly now: number;
   readonly metrics: string;
   readonly applicationId?: string;
 }
 
-interface Cached {
+/** Why the platform's answer could not be had: no snapshot of the budget at all, or not of this key. */
+type Unknown = 'budget' | 'key';
+
+interface CacheParts {
   readonly cache: AccessCache;
   readonly publisher: ReportPublisher;
   readonly sealer: CredentialSealer;
 }
 
-export interface AccessAuthorizer {
-  decide(event: APIGatewayRequestAuthorizerEvent): Promise<AccessDecision>;
-}
+export class AccessAuthorizer {
+  private readonly mapper: UsageMapper;
+  private readonly windowMs: number;
+  private readonly softLimits: boolean;
+  private readonly cached: CacheParts | undefined;
 
-export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {
-  const { config, platform, logger, metrics } = deps;
-  const mapper = compileMappingRules(config.mappingRules);
-  const windowMs = config.reportWindowSeconds * 1000;
-  const softLimits = config.limitMode === 'soft';
-  if (deps.redis && !deps.publisher) {
-    throw new ConfigError('topicArn', 'is required with redis: report messages are published to it');
+  constructor(private readonly deps: AccessAuthorizerDeps) {
+    const { config } = deps;
+    this.mapper = compileMappingRules(config.mappingRules);
+    this.windowMs = config.reportWindowSeconds * 1000;
+    this.softLimits = config.limitMode === 'soft';
+    if (deps.redis && !deps.publisher) {
+      throw new ConfigError('topicArn', 'is required with redis: report messages are published to it');
+    }
+    this.cached = deps.redis &&
+      deps.publisher && {
+        // A reconnecting Redis gets one command timeout; then the call goes to the platform.
+        cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
+        publisher: deps.publisher,
+        sealer: sealerOf(config),
+      };
   }
-  const cached: Cached | undefined = deps.redis &&
-    deps.publisher && {
-      // A reconnecting Redis gets one command timeout; then the call goes to the platform.
-      cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
-      publisher: deps.publisher,
-      sealer: sealerOf(config),
+
+  /** The decision for a REST call, from the REQUEST authorizer event API Gateway sends. */
+  async decide(event: APIGatewayRequestAuthorizerEvent): Promise<AccessDecision> {
+    const { config, logger } = this.deps;
+    const extraction = extractCredential(config, event.headers, event.multiValueHeaders);
+    if (!extraction.ok) {
+      this.count(METRIC.malformedCredential);
+      logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
+      return { effect: 'unauthorized' };
+    }
+    return this.decideCall({ credential: extraction.credential, ...mappedRequestOf(event) });
+  }
+
+  /** The decision for a call whose credential was read and validated already. */
+  async decideCall(request: AccessRequest): Promise<AccessDecision> {
+    const { config } = this.deps;
+    const { credential } = request;
+    const usage = this.mapper.usageOf(request);
+    const facts: RequestFacts = {
+      credential,
+      credentialId: credentialIdOf(config.serviceId, credential),
+      keyId: keyIdOf(config.serviceId, credential),
+      usage: usage ?? {},
+      now: this.deps.now(),
+      metrics: Object.keys(usage ?? {}).join(','),
+      ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
     };
+    if (!usage) {
+      this.count(METRIC.noMappingRule);
+      return this.deny(facts, 'no_mapping_rule');
+    }
+    const cached = this.cached;
+    if (!cached) return this.direct(facts);
+    const result = await this.check(cached, facts, facts.keyId);
+    if (result === undefined) return this.direct(facts);
+    switch (result.kind) {
+      case 'miss':
+        this.count(METRIC.cacheMiss);
+        return this.firstCall(cached, facts);
+      case 'key_unknown':
+        this.count(METRIC.cacheMiss);
+        return this.checkKey(cached, facts);
+      default:
+        this.count(METRIC.cacheHit);
+        return this.fromCheck(cached, facts, result);
+    }
+  }
 
-  const count = (name: string) => metrics.addMetric(name, 'Count', 1);
+  private count(name: string): void {
+    this.deps.metrics.addMetric(name, 'Count', 1);
+  }
 
-  const decision = (
+  private decision(
     facts: RequestFacts,
     effect: 'allow' | 'deny',
     plan: string,
     reason?: DenyReason,
-  ): AccessDecision => ({
-    effect,
-    credentialId: facts.credentialId,
-    ...(reason !== undefined && { reason }),
-    plan,
-    metrics: facts.metrics,
-    ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
-  });
-  const allow = (facts: RequestFacts, plan: string) => decision(facts, 'allow', plan);
-  const deny = (facts: RequestFacts, reason: DenyReason, plan = '') => decision(facts, 'deny', plan, reason);
+    limit?: LimitInfo,
+  ): AccessDecision {
+    return {
+      effect,
+      credentialId: facts.credentialId,
+      ...(reason !== undefined && { reason }),
+      plan,
+      metrics: facts.metrics,
+      ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
+      ...(limit !== undefined && { limit }),
+    };
+  }
 
-  const refusedFor = (facts: RequestFacts, state: Exclude<CredentialState, { kind: 'active' }>) =>
-    state.kind === 'invalid' ? ({ effect: 'unauthorized' } as const) : deny(facts, state.reason);
+  private allow(facts: RequestFacts, plan: string, limit?: LimitFeedback): AccessDecision {
+    return this.decision(facts, 'allow', plan, undefined, limit);
+  }
 
-  async function publish(c: Cached, facts: RequestFacts): Promise<void> {
+  private deny(facts: RequestFacts, reason: DenyReason, plan = '', limit?: LimitInfo): AccessDecision {
+    return this.decision(facts, 'deny', plan, reason, limit);
+  }
+
+  private refusedFor(
+    facts: RequestFacts,
+    state: Exclude<CredentialState, { kind: 'active' }>,
+  ): AccessDecision {
+    return state.kind === 'invalid' ? { effect: 'unauthorized' } : this.deny(facts, state.reason);
+  }
+
+  /** The hot-path script; undefined when Redis cannot answer. */
+  private async check(
+    cached: CacheParts,
+    facts: RequestFacts,
+    keyId: string,
+  ): Promise<CheckResult | undefined> {
     try {
-      await c.publisher.publish(reportMessage(config.serviceId, facts.credentialId));
-      count(METRIC.reportPublished);
+      return await cached.cache.check({
+        ...facts,
+        keyId,
+        windowMs: this.windowMs,
+        softLimits: this.softLimits,
+      });
     } catch (error) {
-      count(METRIC.reportPublishFailed);
-      logger.warn('report message not published: the usage stays pending for the sweep', {
+      this.count(METRIC.cacheUnavailable);
+      this.deps.logger.warn('redis unavailable: asking the platform directly', {
+        error: errorMessage(error),
+      });
+      return undefined;
+    }
+  }
+
+  private async publish(cached: CacheParts, facts: RequestFacts): Promise<void> {
+    try {
+      await cached.publisher.publish(reportMessage(this.deps.config.serviceId, facts.credentialId));
+      this.count(METRIC.reportPublished);
+    } catch (error) {
+      this.count(METRIC.reportPublishFailed);
+      this.deps.logger.warn('report message not published: the usage stays pending for the sweep', {
         credential: credentialIdPrefix(facts.credentialId),
         error: errorMessage(error),
       });
     }
   }
 
-  async function fromCheck(c: Cached, facts: RequestFacts, result: Exclude<CheckResult, { kind: 'miss' }>) {
+  private async fromCheck(
+    cached: CacheParts,
+    facts: RequestFacts,
+    result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
+  ): Promise<AccessDecision> {
+    // A refusal publishes too, once per window: the reporter then refreshes the budget from the platform.
+    if (result.publish) await this.publish(cached, facts);
     switch (result.kind) {
       case 'cached':
-        count(METRIC.negativeCacheHit);
-        return refusedFor(facts, result.state);
+        this.count(METRIC.negativeCacheHit);
+        return this.refusedFor(facts, result.state);
       case 'limited':
-        count(METRIC.limitsExceeded);
-        return deny(facts, 'limits_exceeded', result.plan);
+        this.count(METRIC.limitsExceeded);
+        return this.deny(facts, 'limits_exceeded', result.plan, result.limit);
       case 'allow':
-        if (result.overLimit) count(METRIC.softLimitExceeded);
-        if (result.publish) await publish(c, facts);
-        return allow(facts, result.plan);
+        if (result.overLimit) this.count(METRIC.softLimitExceeded);
+        return this.allow(facts, result.plan, result.limit);
     }
   }
 
-  /** The answer to a platform answer about the credential; `recordOverLimit` keeps soft-limit usage. */
-  async function answerOf(
+  /** The decision a platform answer gives; `recordOverLimit` keeps soft-limit usage. */
+  private async answerOf(
     facts: RequestFacts,
     answer: CredentialAnswer,
-    state: CredentialState,
     recordOverLimit: () => Promise<void>,
   ): Promise<AccessDecision> {
-    if (state.kind !== 'active') return refusedFor(facts, state);
+    const state = stateOf(answer);
+    if (state.kind !== 'active') return this.refusedFor(facts, state);
     const plan = answer.kind === 'invalid_credential' ? '' : (answer.plan ?? '');
-    if (answer.kind !== 'denied') return allow(facts, plan);
-    count(METRIC.limitsExceeded);
-    if (!softLimits) return deny(facts, 'limits_exceeded', plan);
+    if (answer.kind !== 'denied') return this.allow(facts, plan);
+    this.count(METRIC.limitsExceeded);
+    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
     // Soft limits: the platform refused to record this call; it is let through and reported later.
-    count(METRIC.softLimitExceeded);
+    this.count(METRIC.softLimitExceeded);
     await recordOverLimit();
-    return allow(facts, plan);
+    return this.allow(facts, plan);
   }
 
-  function misconfigured(facts: RequestFacts, outcome: Extract<AuthOutcome, { kind: 'misconfigured' }>) {
-    count(METRIC.platformMisconfigured);
-    logger.error(
+  private misconfigured(facts: RequestFacts, outcome: Extract<AuthOutcome, { kind: 'misconfigured' }>) {
+    this.count(METRIC.platformMisconfigured);
+    this.deps.logger.error(
       'the platform refused our configuration: check the provider key, service id and mapping rules',
       {
         code: outcome.code,
@@ -198,13 +329,18 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
         credential: credentialIdPrefix(facts.credentialId),
       },
     );
-    return deny(facts, 'platform_misconfigured');
+    return this.deny(facts, 'platform_misconfigured');
+  }
+
+  private unavailable(outcome: Extract<AuthOutcome, { kind: 'unavailable' }>): void {
+    this.count(METRIC.platformUnavailable);
+    this.deps.logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
   }
 
   /** The double failure where an allowed call cannot be kept for reporting: said loudly. */
-  function noteUnrecorded(facts: RequestFacts, why: string): void {
-    count(METRIC.usageNotRecorded);
-    logger.error('call allowed without its usage recorded', {
+  private noteUnrecorded(facts: RequestFacts, why: string): void {
+    this.count(METRIC.usageNotRecorded);
+    this.deps.logger.error('call allowed without its usage recorded', {
       why,
       credential: credentialIdPrefix(facts.credentialId),
       usage: facts.usage,
@@ -212,119 +348,149 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
   }
 
   /** Keeps usage the platform did not record, for the reporter; the call is allowed either way. */
-  async function keepPending(c: Cached, facts: RequestFacts, sealedCredential: string): Promise<void> {
+  private async keepPending(cached: CacheParts, facts: RequestFacts, sealedCredential: string) {
     try {
-      if (await c.cache.admit(facts.credentialId, sealedCredential, facts.usage, facts.now, windowMs)) {
-        await publish(c, facts);
+      const { credentialId, usage, now } = facts;
+      if (await cached.cache.admit(credentialId, sealedCredential, usage, now, this.windowMs)) {
+        await this.publish(cached, facts);
       }
     } catch (error) {
-      noteUnrecorded(facts, `redis unavailable: ${errorMessage(error)}`);
+      this.noteUnrecorded(facts, `redis unavailable: ${errorMessage(error)}`);
     }
   }
 
-  async function platformDown(c: Cached, facts: RequestFacts): Promise<AccessDecision> {
-    if (config.failureMode === 'strict') return deny(facts, 'platform_unavailable');
-    let result: CheckResult;
+  private async storeAnswer(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer) {
+    const sealedCredential = cached.sealer.seal(facts.credentialId, facts.credential);
     try {
-      result = await c.cache.check({ ...facts, endpoint: undefined, windowMs, softLimits });
-    } catch (error) {
-      count(METRIC.cacheUnavailable);
-      logger.warn('redis unavailable', { error: errorMessage(error) });
-      if (config.failureMode !== 'allow') return deny(facts, 'platform_unavailable');
-      noteUnrecorded(facts, 'platform and redis unavailable');
-      return allow(facts, '');
-    }
-    if (result.kind !== 'miss') return fromCheck(c, facts, result);
-    if (config.failureMode !== 'allow') return deny(facts, 'platform_unavailable');
-    await keepPending(c, facts, c.sealer.seal(facts.credentialId, facts.credential));
-    return allow(facts, '');
-  }
-
-  async function firstCall(c: Cached, facts: RequestFacts): Promise<AccessDecision> {
-    count(METRIC.platformCall);
-    const outcome = await platform.authrep(facts.credential, facts.usage);
-    if (!isCredentialAnswer(outcome)) {
-      if (outcome.kind === 'misconfigured') return misconfigured(facts, outcome);
-      count(METRIC.platformUnavailable);
-      logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
-      return platformDown(c, facts);
-    }
-    const state = stateOf(outcome);
-    const sealedCredential = c.sealer.seal(facts.credentialId, facts.credential);
-    try {
-      await c.cache.store({
+      await cached.cache.storeAnswer({
         credentialId: facts.credentialId,
-        state,
+        keyId: facts.keyId,
         sealedCredential,
-        ...(outcome.kind !== 'invalid_credential' && { status: outcome }),
+        answer,
         now: facts.now,
-        ...(state.kind === 'active' && { endpoint: { name: facts.endpoint, usage: facts.usage } }),
       });
     } catch (error) {
-      count(METRIC.cacheWriteFailed);
-      logger.warn('platform answer not cached', { error: errorMessage(error) });
+      this.count(METRIC.cacheWriteFailed);
+      this.deps.logger.warn('platform answer not cached', { error: errorMessage(error) });
     }
-    return answerOf(facts, outcome, state, () => keepPending(c, facts, sealedCredential));
+    return sealedCredential;
+  }
+
+  /**
+   * What the failure mode does when the platform cannot be asked: `resilient` keeps what the budget's
+   * snapshot says (nothing, for a budget or key never seen), `allow` also lets the unknown through,
+   * deciding from the budget's snapshot when it has one.
+   */
+  private async platformDown(cached: CacheParts, facts: RequestFacts, unknown: Unknown) {
+    const { failureMode } = this.deps.config;
+    if (failureMode !== 'allow') return this.deny(facts, 'platform_unavailable');
+    if (unknown === 'key') {
+      const result = await this.check(cached, facts, '');
+      if (result !== undefined && result.kind !== 'miss' && result.kind !== 'key_unknown') {
+        return this.fromCheck(cached, facts, result);
+      }
+    }
+    await this.keepPending(cached, facts, cached.sealer.seal(facts.credentialId, facts.credential));
+    return this.allow(facts, '');
+  }
+
+  /**
+   * A budget without a snapshot: the one call that claims its first-call lock asks the platform; the
+   * others wait for that answer and then decide from the cache, so the platform's authrep (which sees
+   * no usage pending here) is asked once, not once per concurrent call.
+   */
+  private async firstCall(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
+    const deadline = Date.now() + firstCallWaitMs(this.deps.config);
+    const token = randomUUID();
+    for (;;) {
+      let claimed: boolean;
+      try {
+        claimed = await cached.cache.claimFirstCall(
+          facts.credentialId,
+          token,
+          firstCallWaitMs(this.deps.config),
+        );
+      } catch (error) {
+        this.count(METRIC.cacheUnavailable);
+        this.deps.logger.warn('redis unavailable: asking the platform directly', {
+          error: errorMessage(error),
+        });
+        return this.direct(facts);
+      }
+      if (claimed) {
+        try {
+          return await this.askPlatform(cached, facts);
+        } finally {
+          await cached.cache.releaseFirstCall(facts.credentialId, token).catch(() => undefined);
+        }
+      }
+      if (Date.now() + FIRST_CALL_POLL_MS > deadline) {
+        this.count(METRIC.firstCallWaitTimedOut);
+        return this.platformDown(cached, facts, 'budget');
+      }
+      await sleep(FIRST_CALL_POLL_MS);
+      const result = await this.check(cached, facts, facts.keyId);
+      if (result === undefined) return this.direct(facts);
+      if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
+      if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
+    }
+  }
+
+  /** authrep for a budget without a snapshot: it reports this call, and its answer is stored. */
+  private async askPlatform(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
+    this.count(METRIC.platformCall);
+    const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
+    if (!isCredentialAnswer(outcome)) {
+      if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+      this.unavailable(outcome);
+      return this.platformDown(cached, facts, 'budget');
+    }
+    const sealedCredential = await this.storeAnswer(cached, facts, outcome);
+    return this.answerOf(facts, outcome, () => this.keepPending(cached, facts, sealedCredential));
+  }
+
+  /**
+   * An app key the budget has not seen: the platform says whether it is one of the application's keys
+   * (authorize records nothing), and the budget's snapshot then decides the call as for any key.
+   */
+  private async checkKey(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
+    this.count(METRIC.platformCall);
+    const outcome = await this.deps.platform.authorize(facts.credential);
+    if (!isCredentialAnswer(outcome)) {
+      if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+      this.unavailable(outcome);
+      return this.platformDown(cached, facts, 'key');
+    }
+    await this.storeAnswer(cached, facts, outcome);
+    const state = stateOf(outcome);
+    if (state.kind !== 'active') return this.refusedFor(facts, state);
+    const result = await this.check(cached, facts, facts.keyId);
+    if (result === undefined || result.kind === 'miss' || result.kind === 'key_unknown') {
+      return this.direct(facts);
+    }
+    return this.fromCheck(cached, facts, result);
   }
 
   /** Without a cache: every call is an authrep, and soft-limit usage is reported at once. */
-  async function direct(facts: RequestFacts): Promise<AccessDecision> {
-    count(METRIC.platformCall);
+  private async direct(facts: RequestFacts): Promise<AccessDecision> {
+    const { platform, config } = this.deps;
+    this.count(METRIC.platformCall);
     const outcome = await platform.authrep(facts.credential, facts.usage);
     if (isCredentialAnswer(outcome)) {
-      return answerOf(facts, outcome, stateOf(outcome), async () => {
-        count(METRIC.platformCall);
+      return this.answerOf(facts, outcome, async () => {
+        this.count(METRIC.platformCall);
         const reported = await platform.report([{ credential: facts.credential, usage: facts.usage }]);
-        if (reported.kind !== 'accepted') noteUnrecorded(facts, `report failed: ${reported.message}`);
+        if (reported.kind !== 'accepted') this.noteUnrecorded(facts, `report failed: ${reported.message}`);
       });
     }
-    if (outcome.kind === 'misconfigured') return misconfigured(facts, outcome);
-    count(METRIC.platformUnavailable);
-    logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
-    if (config.failureMode !== 'allow') return deny(facts, 'platform_unavailable');
-    noteUnrecorded(facts, 'platform unavailable, no cache');
-    return allow(facts, '');
+    if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+    this.unavailable(outcome);
+    if (config.failureMode !== 'allow') return this.deny(facts, 'platform_unavailable');
+    this.noteUnrecorded(facts, 'platform unavailable, no cache');
+    return this.allow(facts, '');
   }
+}
 
-  return {
-    async decide(event) {
-      const extraction = extractCredential(config, event.headers, event.multiValueHeaders);
-      if (!extraction.ok) {
-        count(METRIC.malformedCredential);
-        logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
-        return { effect: 'unauthorized' };
-      }
-      const { credential } = extraction;
-      const credentialId = credentialIdOf(config.serviceId, credential);
-      const usage = mapper.usageOf(mappedRequestOf(event));
-      const facts: RequestFacts = {
-        credential,
-        credentialId,
-        usage: usage ?? {},
-        endpoint: endpointOf(event),
-        now: deps.now(),
-        metrics: Object.keys(usage ?? {}).join(','),
-        ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
-      };
-      if (!usage) {
-        count(METRIC.noMappingRule);
-        return deny(facts, 'no_mapping_rule');
-      }
-      if (!cached) return direct(facts);
-      let result: CheckResult;
-      try {
-        result = await cached.cache.check({ ...facts, windowMs, softLimits });
-      } catch (error) {
-        count(METRIC.cacheUnavailable);
-        logger.warn('redis unavailable: asking the platform directly', { error: errorMessage(error) });
-        return direct(facts);
-      }
-      if (result.kind === 'miss') {
-        count(METRIC.cacheMiss);
-        return firstCall(cached, facts);
-      }
-      count(METRIC.cacheHit);
-      return fromCheck(cached, facts, result);
-    },
-  };
+export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {
+  return new AccessAuthorizer(deps);
 }

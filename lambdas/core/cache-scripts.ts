@@ -1,14 +1,35 @@
 /**
- * The Lua scripts of the cache. Each touches the keys of one credential only (one hash tag, one slot)
- * and takes the time as an argument, so an injected clock moves periods and windows (the hot path
- * reads TIME only to refuse to run after its caller gave up, see CHECK_SCRIPT).
- * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d
- * needs a 64-bit integer that fengari (ioredis-mock) does not have.
+ * The Lua scripts of the cache. Each touches the keys of one budget only (one hash tag, one slot) and
+ * takes the time as an argument, so an injected clock moves periods and windows (the hot path reads
+ * TIME only to refuse to run after its caller gave up, see CHECK_SCRIPT).
+ *
+ * Usage waiting to be reported is kept per period bucket: hash fields `<bucket start>:<metric>`, with
+ * `t:<bucket start>` the time of the bucket's last call. A bucket is the smallest period the budget's
+ * plan limits (minute, hour or day; a day when the plan limits only weeks, months, years or nothing,
+ * since days nest in all of them and weeks do not nest in months), so every limited period holds each
+ * bucket whole: a limit counts exactly the buckets of its current period, and the reporter sends each
+ * bucket with a timestamp inside it, so the platform charges the period the calls happened in.
+ *
+ * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
+ * 64-bit integer that fengari (ioredis-mock) does not have.
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
  */
 
 const PRELUDE = `
 local function int(n) return string.format('%.0f', n) end
+
+-- A limit is '<period start> <period end> <max> <current>' (-1 -1 for eternity). A snapshot stored
+-- before periods had a start ('<period end> <max> <current>') reads with start -1: its limits then
+-- count every bucket, more than their period, never less, until the next answer replaces it.
+local function parse_limit(value)
+  local period_start, period_end, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
+  if not period_start then
+    period_start = '-1'
+    period_end, max, current = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
+    if not period_end then return nil end
+  end
+  return tonumber(period_start), tonumber(period_end), tonumber(max), tonumber(current)
+end
 
 local function read_snapshot(app_key)
   local fields = redis.call('HGETALL', app_key)
@@ -22,14 +43,17 @@ local function read_snapshot(app_key)
     elseif string.sub(name, 1, 7) == 'parent:' then
       snapshot.parents[string.sub(name, 8)] = value
     elseif string.sub(name, 1, 6) == 'limit:' then
-      local period_end, max, current = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
-      if period_end then
+      local period_start, period_end, max, current = parse_limit(value)
+      if period_start then
+        local period, metric = string.match(name, '^limit:([^:]*):(.*)$')
         snapshot.limits[#snapshot.limits + 1] = {
           field = name,
-          metric = string.match(name, '^limit:[^:]*:(.*)$'),
-          period_end = tonumber(period_end),
-          max = tonumber(max),
-          current = tonumber(current),
+          period = period,
+          metric = metric,
+          period_start = period_start,
+          period_end = period_end,
+          max = max,
+          current = current,
         }
       end
     end
@@ -47,11 +71,26 @@ local function add_up(totals, parents, metric, amount)
   end
 end
 
-local function hash_totals(key, parents)
-  local totals = {}
+-- Usage by bucket start, each bucket's metrics added up to their ancestors.
+local function bucket_totals(key, parents, buckets)
   local fields = redis.call('HGETALL', key)
-  for i = 1, #fields, 2 do add_up(totals, parents, fields[i], tonumber(fields[i + 1])) end
-  return totals
+  for i = 1, #fields, 2 do
+    local bucket, metric = string.match(fields[i], '^(%d+):(.+)$')
+    if bucket then
+      local start = tonumber(bucket)
+      buckets[start] = buckets[start] or {}
+      add_up(buckets[start], parents, metric, tonumber(fields[i + 1]))
+    end
+  end
+  return buckets
+end
+
+-- The first instant of the limit's current period: its own while it lasts, then the period now is in.
+-- nil for eternity: every bucket counts.
+local function window_start(limit, now, starts)
+  if limit.period_end < 0 then return nil end
+  if now < limit.period_end then return limit.period_start end
+  return starts[limit.period]
 end
 
 -- Once a period has ended the platform's counter for it starts again from 0.
@@ -60,17 +99,48 @@ local function current_of(limit, now)
   return limit.current
 end
 
+local function used_in_window(buckets, metric, since)
+  local used = 0
+  for start, totals in pairs(buckets) do
+    if since == nil or start >= since then used = used + (totals[metric] or 0) end
+  end
+  return used
+end
+
+-- ARGV from 'first': the starts of the minute, hour, day, week, month and year now is in.
+local function period_starts(first)
+  return {
+    minute = tonumber(ARGV[first]),
+    hour = tonumber(ARGV[first + 1]),
+    day = tonumber(ARGV[first + 2]),
+    week = tonumber(ARGV[first + 3]),
+    month = tonumber(ARGV[first + 4]),
+    year = tonumber(ARGV[first + 5]),
+  }
+end
+
+-- The bucket of new usage: the smallest limited period that nests in every other (see the module note).
+local function bucket_period(snapshot)
+  local rank = { minute = 1, hour = 2, day = 3 }
+  local smallest = 'day'
+  for _, limit in ipairs(snapshot.limits) do
+    local r = rank[limit.period]
+    if r and r < rank[smallest] then smallest = limit.period end
+  end
+  return smallest
+end
+
 -- Counters only grow within a period, so of two answers for the same period the higher count is the
--- newer: answers of concurrent first calls, or a resync that does not see a report the platform
--- still processes, never lower it. A later period wins; the limit itself comes from the answer.
+-- newer: answers of concurrent calls, or a resync that does not see a report the platform still
+-- processes, never lower it. A later period wins; the limit itself comes from the answer.
 local function newest_limit(stored, answered)
   if not stored then return answered end
-  local stored_end, _, stored_current = string.match(stored, '^(%-?%d+) (%d+) (%d+)$')
-  local answered_end, answered_max, answered_current = string.match(answered, '^(%-?%d+) (%d+) (%d+)$')
+  local _, stored_end, _, stored_current = parse_limit(stored)
+  local answered_start, answered_end, answered_max, answered_current = parse_limit(answered)
   if not stored_end or not answered_end then return answered end
-  if tonumber(stored_end) > tonumber(answered_end) then return stored end
-  if stored_end == answered_end and tonumber(stored_current) > tonumber(answered_current) then
-    return answered_end .. ' ' .. answered_max .. ' ' .. stored_current
+  if stored_end > answered_end then return stored end
+  if stored_end == answered_end and stored_current > answered_current then
+    return int(answered_start) .. ' ' .. int(answered_end) .. ' ' .. int(answered_max) .. ' ' .. int(stored_current)
   end
   return answered
 end
@@ -84,24 +154,31 @@ local function keep_or_expire(app_key, since_key, ttl_ms)
   end
 end
 
--- Adds the usage pairs ARGV[first..] to pending, marks the oldest unreported usage for the sweep and
--- sets the report window flag. Returns '1' when the caller must publish the report message.
-local function record_usage(app_key, pending_key, since_key, window_key, now, window_ms, first)
-  local added = false
-  for i = first, #ARGV, 2 do
-    local amount = tonumber(ARGV[i + 1])
-    if amount > 0 then
-      redis.call('HINCRBY', pending_key, ARGV[i], amount)
-      added = true
-    end
-  end
-  if not added then return '0' end
-  if redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
+-- Sets the report window flag unless a message is on its way already: '1' when the caller must publish
+-- the report message (at most one per budget per window; every time with a window of 0).
+local function open_window(window_key, now, window_ms)
   if window_ms == 0 then return '1' end
   local window_end = redis.call('GET', window_key)
   if window_end and tonumber(window_end) > now then return '0' end
   redis.call('SET', window_key, int(now + window_ms), 'PX', int(window_ms))
   return '1'
+end
+
+-- Adds the usage pairs ARGV[first..] to the bucket, marks the oldest unreported usage for the sweep and
+-- sets the report window flag. Returns '1' when the caller must publish the report message.
+local function record_usage(app_key, pending_key, since_key, window_key, now, window_ms, bucket, first)
+  local added = false
+  for i = first, #ARGV, 2 do
+    local amount = tonumber(ARGV[i + 1])
+    if amount > 0 then
+      redis.call('HINCRBY', pending_key, int(bucket) .. ':' .. ARGV[i], amount)
+      added = true
+    end
+  end
+  if not added then return '0' end
+  redis.call('HSET', pending_key, 't:' .. int(bucket), int(now))
+  if redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
+  return open_window(window_key, now, window_ms)
 end
 `;
 
@@ -111,22 +188,33 @@ export interface ScriptDefinition {
   readonly lua: string;
 }
 
+/** Number of ARGV slots the period starts take (minute, hour, day, week, month, year). */
+export const PERIOD_START_ARGS = 6;
+
 /**
- * The hot path. KEYS: neg, app, ep, pending, inflight, since, window.
- * ARGV: now, endpoint ('' = decide from the credential's snapshot whatever the endpoint: the
- * resilient answer while the platform is down), window ms, soft ('1'), deadline (epoch ms by the
- * wall clock, 0 = none), then metric/delta pairs.
+ * The hot path. KEYS: neg, app, keys, pending, inflight, since, window, refused.
+ * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
+ * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
+ * then metric/delta pairs.
  * The deadline is the one use of TIME, and it decides nothing about limits or windows (those follow
- * `now`): once the authorizer gave up waiting it answered through the platform's authrep, so a script
- * that reaches Redis later (a paused or partitioned server) must not count the call a second time.
- * A new endpoint of an active credential is a miss only within its limits; over a hard limit it is
- * denied like a hit, since the platform's authrep would not count the usage pending here.
- * Returns {'expired'} | {'miss'} | {'cached', state} | {'deny', 'limits_exceeded', plan} |
- * {'allow', plan, publish, over}.
+ * `now`): once the authorizer gave up waiting it answered through the platform, so a script that
+ * reaches Redis later (a paused or partitioned server) must not count the call a second time.
+ * A budget with a snapshot decides every endpoint here: the snapshot holds all the plan's limits and
+ * the metric tree, and the mapping rules are local, so only a budget without one asks the platform.
+ * A refused call of a budget the platform answered about opens the report window like usage does, so
+ * the reporter refreshes the budget at least once per window while refused calls keep coming (a raised
+ * limit, a new plan, a resumed application reach it) without a platform call per refused call; a call
+ * refused at a limit also marks the limit (`<period>:<metric>` in the refused hash) for usage alerts.
+ * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
+ * snapshot, this key was never checked) | {'cached', state, publish} |
+ * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
+ * {'allow', plan, publish, over, metric, period, max, period end, remaining}: the limit a refusal hit,
+ * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
+ * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end).
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
-  numberOfKeys: 7,
+  numberOfKeys: 8,
   lua: `${PRELUDE}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 then
@@ -134,53 +222,88 @@ if deadline > 0 then
   if tonumber(time[1]) * 1000.0 + math.floor(tonumber(time[2]) / 1000) > deadline then return {'expired'} end
 end
 local now = tonumber(ARGV[1])
+local window_ms = tonumber(ARGV[3])
 local negative = redis.call('GET', KEYS[1])
-if negative then return {'cached', negative} end
-local known_endpoint = ARGV[2] == '' or redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1
+if negative then return {'cached', negative, '0'} end
+local key_known = ARGV[2] == ''
+if not key_known then
+  local fact = redis.call('HGET', KEYS[3], ARGV[2])
+  if fact then
+    local until_ms, code = string.match(fact, '^bad (%d+) (.+)$')
+    if not until_ms then
+      key_known = true
+    elseif tonumber(until_ms) > now then
+      return {'cached', 'invalid:' .. code, '0'}
+    end
+  end
+end
 local snapshot = read_snapshot(KEYS[2])
 if not snapshot.state then return {'miss'} end
+if not key_known then return {'key_unknown'} end
 if snapshot.state ~= 'active' then
-  if known_endpoint then return {'cached', snapshot.state} end
-  return {'miss'}
+  return {'cached', snapshot.state, open_window(KEYS[7], now, window_ms)}
 end
+local first_pair = 6 + ${PERIOD_START_ARGS}
+local starts = period_starts(6)
 local requested = {}
-for i = 6, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
-local pending = hash_totals(KEYS[4], snapshot.parents)
-local in_flight = hash_totals(KEYS[5], snapshot.parents)
-local over = '0'
+for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
+local buckets = bucket_totals(KEYS[5], snapshot.parents, bucket_totals(KEYS[4], snapshot.parents, {}))
+local exceeded, tightest, tightest_left = nil, nil, nil
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
   if amount then
-    local used = current_of(limit, now) + (pending[limit.metric] or 0) + (in_flight[limit.metric] or 0)
-    if used + amount > limit.max then over = '1' end
+    local since = window_start(limit, now, starts)
+    local left = limit.max - current_of(limit, now) - used_in_window(buckets, limit.metric, since) - amount
+    if left < 0 and not exceeded then exceeded = limit end
+    -- The fewest calls left; of two alike, the longer period (it resets later), as the platform's headers.
+    if not tightest or left < tightest_left or (left == tightest_left and limit.period_end < 0) or
+        (left == tightest_left and tightest.period_end >= 0 and limit.period_end > tightest.period_end) then
+      tightest, tightest_left = limit, left
+    end
   end
 end
-if over == '1' and ARGV[4] ~= '1' then return {'deny', 'limits_exceeded', snapshot.plan} end
-if not known_endpoint then return {'miss'} end
-local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, tonumber(ARGV[3]), 6)
-return {'allow', snapshot.plan, publish, over}
+local function period_end_of(limit)
+  if limit.period_end >= 0 and now >= limit.period_end then return '-2' end
+  return int(limit.period_end)
+end
+if exceeded and ARGV[4] ~= '1' then
+  redis.call('HSET', KEYS[8], exceeded.period .. ':' .. exceeded.metric, int(now))
+  return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[7], now, window_ms),
+    exceeded.metric, exceeded.period, int(exceeded.max), period_end_of(exceeded)}
+end
+local bucket = starts[bucket_period(snapshot)]
+local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, window_ms, bucket, first_pair)
+local over = exceeded and '1' or '0'
+if not tightest then return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0'} end
+return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, int(tightest.max),
+  period_end_of(tightest), int(math.max(tightest_left, 0))}
 `,
 };
 
 /**
- * Stores a platform answer. KEYS: neg, app, ep, since.
- * ARGV: state, negative TTL ms, entry TTL ms, sealed credential, plan, now, endpoint ('' = none),
- * endpoint usage JSON, then snapshot field/value pairs.
- * An active state clears the negative entry and records the endpoint; any other state sets the
- * negative entry and drops the endpoint entries, so the credential asks the platform again once the
- * negative entry expires. An invalid answer keeps no snapshot: a key never seen leaves only its
- * negative entry; a known one keeps its sealed credential for the usage still to report.
+ * Stores a platform answer. KEYS: neg, app, keys, since.
+ * ARGV: state ('' = the answer is about the key only: the budget is left as it is), negative TTL ms,
+ * entry TTL ms, sealed credential, plan, now, key id ('' = none), key fact ('ok <sealed credential>' |
+ * 'bad <until ms> <code>' | ''), then snapshot field/value pairs.
+ * An invalid state sets the negative entry (a flood of unknown credentials stays off the platform until
+ * it expires); any other state clears it: a denied budget keeps its state in the snapshot, and its
+ * refused calls have the reporter refresh it. An invalid answer keeps no snapshot: a budget never seen
+ * leaves only its negative entry; a known one keeps its sealed credential for the usage still to report.
  */
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
   numberOfKeys: 4,
   lua: `${PRELUDE}
 local state = ARGV[1]
-if state == 'active' then
-  redis.call('DEL', KEYS[1])
-else
+if ARGV[7] ~= '' and ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+end
+if state == '' then return 'ok' end
+if string.sub(state, 1, 8) == 'invalid:' then
   redis.call('SET', KEYS[1], state, 'PX', ARGV[2])
-  redis.call('DEL', KEYS[3])
+else
+  redis.call('DEL', KEYS[1])
 end
 if string.sub(state, 1, 8) == 'invalid:' then
   if redis.call('EXISTS', KEYS[2]) == 0 then return 'ok' end
@@ -196,10 +319,6 @@ else
   for i = 9, #ARGV, 2 do
     redis.call('HSET', KEYS[2], ARGV[i], newest_limit(previous[ARGV[i]], ARGV[i + 1]))
   end
-  if state == 'active' and ARGV[7] ~= '' then
-    redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
-    redis.call('PEXPIRE', KEYS[3], ARGV[3])
-  end
 end
 keep_or_expire(KEYS[2], KEYS[4], ARGV[3])
 return 'ok'
@@ -209,52 +328,63 @@ return 'ok'
 /**
  * Lets a call through unchecked and keeps its usage for the reporter (failure mode allow, platform
  * down, nothing cached). KEYS: app, pending, since, window. ARGV: now, window ms, sealed credential,
- * entry TTL ms, then metric/delta pairs. Returns '1' when the caller must publish.
+ * entry TTL ms, bucket start (the minute: nothing tells which periods the plan limits), then
+ * metric/delta pairs. Returns '1' when the caller must publish.
  */
 export const ADMIT_SCRIPT: ScriptDefinition = {
   name: 'accessAdmit',
   numberOfKeys: 4,
   lua: `${PRELUDE}
 redis.call('HSETNX', KEYS[1], 'cred', ARGV[3])
-local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), tonumber(ARGV[2]), 5)
+local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), tonumber(ARGV[2]),
+  tonumber(ARGV[5]), 6)
 keep_or_expire(KEYS[1], KEYS[3], ARGV[4])
 return publish
 `,
 };
 
 /**
- * Takes the usage to report. KEYS: app, pending, inflight, since, lease. ARGV: lease token, lease ms.
- * In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new joins
- * it until the platform accepted it. Returns {'busy'} (another reporter holds the lease) | {'empty'} |
- * {'unreadable'} (no sealed credential) | {'ready', sealed credential, resent ('1' when the in-flight
- * usage was left by an earlier attempt, so pending usage may still wait), metric, value, ...}.
+ * Takes the usage to report. KEYS: app, pending, inflight, since, lease, refused. ARGV: lease token,
+ * lease ms. In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new
+ * joins it until the platform accepted it. The limits refused calls hit since the last drain are taken
+ * too (`<period>:<metric>` fields). Returns {'busy'} (another reporter holds the lease) |
+ * {'empty', sealed credential or '', refused field, ...} (nothing to report; the credential lets the
+ * reporter refresh the budget all the same) | {'unreadable'} (no sealed credential) |
+ * {'ready', sealed credential, resent ('1' when the in-flight usage was left by an earlier attempt, so
+ * pending usage may still wait), refused count, refused field, ..., field, value, ...} with the fields
+ * of the in-flight hash (see the module note).
  */
 export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
-  numberOfKeys: 5,
+  numberOfKeys: 6,
   lua: `
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'busy'} end
+local refused = redis.call('HKEYS', KEYS[6])
+redis.call('DEL', KEYS[6])
+local sealed = redis.call('HGET', KEYS[1], 'cred')
 local resent = '1'
 if redis.call('EXISTS', KEYS[3]) == 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then
     redis.call('DEL', KEYS[4])
-    return {'empty'}
+    return {'empty', sealed or '', unpack(refused)}
   end
   redis.call('RENAME', KEYS[2], KEYS[3])
   resent = '0'
 end
-local sealed = redis.call('HGET', KEYS[1], 'cred')
 if not sealed then return {'unreadable'} end
 redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
-local usage = redis.call('HGETALL', KEYS[3])
-return {'ready', sealed, resent, unpack(usage)}
+-- unpack() is cut to one value anywhere but last in a table constructor: build the reply by hand.
+local reply = {'ready', sealed, resent, tostring(#refused)}
+for _, field in ipairs(refused) do reply[#reply + 1] = field end
+for _, value in ipairs(redis.call('HGETALL', KEYS[3])) do reply[#reply + 1] = value end
+return {unpack(reply)}
 `,
 };
 
 /**
  * The platform accepted the in-flight usage. KEYS: app, pending, inflight, since, lease.
- * ARGV: now, lease token, entry TTL ms. Until the resync brings the platform's counters, the
- * snapshot's current values count what was just accepted (limits stay exact in between).
+ * ARGV: now, lease token, entry TTL ms. Until the resync brings the platform's counters, each limit's
+ * current value counts the buckets just accepted that lie in its period (limits stay exact in between).
  * A reporter whose lease passed to another one changes nothing: the in-flight usage may by then be
  * the other's batch, not yet reported (its own was resent by the other, at least once).
  */
@@ -266,12 +396,19 @@ local holder = redis.call('GET', KEYS[5])
 if holder and holder ~= ARGV[2] then return 'ok' end
 local now = tonumber(ARGV[1])
 local snapshot = read_snapshot(KEYS[1])
-local reported = hash_totals(KEYS[3], snapshot.parents)
+local buckets = bucket_totals(KEYS[3], snapshot.parents, {})
 for _, limit in ipairs(snapshot.limits) do
-  local amount = reported[limit.metric]
-  if amount and (limit.period_end < 0 or now < limit.period_end) then
-    redis.call('HSET', KEYS[1], limit.field,
-      int(limit.period_end) .. ' ' .. int(limit.max) .. ' ' .. int(limit.current + amount))
+  if limit.period_end < 0 or now < limit.period_end then
+    local reported = 0
+    for start, totals in pairs(buckets) do
+      if limit.period_end < 0 or (start >= limit.period_start and start < limit.period_end) then
+        reported = reported + (totals[limit.metric] or 0)
+      end
+    end
+    if reported > 0 then
+      redis.call('HSET', KEYS[1], limit.field, int(limit.period_start) .. ' ' .. int(limit.period_end) .. ' ' ..
+        int(limit.max) .. ' ' .. int(limit.current + reported))
+    end
   end
 end
 redis.call('DEL', KEYS[3], KEYS[5])
@@ -283,7 +420,7 @@ return 'ok'
 `,
 };
 
-/** The report failed: give the lease back; the in-flight usage stays for the retry. KEYS: lease. ARGV: token. */
+/** Gives a lock back if the token still holds it (a lease, a first call's lock). KEYS: lock. ARGV: token. */
 export const RELEASE_SCRIPT: ScriptDefinition = {
   name: 'accessRelease',
   numberOfKeys: 1,

@@ -14,57 +14,151 @@ import {
   type ScriptDefinition,
   STORE_SCRIPT,
 } from './cache-scripts';
-import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from './keys';
-import type { AuthorizationStatus, Usage } from './platform/types';
+import {
+  credentialIdOfKey,
+  credentialIdOfSinceKey,
+  credentialKeys,
+  REJECTED_KEY_PATTERN,
+  SINCE_KEY_PATTERN,
+} from './keys';
+import { periodWindow } from './periods';
+import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from './platform/types';
 import {
   commandTimeoutOf,
   ensureConnected,
   onEveryPrimary,
+  primariesOf,
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
 } from './redis-client';
-import { type CredentialState, decodeState, encodeState, snapshotFields } from './snapshot';
+import {
+  type CredentialAnswer,
+  type CredentialState,
+  decodeState,
+  encodeState,
+  isKeyRefusal,
+  snapshotFields,
+  stateOf,
+} from './snapshot';
 
-/** How long a credential's snapshot and endpoint entries live without a new platform answer. */
+/** How long a budget's snapshot and key facts live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** A limit of the plan, as a consumer may be told of it. */
+export interface LimitInfo {
+  readonly metric: string;
+  readonly period: Period;
+  readonly max: number;
+  /** When the period ends (epoch ms); undefined for eternity. */
+  readonly resetAt?: number;
+}
+
+/** The most constrained limit of an allowed call, and what it leaves. */
+export interface LimitFeedback extends LimitInfo {
+  /** Calls like this one still allowed in the period. */
+  readonly remaining: number;
+}
+
 export type CheckResult =
+  /** No snapshot of the budget: the platform must be asked. */
   | { readonly kind: 'miss' }
-  | { readonly kind: 'cached'; readonly state: Exclude<CredentialState, { kind: 'active' }> }
-  | { readonly kind: 'limited'; readonly plan: string }
-  | { readonly kind: 'allow'; readonly plan: string; readonly publish: boolean; readonly overLimit: boolean };
+  /** The budget has a snapshot, the presented key was never checked with the platform. */
+  | { readonly kind: 'key_unknown' }
+  | {
+      readonly kind: 'cached';
+      readonly state: Exclude<CredentialState, { kind: 'active' }>;
+      /** Publish the report message: the reporter refreshes the refused budget. */
+      readonly publish: boolean;
+    }
+  | { readonly kind: 'limited'; readonly plan: string; readonly publish: boolean; readonly limit: LimitInfo }
+  | {
+      readonly kind: 'allow';
+      readonly plan: string;
+      readonly publish: boolean;
+      readonly overLimit: boolean;
+      /** Undefined when no limit applies to the call. */
+      readonly limit?: LimitFeedback;
+    };
 
 export interface CheckRequest {
+  /** The budget (credentialIdOf). */
   readonly credentialId: string;
-  /** Undefined: decide from the credential's snapshot, whatever the endpoint (resilient answer). */
-  readonly endpoint: string | undefined;
+  /** The presented key (keyIdOf); '' when there is no key to check. */
+  readonly keyId: string;
   readonly usage: Usage;
   readonly now: number;
   readonly windowMs: number;
   readonly softLimits: boolean;
 }
 
+/** What the platform said of a presented key, kept under the budget. */
+export type KeyFact =
+  | { readonly valid: true; readonly sealedCredential: string }
+  | { readonly valid: false; readonly code: InvalidCredentialCode };
+
 export interface StoredAnswer {
   readonly credentialId: string;
-  readonly state: CredentialState;
-  readonly sealedCredential: string;
-  readonly status?: AuthorizationStatus;
   readonly now: number;
-  /** The endpoint whose first call brought the answer, with the usage it maps to. */
-  readonly endpoint?: { readonly name: string; readonly usage: Usage };
+  /** What the answer says of the budget; absent when it speaks of the key only. */
+  readonly budget?: {
+    readonly state: CredentialState;
+    readonly sealedCredential: string;
+    readonly status?: AuthorizationStatus;
+  };
+  readonly key?: { readonly id: string; readonly fact: KeyFact };
+}
+
+/** A platform answer about a credential, as the authorizer's first call and the reporter's resync store it. */
+export interface AnswerToStore {
+  readonly credentialId: string;
+  /** The presented key (keyIdOf); '' when there is none to keep a fact about. */
+  readonly keyId: string;
+  /** The credential as presented, sealed under the budget's id. */
+  readonly sealedCredential: string;
+  readonly answer: CredentialAnswer;
+  readonly now: number;
+}
+
+/** Usage of one period bucket, as the reporter sends it. */
+export interface UsageBucket {
+  /** Start of the bucket; undefined for usage kept before buckets existed (reported as of now). */
+  readonly start?: number;
+  /** When the bucket's last call was allowed. */
+  readonly lastCallAt?: number;
+  readonly usage: Usage;
+}
+
+/** A limit a refused call hit, for usage alerts: a refusal counts as reaching 100 %. */
+export interface LimitRefusal {
+  readonly metric: string;
+  readonly period: Period;
 }
 
 export type DrainResult =
   | { readonly kind: 'busy' }
-  | { readonly kind: 'empty' }
+  | {
+      readonly kind: 'empty';
+      /** The budget's credential when it has one: the reporter refreshes the budget all the same. */
+      readonly sealedCredential?: string;
+      readonly refusals: readonly LimitRefusal[];
+    }
   | { readonly kind: 'unreadable' }
   | {
       readonly kind: 'ready';
       readonly sealedCredential: string;
+      readonly buckets: readonly UsageBucket[];
+      /** The buckets added up. */
       readonly usage: Usage;
       /** The usage was left in flight by an earlier attempt: pending usage may wait behind it. */
       readonly resent: boolean;
+      readonly refusals: readonly LimitRefusal[];
     };
+
+/** Usage the platform refuses to take, kept under its budget. */
+export interface RejectedUsage {
+  readonly credentialId: string;
+  readonly usage: Usage;
+}
 
 export interface AccessCacheOptions {
   readonly negativeTtlMs: number;
@@ -97,9 +191,127 @@ function pairsToUsage(flat: readonly string[]): Usage {
   return usage;
 }
 
+const BUCKET_FIELD = /^(\d+):(.+)$/;
+const LAST_CALL_FIELD = /^t:(\d+)$/;
+
+/** The in-flight hash's fields (`<bucket start>:<metric>`, `t:<bucket start>`) as buckets, oldest first. */
+export function bucketsOf(flat: readonly string[]): UsageBucket[] {
+  const usageOf = new Map<number | undefined, Record<string, number>>();
+  const lastCallOf = new Map<number, number>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const field = flat[i] as string;
+    const value = Number(flat[i + 1]);
+    const lastCall = LAST_CALL_FIELD.exec(field);
+    if (lastCall) {
+      lastCallOf.set(Number(lastCall[1]), value);
+      continue;
+    }
+    const bucket = BUCKET_FIELD.exec(field);
+    const start = bucket ? Number(bucket[1]) : undefined;
+    const metric = bucket ? (bucket[2] as string) : field;
+    const usage = usageOf.get(start) ?? {};
+    usage[metric] = (usage[metric] ?? 0) + value;
+    usageOf.set(start, usage);
+  }
+  return [...usageOf.entries()]
+    .sort(([a], [b]) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY))
+    .map(([start, usage]) => ({
+      ...(start !== undefined && { start }),
+      ...(start !== undefined && lastCallOf.has(start) && { lastCallAt: lastCallOf.get(start) }),
+      usage,
+    }));
+}
+
+export function totalUsage(buckets: readonly UsageBucket[]): Usage {
+  const total: Record<string, number> = {};
+  for (const bucket of buckets) {
+    for (const [metric, value] of Object.entries(bucket.usage)) total[metric] = (total[metric] ?? 0) + value;
+  }
+  return total;
+}
+
+/** The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. */
+function periodStarts(now: number): number[] {
+  return (['minute', 'hour', 'day', 'week', 'month', 'year'] as const).map(
+    (period) => periodWindow(period, now).start,
+  );
+}
+
+function encodeKeyFact(fact: KeyFact, until: number): string {
+  return fact.valid ? `ok ${fact.sealedCredential}` : `bad ${Math.trunc(until)} ${fact.code}`;
+}
+
+/** A valid key's sealed credential from its fact, or undefined for any other value. */
+function validKeyCredential(value: string): string | undefined {
+  return value.startsWith('ok ') ? value.slice(3) : undefined;
+}
+
 function strings(reply: unknown): string[] {
   if (!Array.isArray(reply)) throw new Error(`unexpected script reply: ${typeof reply}`);
   return reply.map((item) => String(item));
+}
+
+/** When a limit's period ends: -1 is eternity, -2 the period `now` is in (the snapshot knew an earlier one). */
+function resetAtOf(period: Period, encodedEnd: string, now: number): number | undefined {
+  const end = Number(encodedEnd);
+  if (end === -1) return undefined;
+  return end === -2 ? periodWindow(period, now).end : end;
+}
+
+function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo {
+  const period = reply[at + 1] as Period;
+  const resetAt = resetAtOf(period, reply[at + 3] ?? '-1', now);
+  return {
+    metric: reply[at] as string,
+    period,
+    max: Number(reply[at + 2]),
+    ...(resetAt !== undefined && { resetAt }),
+  };
+}
+
+/** The check script's reply (see CHECK_SCRIPT) as a result. */
+export function checkResultOf(reply: readonly string[], now: number): CheckResult {
+  switch (reply[0]) {
+    case 'expired':
+      throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
+    case 'miss':
+      return { kind: 'miss' };
+    case 'key_unknown':
+      return { kind: 'key_unknown' };
+    case 'cached': {
+      const state = decodeState(reply[1] as string);
+      if (state.kind === 'active') return { kind: 'miss' };
+      return { kind: 'cached', state, publish: reply[2] === '1' };
+    }
+    case 'deny':
+      return {
+        kind: 'limited',
+        plan: reply[2] as string,
+        publish: reply[3] === '1',
+        limit: limitInfoOf(reply, 4, now),
+      };
+    case 'allow': {
+      const base = {
+        kind: 'allow',
+        plan: reply[1] as string,
+        publish: reply[2] === '1',
+        overLimit: reply[3] === '1',
+      } as const;
+      if (reply[4] === '') return base;
+      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
+    }
+    default:
+      throw new Error(`unexpected check reply: ${reply[0]}`);
+  }
+}
+
+const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
+
+function refusalsOf(fields: readonly string[]): LimitRefusal[] {
+  return fields.flatMap((field) => {
+    const match = REFUSAL_FIELD.exec(field);
+    return match ? [{ period: match[1] as Period, metric: match[2] as string }] : [];
+  });
 }
 
 export class AccessCache {
@@ -131,53 +343,98 @@ export class AccessCache {
     const reply = strings(
       await this.run(
         CHECK_SCRIPT,
-        [keys.negative, keys.app, keys.endpoints, keys.pending, keys.inFlight, keys.since, keys.window],
+        [
+          keys.negative,
+          keys.app,
+          keys.keys,
+          keys.pending,
+          keys.inFlight,
+          keys.since,
+          keys.window,
+          keys.refusals,
+        ],
         [
           request.now,
-          request.endpoint ?? '',
+          request.keyId,
           request.windowMs,
           request.softLimits ? '1' : '0',
           this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
+          ...periodStarts(request.now),
           ...usagePairs(request.usage),
         ],
       ),
     );
-    switch (reply[0]) {
-      case 'expired':
-        throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
-      case 'miss':
-        return { kind: 'miss' };
-      case 'cached': {
-        const state = decodeState(reply[1]);
-        if (state.kind === 'active') return { kind: 'miss' };
-        return { kind: 'cached', state };
-      }
-      case 'deny':
-        return { kind: 'limited', plan: reply[2] };
-      case 'allow':
-        return { kind: 'allow', plan: reply[1], publish: reply[2] === '1', overLimit: reply[3] === '1' };
-      default:
-        throw new Error(`unexpected check reply: ${reply[0]}`);
-    }
+    return checkResultOf(reply, request.now);
   }
 
   async store(answer: StoredAnswer): Promise<void> {
     const keys = credentialKeys(answer.credentialId);
+    const { budget, key } = answer;
     await this.run(
       STORE_SCRIPT,
-      [keys.negative, keys.app, keys.endpoints, keys.since],
+      [keys.negative, keys.app, keys.keys, keys.since],
       [
-        encodeState(answer.state),
+        budget ? encodeState(budget.state) : '',
         this.options.negativeTtlMs,
         this.entryTtlMs,
-        answer.sealedCredential,
-        answer.status?.plan ?? '',
+        budget?.sealedCredential ?? '',
+        budget?.status?.plan ?? '',
         answer.now,
-        answer.endpoint?.name ?? '',
-        answer.endpoint ? JSON.stringify(answer.endpoint.usage) : '',
-        ...(answer.status ? snapshotFields(answer.status).flat() : []),
+        key?.id ?? '',
+        key ? encodeKeyFact(key.fact, answer.now + this.options.negativeTtlMs) : '',
+        ...(budget?.status ? snapshotFields(budget.status).flat() : []),
       ],
     );
+  }
+
+  /**
+   * Stores what a platform answer says: of the presented key (valid, or refused for a while), and of the
+   * budget (its state and, unless invalid, its snapshot). A refused app key says nothing of the budget:
+   * the platform checks the key first and stops there.
+   */
+  async storeAnswer({ credentialId, keyId, sealedCredential, answer, now }: AnswerToStore): Promise<void> {
+    if (isKeyRefusal(answer)) {
+      if (keyId === '') return;
+      await this.store({
+        credentialId,
+        now,
+        key: { id: keyId, fact: { valid: false, code: 'application_key_invalid' } },
+      });
+      return;
+    }
+    const state = stateOf(answer);
+    await this.store({
+      credentialId,
+      now,
+      budget: {
+        state,
+        sealedCredential,
+        ...(answer.kind !== 'invalid_credential' && { status: answer }),
+      },
+      ...(keyId !== '' &&
+        state.kind !== 'invalid' && { key: { id: keyId, fact: { valid: true, sealedCredential } } }),
+    });
+  }
+
+  /** The sealed credentials of the budget's keys the platform last said were valid. */
+  async validKeyCredentials(credentialId: string): Promise<string[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const facts = await this.redis.hvals(credentialKeys(credentialId).keys);
+    return facts.map(validKeyCredential).filter((sealed): sealed is string => sealed !== undefined);
+  }
+
+  /**
+   * Takes the budget's first-call lock for `ttlMs`: true when this caller is the one to ask the platform,
+   * false when another call already does.
+   */
+  async claimFirstCall(credentialId: string, token: string, ttlMs: number): Promise<boolean> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const set = await this.redis.set(credentialKeys(credentialId).firstCall, token, 'PX', ttlMs, 'NX');
+    return set === 'OK';
+  }
+
+  async releaseFirstCall(credentialId: string, token: string): Promise<void> {
+    await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).firstCall], [token]);
   }
 
   /** Records usage without any check; returns whether the caller must publish the report message. */
@@ -186,7 +443,14 @@ export class AccessCache {
     const reply = await this.run(
       ADMIT_SCRIPT,
       [keys.app, keys.pending, keys.since, keys.window],
-      [now, windowMs, sealedCredential, this.entryTtlMs, ...usagePairs(usage)],
+      [
+        now,
+        windowMs,
+        sealedCredential,
+        this.entryTtlMs,
+        periodWindow('minute', now).start,
+        ...usagePairs(usage),
+      ],
     );
     return String(reply) === '1';
   }
@@ -196,14 +460,28 @@ export class AccessCache {
     const reply = strings(
       await this.run(
         DRAIN_SCRIPT,
-        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease],
+        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals],
         [leaseToken, this.options.leaseMs],
       ),
     );
-    const [kind, sealedCredential, resent, ...usage] = reply;
-    if (kind === 'ready')
-      return { kind, sealedCredential, usage: pairsToUsage(usage), resent: resent === '1' };
-    if (kind === 'busy' || kind === 'empty' || kind === 'unreadable') return { kind };
+    const [kind, sealedCredential = '', ...rest] = reply;
+    if (kind === 'ready') {
+      const [resent, refusalCount, ...fields] = rest;
+      const count = Number(refusalCount);
+      const buckets = bucketsOf(fields.slice(count));
+      return {
+        kind,
+        sealedCredential,
+        buckets,
+        usage: totalUsage(buckets),
+        resent: resent === '1',
+        refusals: refusalsOf(fields.slice(0, count)),
+      };
+    }
+    if (kind === 'empty') {
+      return { kind, ...(sealedCredential !== '' && { sealedCredential }), refusals: refusalsOf(rest) };
+    }
+    if (kind === 'busy' || kind === 'unreadable') return { kind };
     throw new Error(`unexpected drain reply: ${kind}`);
   }
 
@@ -218,6 +496,27 @@ export class AccessCache {
 
   async release(credentialId: string, leaseToken: string): Promise<void> {
     await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).lease], [leaseToken]);
+  }
+
+  /** Keeps usage the platform refuses to take (a metric it does not have), for a person to look at. */
+  async keepRejected(credentialId: string, usage: Usage): Promise<void> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const key = credentialKeys(credentialId).rejected;
+    const pipeline = this.redis.pipeline();
+    for (const [metric, value] of Object.entries(usage)) pipeline.hincrby(key, metric, value);
+    await pipeline.exec();
+  }
+
+  /**
+   * Every budget's usage the platform refused to take, from every primary. Unlike the sweep, this view
+   * fails when a primary cannot be read rather than leave that primary's usage out.
+   */
+  async rejectedUsage(): Promise<RejectedUsage[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const perPrimary = await Promise.all(
+      (await primariesOf(this.redis)).map((primary) => rejectedOn(primary)),
+    );
+    return perPrimary.flat();
   }
 
   /**
@@ -246,14 +545,21 @@ export class AccessCache {
   }
 }
 
+/** The keys of one node that match `pattern`, a batch per SCAN reply (a key may come twice). */
+async function* scanOn(node: Redis, pattern: string): AsyncGenerator<string[]> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    yield keys;
+  } while (cursor !== '0');
+}
+
 /** One node's credentials with usage unreported since `before`, at most `limit`. */
 async function unreportedOn(node: Redis, before: number, limit: number): Promise<string[]> {
   const found: string[] = [];
   const seen = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await node.scan(cursor, 'MATCH', SINCE_KEY_PATTERN, 'COUNT', 1000);
-    cursor = next;
+  for await (const keys of scanOn(node, SINCE_KEY_PATTERN)) {
     const fresh = keys.filter((key) => !seen.has(key));
     for (const key of fresh) seen.add(key);
     // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
@@ -266,6 +572,21 @@ async function unreportedOn(node: Redis, before: number, limit: number): Promise
       if (!id || error || typeof value !== 'string' || found.length >= limit) return;
       if (Number(value) <= before) found.push(id);
     });
-  } while (cursor !== '0' && found.length < limit);
+    if (found.length >= limit) break;
+  }
   return found;
+}
+
+/** One node's usage the platform refused to take, by budget. */
+async function rejectedOn(node: Redis): Promise<RejectedUsage[]> {
+  const found = new Map<string, RejectedUsage>();
+  for await (const keys of scanOn(node, REJECTED_KEY_PATTERN)) {
+    for (const key of keys) {
+      const credentialId = credentialIdOfKey(key);
+      if (credentialId === undefined || found.has(credentialId)) continue;
+      const usage = pairsToUsage(Object.entries(await node.hgetall(key)).flat());
+      if (Object.keys(usage).length > 0) found.set(credentialId, { credentialId, usage });
+    }
+  }
+  return [...found.values()];
 }

@@ -198,9 +198,9 @@ function platformUrl(value: unknown): string {
 
 export function validateMappingRules(rules: unknown, setting = 'mappingRules'): MappingRule[] {
   if (!Array.isArray(rules)) throw new ConfigError(setting, 'must be an array of mapping rules');
-  return rules.map((rule: Partial<MappingRule>, i) => {
+  return rules.map((value: unknown, i) => {
     const at = `${setting}[${i}]`;
-    if (typeof rule !== 'object' || rule === null) throw new ConfigError(at, 'must be an object');
+    const rule: Partial<MappingRule> = knownFields(at, value, ['method', 'pattern', 'metric', 'delta']);
     const method = nonEmpty(`${at}.method`, rule.method).toUpperCase();
     if (!HTTP_METHODS.has(method)) {
       throw new ConfigError(`${at}.method`, `must be an HTTP method or ANY (got ${rule.method})`);
@@ -334,7 +334,7 @@ export const LOCAL_SECRET_ENV = {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function envInteger(env: Env, name: string): number | undefined {
+export function envInteger(env: Env, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);

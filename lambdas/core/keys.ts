@@ -1,26 +1,34 @@
 /**
- * Redis key layout. Every key of one credential carries the hash tag `{<credentialId>}`, so each Lua
- * script touches a single slot and runs unchanged on a sharded (cluster-mode) Redis.
+ * Redis key layout. A budget is what limits count against: the application (its user key in user_key
+ * mode, its app id in app_id mode, whatever key or token it presents). Every key of one budget carries
+ * the hash tag `{<credentialId>}`, so each Lua script touches a single slot and runs unchanged on a
+ * sharded (cluster-mode) Redis.
  *
  *   am:{id}:neg       string, TTL negativeCacheTtlSeconds: `invalid:<code>` (401) or `denied:<reason>`
- *                     (Deny) — a short-lived answer that keeps a flood of bad keys off the platform and
- *                     makes a denied credential ask the platform again once it expires
- *   am:{id}:app       hash, the platform's last answer for the credential:
+ *                     (Deny) — a short-lived answer that keeps a flood of bad credentials off the platform
+ *                     and makes a denied budget ask the platform again once it expires
+ *   am:{id}:app       hash, the platform's last answer for the budget:
  *                       state            `active` | `denied:<reason>` | `invalid:<code>`
  *                       plan             plan name
- *                       cred             the credential, sealed (AES-256-GCM, see seal.ts)
+ *                       cred             the credential the reporter uses, sealed (AES-256-GCM, seal.ts)
  *                       synced           when the answer was stored (epoch ms)
- *                       limit:<period>:<metric>  `<period end ms | -1> <max> <current>`
+ *                       limit:<period>:<metric>  `<period start> <period end> <max> <current>` (-1 -1: eternity)
  *                       parent:<metric>  the metric's parent (the platform's hierarchy)
- *   am:{id}:ep        hash, endpoint (`METHOD /resource/{template}`) -> JSON usage of its first call;
- *                     a missing field is a cache miss for that endpoint
- *   am:{id}:pending   hash, metric -> usage allowed from the cache and not yet reported
- *   am:{id}:inflight  hash, metric -> usage taken by a reporter and not yet accepted by the platform
+ *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,
+ *                     by key id (keyIdOf): `ok <sealed credential>` | `bad <until ms> <code>`
+ *   am:{id}:pending   hash, usage allowed from the cache and not yet reported, per period bucket:
+ *                     `<bucket start>:<metric>` -> usage, `t:<bucket start>` -> time of its last call
+ *   am:{id}:inflight  hash, the same for usage taken by a reporter and not yet accepted by the platform
+ *   am:{id}:rejected  hash, metric -> usage the platform refuses to take (a metric it does not have)
+ *   am:{id}:refusals  hash, `<period>:<metric>` -> when a call was last refused at that limit; the
+ *                     reporter takes it with the usage (a refusal counts as reaching 100 % for alerts)
  *   am:{id}:since     string, epoch ms of the oldest unreported usage (pending or in flight); the sweep
- *                     finds credentials by scanning for these keys
+ *                     finds budgets by scanning for these keys
  *   am:{id}:window    string, end of the report window (epoch ms), PX window: set means an SNS
- *                     message for this credential is on its way
- *   am:{id}:lease     string, PX: the token of the reporter currently flushing the credential
+ *                     message for this budget is on its way
+ *   am:{id}:lease     string, PX: the token of the reporter currently flushing the budget
+ *   am:{id}:first     string, PX: the token of the one call asking the platform for a budget it has no
+ *                     snapshot of; concurrent first calls wait for its answer instead of asking too
  */
 
 export const KEY_PREFIX = 'am';
@@ -28,12 +36,15 @@ export const KEY_PREFIX = 'am';
 export interface CredentialKeys {
   readonly negative: string;
   readonly app: string;
-  readonly endpoints: string;
+  readonly keys: string;
   readonly pending: string;
   readonly inFlight: string;
+  readonly rejected: string;
+  readonly refusals: string;
   readonly since: string;
   readonly window: string;
   readonly lease: string;
+  readonly firstCall: string;
 }
 
 export function credentialKeys(credentialId: string): CredentialKeys {
@@ -41,21 +52,33 @@ export function credentialKeys(credentialId: string): CredentialKeys {
   return {
     negative: `${base}:neg`,
     app: `${base}:app`,
-    endpoints: `${base}:ep`,
+    keys: `${base}:keys`,
     pending: `${base}:pending`,
     inFlight: `${base}:inflight`,
+    rejected: `${base}:rejected`,
+    refusals: `${base}:refusals`,
     since: `${base}:since`,
     window: `${base}:window`,
     lease: `${base}:lease`,
+    firstCall: `${base}:first`,
   };
 }
 
 /** SCAN pattern of the keys that mark unreported usage (braces are literal in Redis glob patterns). */
 export const SINCE_KEY_PATTERN = `${KEY_PREFIX}:{*}:since`;
 
+/** SCAN pattern of the keys that hold usage the platform refused to take. */
+export const REJECTED_KEY_PATTERN = `${KEY_PREFIX}:{*}:rejected`;
+
 const SINCE_KEY = new RegExp(`^${KEY_PREFIX}:\\{([0-9a-f]{64})\\}:since$`);
+const ANY_KEY = new RegExp(`^${KEY_PREFIX}:\\{([0-9a-f]{64})\\}:`);
 
 /** The credential id of a `since` key; undefined for any other key. */
 export function credentialIdOfSinceKey(key: string): string | undefined {
   return SINCE_KEY.exec(key)?.[1];
+}
+
+/** The credential id of any key of the layout; undefined for a key of another layout. */
+export function credentialIdOfKey(key: string): string | undefined {
+  return ANY_KEY.exec(key)?.[1];
 }

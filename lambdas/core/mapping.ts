@@ -4,9 +4,13 @@
  *   match (`/v1/words` also matches `/v1/words/x` and `/v1/wordsmith`);
  * - `{name}` matches one path segment: one or more of `[\w\-.~%!$&'()*+,;=@:]` (RFC 3986 pchar), so
  *   never a `/`;
- * - repeated slashes in the pattern and the path count as one (nginx merges them in `ngx.var.uri`);
- * - a query part `?a=1&b={x}` must be matched too: a literal value equals the request's (its last
- *   value when repeated), a `{x}` value only needs the parameter to be present;
+ * - the path is the one the backend sees (normalizedPath): percent-decoded once, dot segments
+ *   resolved, repeated slashes merged, as nginx normalizes `ngx.var.uri`, then re-escaped as APIcast
+ *   does before matching, so `/v1/%70remium` is `/v1/premium` and no spelling evades a rule;
+ * - repeated slashes in the pattern count as one too;
+ * - a query part `?a=1&b={x}` must be matched too: a literal value equals one of the request's values
+ *   (APIcast compares the last one only, so `?a=2&a=1` would evade a rule on `a=1`), a `{x}` value only
+ *   needs the parameter to be present;
  * - method `ANY` matches every method;
  * - every matching rule adds its delta to its metric.
  * One deliberate difference: APIcast escapes only `.` and leaves other regular-expression characters
@@ -46,6 +50,63 @@ function escapeRegExp(text: string): string {
 
 function mergeSlashes(path: string): string {
   return path.replace(/\/\/+/g, '/');
+}
+
+const HEX = /^[0-9A-Fa-f]{2}$/;
+
+/** Percent-escapes decoded once into bytes; a `%` not followed by two hex digits stays a `%`. */
+function percentDecodedBytes(path: string): number[] {
+  const input = Buffer.from(path, 'utf8');
+  const bytes: number[] = [];
+  for (let i = 0; i < input.length; i++) {
+    const hex = input.subarray(i + 1, i + 3).toString('latin1');
+    if (input[i] === 0x25 && HEX.test(hex)) {
+      bytes.push(Number.parseInt(hex, 16));
+      i += 2;
+    } else {
+      bytes.push(input[i] as number);
+    }
+  }
+  return bytes;
+}
+
+/** `.` and `..` segments resolved (a `..` above the root stays at the root), repeated slashes merged. */
+function resolvedSegments(path: string): string {
+  const segments: string[] = [];
+  const parts = path.split('/').filter((part, i) => i === 0 || part !== '');
+  for (const part of parts.slice(1)) {
+    if (part === '.') continue;
+    if (part === '..') segments.pop();
+    else segments.push(part);
+  }
+  const last = path.split('/').pop();
+  const trailing = path.endsWith('/') || last === '.' || last === '..';
+  return `/${segments.join('/')}${trailing && segments.length > 0 ? '/' : ''}`;
+}
+
+/** What nginx's ngx_escape_uri escapes in a URI (type 0): controls, space, `#`, `%`, `?` and non-ASCII. */
+function escapedForMatching(latin1Path: string): string {
+  let escaped = '';
+  for (const char of latin1Path) {
+    const byte = char.charCodeAt(0);
+    escaped +=
+      byte <= 0x20 || byte >= 0x7f || char === '#' || char === '%' || char === '?'
+        ? `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+        : char;
+  }
+  return escaped;
+}
+
+/**
+ * The request path as the platform's gateway matches rules against it: nginx's `$uri` (percent-decoded
+ * once, an encoded `/` included, so `/v1%2Fpremium` is `/v1/premium`; dot segments resolved; repeated
+ * slashes merged), escaped again the way APIcast escapes it before matching (gateway/src/apicast/proxy.lua).
+ * Decoding once matches what the backend decodes: API Gateway hands the authorizer the path as the client
+ * sent it, still percent-encoded.
+ */
+export function normalizedPath(rawPath: string): string {
+  const decoded = Buffer.from(percentDecodedBytes(rawPath)).toString('latin1');
+  return escapedForMatching(resolvedSegments(decoded.startsWith('/') ? decoded : `/${decoded}`));
 }
 
 function compilePath(pattern: string): RegExp {
@@ -97,7 +158,7 @@ function queryMatches(expected: CompiledRule['query'], query: QueryParameters): 
   return expected.every(([name, value]) => {
     const given = query[name];
     if (QUERY_PLACEHOLDER.test(value)) return given !== undefined && given.length > 0;
-    return given !== undefined && given[given.length - 1] === value;
+    return given?.includes(value) === true;
   });
 }
 
@@ -113,7 +174,7 @@ export function compileMappingRules(rules: readonly MappingRule[]): UsageMapper 
     usageOf(request) {
       if (compiled.length === 0) return DEFAULT_USAGE;
       const method = request.method.toUpperCase();
-      const path = mergeSlashes(request.path);
+      const path = normalizedPath(request.path);
       const usage: Record<string, number> = {};
       let matched = false;
       for (const rule of compiled) {

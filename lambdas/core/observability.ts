@@ -5,6 +5,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { METRICS_NAMESPACE } from './metric-names';
 
 export type LogAttributes = Record<string, unknown>;
 
@@ -23,34 +24,7 @@ export interface MetricsPort {
   publishStoredMetrics(): void;
 }
 
-/** CloudWatch namespace of every metric of the two Lambdas. */
-export const METRICS_NAMESPACE = 'ApiAccessManagement';
-
-export const METRIC = {
-  cacheHit: 'CacheHit',
-  cacheMiss: 'CacheMiss',
-  negativeCacheHit: 'NegativeCacheHit',
-  cacheUnavailable: 'CacheUnavailable',
-  cacheWriteFailed: 'CacheWriteFailed',
-  malformedCredential: 'MalformedCredential',
-  noMappingRule: 'NoMappingRule',
-  platformCall: 'PlatformCall',
-  platformUnavailable: 'PlatformUnavailable',
-  platformMisconfigured: 'PlatformMisconfigured',
-  limitsExceeded: 'LimitsExceeded',
-  softLimitExceeded: 'SoftLimitExceeded',
-  reportPublished: 'ReportPublished',
-  reportPublishFailed: 'ReportPublishFailed',
-  usageNotRecorded: 'UsageNotRecorded',
-  reportedTransactions: 'ReportedTransactions',
-  reportFailed: 'ReportFailed',
-  usageDiscarded: 'UsageDiscarded',
-  flushBusy: 'FlushBusy',
-  flushUnreadable: 'FlushUnreadable',
-  resyncFailed: 'ResyncFailed',
-  sweepFlushed: 'SweepFlushed',
-  authorizerError: 'AuthorizerError',
-} as const;
+export { METRIC, METRICS_NAMESPACE } from './metric-names';
 
 export function createLogger(serviceName: string): LogPort {
   return new Logger({ serviceName });

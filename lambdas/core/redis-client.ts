@@ -27,6 +27,11 @@ export interface RedisClientOptions {
   readonly password?: string;
   readonly logger?: LogPort;
   readonly connectTimeoutMs?: number;
+  /**
+   * Default REDIS_COMMAND_TIMEOUT_MS, the Lambda bound. Only the local stack sets another: it runs every
+   * function on one event loop, where a burst of concurrent calls can hold a reply longer than a Lambda
+   * container ever would.
+   */
   readonly commandTimeoutMs?: number;
 }
 
@@ -42,7 +47,7 @@ export function redisOptions(settings: RedisSettings, options: RedisClientOption
     ...(settings.tls && { tls: { servername: settings.host } }),
     lazyConnect: true,
     connectTimeout: Math.min(options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS),
-    commandTimeout: Math.min(options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS, REDIS_COMMAND_TIMEOUT_MS),
+    commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     // A command cut off by a dropped connection is not sent again once it is back: its caller has

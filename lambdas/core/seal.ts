@@ -8,6 +8,7 @@
  * pending usage (the sweep) before the rotation.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { parseCredential } from './credentials';
 import type { Credential } from './platform/types';
 
 const ALGORITHM = 'aes-256-gcm';
@@ -27,17 +28,6 @@ export interface CredentialSealer {
   seal(credentialId: string, credential: Credential): string;
   /** Throws UnsealError when the value was sealed under another key or credential id, or altered. */
   unseal(credentialId: string, sealed: string): Credential;
-}
-
-function isCredential(value: unknown): value is Credential {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Record<string, unknown>;
-  if (candidate.kind === 'user_key') return typeof candidate.userKey === 'string';
-  return (
-    candidate.kind === 'app_id' &&
-    typeof candidate.appId === 'string' &&
-    (candidate.appKey === undefined || typeof candidate.appKey === 'string')
-  );
 }
 
 /** `platformSecret` is the provider key or service token; `serviceId` separates the keys of two services. */
@@ -68,8 +58,8 @@ export function createCredentialSealer(platformSecret: string, serviceId: string
       } catch {
         throw new UnsealError('authentication failed (another key, another credential id, or altered)');
       }
-      const credential: unknown = JSON.parse(plain);
-      if (!isCredential(credential)) throw new UnsealError('not a credential');
+      const credential = parseCredential(JSON.parse(plain));
+      if (!credential) throw new UnsealError('not a credential');
       return credential;
     },
   };

@@ -40,6 +40,17 @@ export function isCredentialAnswer(outcome: AuthOutcome): outcome is CredentialA
 }
 
 /**
+ * Whether the answer refuses the presented app key only: the platform checks the key first and stops
+ * there, so it says nothing of the application's state or limits.
+ */
+export function isKeyRefusal(answer: CredentialAnswer): boolean {
+  return (
+    (answer.kind === 'invalid_credential' && answer.code === 'application_key_invalid') ||
+    (answer.kind === 'denied' && answer.reason === 'application_key_invalid')
+  );
+}
+
+/**
  * The state an answer gives the credential. Limits never make a state: a `limits_exceeded` denial
  * keeps the credential active and its snapshot decides each call, so a new period lets calls through
  * again without asking the platform. A wrong app key is an invalid credential (401), as a wrong user key is.
@@ -53,14 +64,20 @@ export function stateOf(answer: CredentialAnswer): CredentialState {
   return { kind: 'denied', reason: answer.reason };
 }
 
-/** The hash fields of a snapshot: `limit:<period>:<metric>` -> `<period end | -1> <max> <current>`, `parent:<metric>` -> parent. */
+/**
+ * The hash fields of a snapshot: `limit:<period>:<metric>` -> `<period start> <period end> <max> <current>`
+ * (-1 -1 for eternity), `parent:<metric>` -> parent.
+ */
 export function snapshotFields(status: AuthorizationStatus): [string, string][] {
   const fields: [string, string][] = [];
   for (const report of status.usageReports) {
-    const periodEnd = report.periodEnd ?? -1;
+    const window =
+      report.periodEnd === undefined
+        ? '-1 -1'
+        : `${Math.trunc(report.periodStart ?? -1)} ${Math.trunc(report.periodEnd)}`;
     fields.push([
       `limit:${report.period}:${report.metric}`,
-      `${Math.trunc(periodEnd)} ${Math.trunc(report.maxValue)} ${Math.trunc(report.currentValue)}`,
+      `${window} ${Math.trunc(report.maxValue)} ${Math.trunc(report.currentValue)}`,
     ]);
   }
   for (const [parent, children] of Object.entries(status.hierarchy)) {

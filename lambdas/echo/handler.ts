@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type CorsSettings, corsResponseHeaders } from '../core/cors';
 
 /**
  * Header and query-parameter names that can carry a credential. The echo never reflects them, so a
@@ -31,6 +32,8 @@ export function configuredSecretHeaders(headers: {
 export interface EchoOptions {
   /** Further names to hide, for example a configured credential header; matched case-insensitively. */
   readonly hiddenNames?: readonly string[];
+  /** The API's CORS settings: a proxy integration sets the CORS headers of its answers itself. */
+  readonly cors?: CorsSettings;
 }
 
 /** What the echo answers: the request as API Gateway handed it to the backend, minus credentials. */
@@ -68,7 +71,10 @@ export function echo(event: APIGatewayProxyEvent, options: EchoOptions = {}): AP
   };
   return {
     statusCode: 200,
-    headers: { 'content-type': 'application/json; charset=utf-8' },
+    headers: {
+      ...corsResponseHeaders(options.cors, event.headers),
+      'content-type': 'application/json; charset=utf-8',
+    },
     body: JSON.stringify(body),
   };
 }

@@ -6,6 +6,7 @@ import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda
 import type { AccessConfig } from '../core/config';
 import { credentialIdPrefix } from '../core/credentials';
 import { parseReportMessage } from '../core/message';
+import { SERVICE_NAME } from '../core/metric-names';
 import {
   createLogger,
   createMetrics,
@@ -23,7 +24,7 @@ import {
   sweepUnreported,
 } from '../core/reporting';
 
-export const REPORTER_SERVICE_NAME = 'access-reporter';
+export const REPORTER_SERVICE_NAME = SERVICE_NAME.reporter;
 
 export interface ReporterDeps {
   readonly config: AccessConfig;

@@ -11,8 +11,9 @@ import {
   oneOf,
   optionalNonEmpty,
 } from '../../lambdas/core/config';
+import { checkedValue } from '../../lambdas/core/credentials/values';
+import { PERIODS } from '../../lambdas/core/periods';
 import type { Period } from '../../lambdas/core/platform/types';
-import { PERIODS } from './periods';
 
 export type ApplicationState = 'active' | 'suspended';
 export type ServiceState = 'active' | 'suspended';
@@ -111,14 +112,23 @@ function plan(setting: string, value: unknown, metrics: ReadonlySet<string>): Pl
   return { name, limits };
 }
 
-function keyList(setting: string, value: unknown): string[] {
+function keyList(setting: string, value: unknown, check: (setting: string, key: string) => void): string[] {
   const seen = new Set<string>();
   return list(setting, value).map((entry, i) => {
     const key = nonEmpty(`${setting}[${i}]`, entry);
+    check(`${setting}[${i}]`, key);
     unique(`${setting}[${i}]`, seen, key, 'value');
     return key;
   });
 }
+
+/** A key no consumer could ever send: the gateway refuses it as malformed before it asks the platform. */
+function consumerKey(setting: string, key: string): void {
+  const checked = checkedValue(key);
+  if (!checked.ok) throw new ConfigError(setting, `is a key the gateway always refuses (${checked.reason})`);
+}
+
+const anyValue = () => undefined;
 
 function application(
   setting: string,
@@ -140,13 +150,14 @@ function application(
     throw new ConfigError(`${setting}.plan`, `names an unknown plan ${JSON.stringify(planName)}`);
   }
   const userKey = optionalNonEmpty(`${setting}.userKey`, fields.userKey);
+  if (userKey !== undefined) consumerKey(`${setting}.userKey`, userKey);
   if (authentication === 'user_key' && userKey === undefined) {
     throw new ConfigError(`${setting}.userKey`, 'is required in a user_key service');
   }
   if (authentication === 'app_id' && userKey !== undefined) {
     throw new ConfigError(`${setting}.userKey`, 'does not apply to an app_id service (use appKeys)');
   }
-  const appKeys = keyList(`${setting}.appKeys`, fields.appKeys ?? []);
+  const appKeys = keyList(`${setting}.appKeys`, fields.appKeys ?? [], consumerKey);
   if (authentication === 'user_key' && appKeys.length > 0) {
     throw new ConfigError(`${setting}.appKeys`, 'does not apply to a user_key service (use userKey)');
   }
@@ -156,7 +167,7 @@ function application(
     appKeys,
     plan: planName,
     state: oneOf(`${setting}.state`, fields.state ?? 'active', STATES),
-    referrerFilters: keyList(`${setting}.referrerFilters`, fields.referrerFilters ?? []),
+    referrerFilters: keyList(`${setting}.referrerFilters`, fields.referrerFilters ?? [], anyValue),
   };
 }
 

@@ -5,6 +5,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { generate } from 'selfsigned';
+import { PERIODS } from '../../lambdas/core/periods';
 import type { Period } from '../../lambdas/core/platform/types';
 import { version } from '../../package.json';
 import { closeServer, LOOPBACK, listenOnLoopback } from '../http-server';
@@ -16,7 +17,6 @@ import {
   type ServiceState,
 } from './config';
 import { PlatformModel } from './model';
-import { PERIODS } from './periods';
 import { type PlatformStats, platformListener } from './server';
 import type { ReportError } from './transactor';
 

@@ -3,9 +3,10 @@
  * the validated config, changeable by the mutators), and the usage counters per application, metric,
  * period and period window.
  */
+
+import { PERIODS, periodWindow } from '../../lambdas/core/periods';
 import type { Period } from '../../lambdas/core/platform/types';
 import type { ApplicationState, MetricConfig, PlatformConfig, ServiceConfig, ServiceState } from './config';
-import { PERIODS, periodWindow } from './periods';
 
 export interface Metric {
   readonly name: string;

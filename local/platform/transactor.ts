@@ -4,10 +4,11 @@
  * limits), usage recording, and the answer (status, headers, XML). Everything here is synchronous, so a
  * check and the increment that follows it cannot interleave with another request.
  */
+
+import { PERIODS, periodWindow } from '../../lambdas/core/periods';
 import type { Period } from '../../lambdas/core/platform/types';
 import type { Application, Limit, PlatformModel, Service, UsageDelta } from './model';
 import { isParamHash, type ParamHash, type Params, type ParamValue } from './params';
-import { PERIODS, periodWindow } from './periods';
 import { errorXml, type StatusView, statusXml, type UsageReportView } from './xml';
 
 export interface Answer {

@@ -1,7 +1,8 @@
 /** The platform's XML answers, built as strings in exactly its shape (no whitespace between elements). */
+
+import type { PeriodWindow } from '../../lambdas/core/periods';
 import { formatPlatformTime } from '../../lambdas/core/platform/encoding';
 import type { Period } from '../../lambdas/core/platform/types';
-import type { PeriodWindow } from './periods';
 
 export const XML_CONTENT_TYPE = 'application/vnd.3scale-v2.0+xml';
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';

@@ -10,20 +10,28 @@ import type {
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
+import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../lambdas/core/cors';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
 import { accessGatewayResponses } from '../../lib/access-gateway-responses';
+import { corsPreflightMethods } from '../../local/cors-preflight';
 import {
+  type ApiMethod,
   type AuthorizerFunction,
+  type BackendFunction,
   type GatewayApi,
   type LocalGateway,
+  openMethods,
+  protectedMethods,
   startGateway,
 } from '../../local/gateway';
-import { withOverrides } from '../../local/gateway-responses';
-import { parseRoute } from '../../local/routes';
+import { withHeaders, withOverrides } from '../../local/gateway-responses';
+import { parseRoute, type Route } from '../../local/routes';
 
 const routes = ['GET /v1/words/{word}', 'POST /v1/words/{word}', 'ANY /files/{path+}'].map((route, i) =>
   parseRoute(route, `routes[${i}]`),
 );
+const PORTAL = 'https://portal.example.com';
+const DOCS_ORIGIN = 'http://127.0.0.1:8080';
 const responses = withOverrides(
   accessGatewayResponses({
     credentialMode: 'user_key',
@@ -67,7 +75,16 @@ function rawGet(
 
 async function gatewayWith(
   authorizer: AuthorizerFunction,
-  overrides: Partial<GatewayApi> = {},
+  {
+    routes: apiRoutes = routes,
+    backend = echo,
+    extraMethods = [],
+    ...overrides
+  }: Partial<Omit<GatewayApi, 'methods'>> & {
+    routes?: readonly Route[];
+    backend?: BackendFunction;
+    extraMethods?: readonly ApiMethod[];
+  } = {},
 ): Promise<{
   url: string;
   events: APIGatewayRequestAuthorizerEvent[];
@@ -81,15 +98,17 @@ async function gatewayWith(
         basePath: '',
         apiId: 'local',
         stage: 'prod',
-        routes,
+        methods: [
+          ...protectedMethods(apiRoutes, (event) => {
+            backendEvents.push(event);
+            return backend(event);
+          }),
+          ...extraMethods,
+        ],
         identitySources: ['apikey'],
         authorizer: (event) => {
           events.push(event);
           return authorizer(event);
-        },
-        backend: (event) => {
-          backendEvents.push(event);
-          return echo(event);
         },
         responses,
         ...overrides,
@@ -145,6 +164,14 @@ describe('local API Gateway', () => {
     expect(event.headers?.['X-Forwarded-For']).toBe('127.0.0.1');
     expect(event.requestContext.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.headers['x-amzn-requestid']).toBe(event.requestContext.requestId);
+  });
+
+  it('hands the authorizer the path as the client sent it, still percent-encoded', async () => {
+    const { url, events } = await gatewayWith(allowMethod);
+    expect((await rawGet(`${url}/v1/words/%68ello.json`, { apikey: 'k-1' })).status).toBe(200);
+    expect(
+      events.map((event) => [(event as APIGatewayRequestAuthorizerEvent).path, event.pathParameters]),
+    ).toEqual([['/v1/words/%68ello.json', { word: 'hello.json' }]]);
   });
 
   it('forwards an allowed call to the echo backend with the authorizer context', async () => {
@@ -292,6 +319,82 @@ describe('local API Gateway', () => {
       headers: { apikey: 'k-1' },
     });
     expect(unmounted.status).toBe(404);
+  });
+
+  it('serves open methods without the authorizer or its identity sources, beside protected ones', async () => {
+    const { url, events } = await gatewayWith(allowMethod, {
+      extraMethods: openMethods(['GET /docs'], () => ({ statusCode: 200, body: '<html></html>' })),
+    });
+    const open = await fetch(`${url}/docs`);
+    expect(open.status).toBe(200);
+    expect(await open.text()).toBe('<html></html>');
+    expect(events).toEqual([]);
+    expect((await fetch(`${url}/v1/words/hello.json`)).status).toBe(401);
+  });
+
+  it('answers CORS preflights like the MOCK of defaultCorsPreflightOptions, on every resource and parent', async () => {
+    const cors = corsPreflightOptions({ allowOrigins: [PORTAL, DOCS_ORIGIN] }, ['apikey']);
+    const { url, events, backendEvents } = await gatewayWith(allowMethod, {
+      extraMethods: corsPreflightMethods(protectedMethods(routes, echo), cors),
+    });
+    const preflight = (path: string, origin: string) =>
+      fetch(`${url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'apikey',
+        },
+      });
+    const answer = await preflight('/v1/words/hello.json', DOCS_ORIGIN);
+    expect(answer.status).toBe(204);
+    expect(Object.fromEntries(answer.headers)).toMatchObject({
+      'access-control-allow-origin': DOCS_ORIGIN,
+      'access-control-allow-methods': 'OPTIONS,GET,PUT,POST,DELETE,PATCH,HEAD',
+      'access-control-allow-headers': expect.stringMatching(/^Content-Type,.*,apikey$/),
+      vary: 'Origin',
+    });
+    // The MOCK checks nothing: an origin it does not know gets the first origin, and the browser refuses.
+    expect(
+      (await preflight('/files/a/b', 'https://evil.example')).headers.get('access-control-allow-origin'),
+    ).toBe(PORTAL);
+    for (const path of ['/', '/v1', '/v1/words', '/files'])
+      expect((await preflight(path, PORTAL)).status).toBe(204);
+    expect((await preflight('/v2/none', PORTAL)).status).toBe(404);
+    expect(events).toEqual([]);
+    expect(backendEvents).toEqual([]);
+  });
+
+  it('puts the static CORS headers of its gateway responses on every refusal', async () => {
+    const { url } = await gatewayWith(
+      async (event) => policy('Deny', event.methodArn, { reason: 'limits_exceeded' }),
+      {
+        responses: withHeaders(responses, gatewayResponseCorsHeaders({ allowOrigins: [PORTAL] })),
+      },
+    );
+    for (const [path, headers, status] of [
+      ['/v1/words/hello.json', {}, 401],
+      ['/v1/words/hello.json', { apikey: 'k-1' }, 403],
+      ['/v2/none', {}, 404],
+    ] as const) {
+      const answer = await fetch(`${url}${path}`, { headers: { ...headers, Origin: PORTAL } });
+      expect(answer.status).toBe(status);
+      expect(answer.headers.get('access-control-allow-origin')).toBe(PORTAL);
+      expect(answer.headers.get('vary')).toBe('Origin');
+      expect(answer.headers.get('content-type')).toBe('application/json');
+    }
+  });
+
+  it('answers no cross-origin headers when the API has no CORS', async () => {
+    const { url } = await gatewayWith(allowMethod);
+    const headers = { Origin: PORTAL };
+    for (const answer of [
+      await fetch(`${url}/v1/words/hello.json`, { headers: { ...headers, apikey: 'k-1' } }),
+      await fetch(`${url}/v1/words/hello.json`, { headers }),
+    ]) {
+      expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+    }
+    expect((await fetch(`${url}/v1/words/hello.json`, { method: 'OPTIONS', headers })).status).toBe(404);
   });
 
   it('answers 502 when the backend returns something that is not a proxy result', async () => {

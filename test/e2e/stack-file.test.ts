@@ -35,6 +35,16 @@ describe('local stack file', () => {
       ['/appid', 'app_id'],
     ]);
     expect(demo.platform?.services.map((service) => service.authentication)).toEqual(['user_key', 'app_id']);
+    expect(demo.gateways.map((gateway) => [gateway.cors, gateway.docs.version])).toEqual([
+      [{ allowOrigins: ['*'] }, 'v1'],
+      [{ allowOrigins: ['*'] }, 'v1'],
+    ]);
+  });
+
+  it('has no CORS and default docs settings unless the file says so', () => {
+    const [gateway] = parseStackFile(file(GATEWAY), {}).gateways;
+    expect(gateway?.cors).toBeUndefined();
+    expect(gateway?.docs).toEqual({ version: 'v1' });
   });
 
   it('takes the credential mode and provider key from the local platform and applies local defaults', () => {
@@ -112,6 +122,40 @@ describe('local stack file', () => {
       file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: 'x', metric: 'hits' }] }),
       'gateway.mappingRules[0].pattern',
     ],
+    [
+      'a mapping rule naming a metric the platform section lacks',
+      file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: '/v1', metric: 'get_wrod', delta: 1 }] }),
+      'gateway.mappingRules[0].metric names a metric service svc-1 does not have ("get_wrod"; it has hits, get_word)',
+    ],
+    [
+      'a mapping rule with an unknown field',
+      file({ ...GATEWAY, mappingRules: [{ method: 'GET', pattern: '/v1', metric: 'hits', delat: 5 }] }),
+      'gateway.mappingRules[0].delat is not a known setting',
+    ],
+    [
+      'a user key the gateway would always refuse (a space)',
+      file(GATEWAY, {
+        platform: {
+          services: [{ ...SERVICE, applications: [{ id: 'a', userKey: 'my key', plan: 'Basic' }] }],
+        },
+      }),
+      'platform.services[0].applications[0].userKey is a key the gateway always refuses (bad_characters)',
+    ],
+    [
+      'an app key the gateway would always refuse (over 256 bytes)',
+      file(GATEWAY, {
+        platform: {
+          services: [
+            {
+              ...SERVICE,
+              authentication: 'app_id',
+              applications: [{ id: 'a', appKeys: ['k'.repeat(257)], plan: 'Basic' }],
+            },
+          ],
+        },
+      }),
+      'platform.services[0].applications[0].appKeys[0] is a key the gateway always refuses (too_long)',
+    ],
     ['a bad local port', file(GATEWAY, { local: { port: 70000 } }), 'local.port must be'],
     ['an unknown Redis choice', file(GATEWAY, { local: { redis: 'sharded' } }), 'local.redis must be auto'],
     ['an empty cluster', file(GATEWAY, { local: { redis: { cluster: [] } } }), 'local.redis.cluster must be'],
@@ -120,6 +164,22 @@ describe('local stack file', () => {
       file(GATEWAY, { local: { redis: { cluster: ['127.0.0.1:7000', '127.0.0.1'] } } }),
       'local.redis.cluster[1] must be host:port',
     ],
+    [
+      'an origin with a path',
+      file({ ...GATEWAY, cors: { allowOrigins: ['https://portal.example.com/docs'] } }),
+      'gateway.cors.allowOrigins[0] must be "*" or an origin',
+    ],
+    [
+      'an OPTIONS route when the API answers preflights itself',
+      file({ ...GATEWAY, cors: { allowOrigins: ['*'] }, routes: ['GET /a', 'OPTIONS /a'] }),
+      'gateway.routes[1] is an OPTIONS method: with gateway.cors the API answers preflights itself',
+    ],
+    [
+      'a route where the documentation is served',
+      file({ ...GATEWAY, routes: ['GET /a', 'GET /docs/{page}'] }),
+      'gateway.routes[1] is under /docs, where the API serves its documentation',
+    ],
+    ['a bad docs setting', file({ ...GATEWAY, docs: { version: 2 } }), 'gateway.docs.version is required'],
     [
       'a bad platform section',
       file(GATEWAY, {
@@ -144,6 +204,20 @@ describe('local stack file', () => {
         { host: '127.0.0.1', port: 7001 },
       ],
     });
+  });
+
+  it('refuses a file that repeats a key, naming where', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'stack-file-'));
+    const repeated = join(directory, 'repeated.json');
+    writeFileSync(
+      repeated,
+      JSON.stringify(file(GATEWAY)).replace(
+        '"routes":',
+        '"failureMode":"allow","failureMode":"strict","routes":',
+      ),
+    );
+    expect(() => readStackFile(repeated, {})).toThrow(ConfigError);
+    expect(() => readStackFile(repeated, {})).toThrow('gateway.failureMode is given twice');
   });
 
   it('names the file when it is not JSON or cannot be read', () => {

@@ -102,7 +102,7 @@ describe('local stack end to end (real redis-server)', () => {
     expect(statuses.slice(0, HOURLY_LIMIT).every((status) => status === 200)).toBe(true);
 
     const flushed = await stack.flush();
-    expect(flushed).toEqual({ queued: 0, deadLetters: 0 });
+    expect(flushed).toEqual({ queued: 0, deadLetters: 0, unreported: 0, notAccepted: [] });
     const query = { provider_key: PROVIDER_KEY, service_id: USER_SERVICE, user_key: 'key-limited' };
     const platformUrl = stack.platform?.url ?? '';
     expect(await platformCurrentValue(platformUrl, query, 'hits', 'hour')).toBe(HOURLY_LIMIT);

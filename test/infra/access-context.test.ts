@@ -2,14 +2,14 @@ import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { accessStackPropsFromContext } from '../../lib/access-context';
-import { appWithoutBundling, resourcesOfType, stackFromContext } from './fixtures';
+import { resourcesOfType, stackFromContext, testApp } from './fixtures';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123';
 
 describe('context from `npx cdk deploy -c key=value`', () => {
   it('converts strings from the command line into typed settings', () => {
     const props = accessStackPropsFromContext(
-      appWithoutBundling({
+      testApp({
         serviceId: '42',
         reportWindowSeconds: '30',
         multiAz: 'false',
@@ -41,6 +41,27 @@ describe('context from `npx cdk deploy -c key=value`', () => {
       /platformAuthKind must be one of provider_key, service_token/,
     ],
     [{ serviceId: '1', platformUrl: 'ftp://platform' }, /platformUrl must use http or https/],
+    [
+      { serviceId: '1', platformUrl: 'http://platform.example' },
+      /platformUrl must be an https:\/\/ URL in AWS/,
+    ],
+    [{ serviceId: '1', natGateways: '3' }, /natGateways must be an integer from 1 to 2/],
+    [{ serviceId: '1', cacheEngine: 'memcached' }, /cacheEngine must be one of redis, valkey/],
+    [{ serviceId: '1', cacheNodeType: 'large' }, /cacheNodeType must be an ElastiCache node type/],
+    [{ serviceId: '1', tracing: 'yes' }, /^Invalid context tracing: must be true or false/],
+    [{ serviceId: '1', alarmEmail: 'ops' }, /alarmEmail must be an email address/],
+    [
+      { serviceId: '1', providerKeySecretKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc' },
+      /providerKeySecretKmsKeyArn applies to the secret given by providerKeySecretArn/,
+    ],
+    [
+      {
+        serviceId: '1',
+        providerKeySecretArn: SECRET_ARN,
+        providerKeySecretKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:alias/provider-key',
+      },
+      /providerKeySecretKmsKeyArn must be a KMS key ARN/,
+    ],
     [{ serviceId: '1', mappingRules: '[{"method":' }, /^Invalid context mappingRules: is not valid JSON/],
     [
       { serviceId: '1', mappingRules: '[{"method":"GET","pattern":"words","metric":"hits"}]' },
@@ -125,5 +146,51 @@ describe('report window from context', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ REPORT_WINDOW_SECONDS: '0' }) },
     });
+  });
+});
+
+describe('operations settings from context', () => {
+  it('read every cost and operations setting', () => {
+    const props = accessStackPropsFromContext(
+      testApp({
+        serviceId: '1',
+        natGateways: '1',
+        cacheNodeType: 'cache.t4g.small',
+        cacheEngine: 'valkey',
+        tracing: 'true',
+        alarmEmail: 'ops@example.com',
+        providerKeySecretKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc',
+      }),
+    );
+    expect(props).toMatchObject({
+      natGateways: 1,
+      cacheNodeType: 'cache.t4g.small',
+      cacheEngine: 'valkey',
+      tracing: true,
+      alarmEmail: 'ops@example.com',
+      providerKeySecretKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc',
+    });
+  });
+
+  it('mail every alarm to -c alarmEmail through a TLS-only topic', () => {
+    const template = Template.fromStack(stackFromContext({ serviceId: '1', alarmEmail: 'ops@example.com' }));
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(7);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
+    }
+  });
+
+  it('trace the stage and the functions with -c tracing=true, and neither by default', () => {
+    const traced = Template.fromStack(stackFromContext({ serviceId: '1', tracing: 'true' }));
+    traced.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+    traced.resourcePropertiesCountIs('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } }, 4);
+    const untraced = Template.fromStack(stackFromContext({ serviceId: '1' }));
+    untraced.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: false });
+    untraced.resourcePropertiesCountIs('AWS::Lambda::Function', { TracingConfig: Match.anyValue() }, 0);
   });
 });

@@ -6,7 +6,7 @@ import { logicalId, resourcesOfType, stackFromContext } from './fixtures';
 
 const template = Template.fromStack(stackFromContext({ serviceId: '2555417735060' }));
 
-const authorizerId = logicalId(template, 'AWS::ApiGateway::Authorizer', 'AccessRequestAuthorizer');
+const authorizerId = logicalId(template, 'AWS::ApiGateway::Authorizer', 'ApiAccessProtectionAuthorizer');
 const topicId = logicalId(template, 'AWS::SNS::Topic', 'AccessUsageTopic');
 const queueId = logicalId(template, 'AWS::SQS::Queue', 'AccessUsageQueue');
 const deadLetterQueueId = logicalId(template, 'AWS::SQS::Queue', 'AccessUsageDeadLetterQueue');

@@ -4,19 +4,36 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { stackFromContext } from './fixtures';
 
-const stack = stackFromContext({ serviceId: '2555417735060' });
-Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });
-Aspects.of(stack).add(new ServerlessChecks({ verbose: true }), { priority: AspectPriority.READONLY });
-const annotations = Annotations.fromStack(stack);
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123';
+const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
-function findings(kind: 'error' | 'warning', pack: string): string[] {
-  const pattern = Match.stringLikeRegexp(`${pack}-.*`);
-  const found =
-    kind === 'error' ? annotations.findError('*', pattern) : annotations.findWarning('*', pattern);
-  return found.map((finding) => `${finding.id}: ${String(finding.entry.data).split('\n')[0]}`);
-}
+describe.each([
+  ['the default stack', { serviceId: '2555417735060' }],
+  [
+    'every operations setting on',
+    {
+      serviceId: '2555417735060',
+      alarmEmail: 'ops@example.com',
+      tracing: 'true',
+      providerKeySecretArn: SECRET_ARN,
+      providerKeySecretKmsKeyArn: KEY_ARN,
+      cacheEngine: 'valkey',
+      natGateways: '1',
+    },
+  ],
+])('cdk-nag on %s', (_, context) => {
+  const stack = stackFromContext(context);
+  Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });
+  Aspects.of(stack).add(new ServerlessChecks({ verbose: true }), { priority: AspectPriority.READONLY });
+  const annotations = Annotations.fromStack(stack);
 
-describe('cdk-nag', () => {
+  function findings(kind: 'error' | 'warning', pack: string): string[] {
+    const pattern = Match.stringLikeRegexp(`${pack}-.*`);
+    const found =
+      kind === 'error' ? annotations.findError('*', pattern) : annotations.findWarning('*', pattern);
+    return found.map((finding) => `${finding.id}: ${String(finding.entry.data).split('\n')[0]}`);
+  }
+
   it('finds no unsuppressed AwsSolutions errors', () => {
     expect(findings('error', 'AwsSolutions')).toEqual([]);
   });

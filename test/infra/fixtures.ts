@@ -4,16 +4,16 @@ import { accessStackPropsFromContext } from '../../lib/access-context';
 import { AccessManagementStack } from '../../lib/access-stack';
 
 /**
- * An App that skips esbuild bundling: template tests look at resources, not code. One test
- * (synth-bundling.test.ts) synthesizes with real bundling.
+ * An App that points at the prebuilt Lambda bundles instead of copying them into each synthesis: template
+ * tests look at resources, not code. synth-bundling.test.ts synthesizes with the assets staged.
  */
-export function appWithoutBundling(context: Record<string, unknown> = {}): App {
-  return new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+export function testApp(context: Record<string, unknown> = {}): App {
+  return new App({ context: { 'aws:cdk:disable-asset-staging': true, ...context } });
 }
 
 /** The stack exactly as `npx cdk synth -c key=value ...` builds it from context. */
 export function stackFromContext(context: Record<string, unknown>): AccessManagementStack {
-  const app = appWithoutBundling(context);
+  const app = testApp(context);
   return new AccessManagementStack(app, 'ApiAccessManagement', accessStackPropsFromContext(app));
 }
 

@@ -6,11 +6,11 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
-import { appWithoutBundling, logicalId, resourcesOfType } from './fixtures';
+import { logicalId, resourcesOfType, testApp } from './fixtures';
 
 /** A provider's own stack: its RestApi exists before the authorizer does. */
 function providerStack(): { stack: Stack; api: RestApi; credential: Secret } {
-  const stack = new Stack(appWithoutBundling(), 'ProviderStack');
+  const stack = new Stack(testApp(), 'ProviderStack');
   const api = new RestApi(stack, 'OrdersApi', {
     defaultCorsPreflightOptions: { allowOrigins: Cors.ALL_ORIGINS },
   });
@@ -30,7 +30,11 @@ describe('protecting a RestApi the provider already has', () => {
   // Added after protect(): the Aspect covers it at synthesis.
   api.root.resourceForPath('/orders/{id}').addMethod('DELETE', new MockIntegration());
   const template = Template.fromStack(stack);
-  const authorizerId = logicalId(template, 'AWS::ApiGateway::Authorizer', 'AccessRequestAuthorizer');
+  const authorizerId = logicalId(
+    template,
+    'AWS::ApiGateway::Authorizer',
+    'OrdersApiAccessProtectionAuthorizer',
+  );
   const methods = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'));
 
   it('puts every method behind the authorizer, including methods added after protect()', () => {
@@ -82,12 +86,28 @@ describe('protect()', () => {
     );
   });
 
-  it('refuses a second RestApi', () => {
+  it('gives each protected RestApi its own authorizer', () => {
     const { stack, api, credential } = providerStack();
     const access = new ApiAccessAuthorizer(stack, 'Access', authorizerProps(credential));
+    const other = new RestApi(stack, 'OtherApi');
+    other.root.addMethod('GET', new MockIntegration());
     access.protect(api);
-    expect(() => access.protect(new RestApi(stack, 'OtherApi'))).toThrow(
-      /one ApiAccessAuthorizer protects one RestApi/,
+    access.protect(other);
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 2);
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      RestApiId: { Ref: logicalId(template, 'AWS::ApiGateway::RestApi', 'OtherApi') },
+      AuthorizerId: { Ref: logicalId(template, 'AWS::ApiGateway::Authorizer', 'OtherApiAccessProtection') },
+    });
+  });
+
+  it('returns the same protection when asked again, and refuses a second ApiAccessAuthorizer', () => {
+    const { stack, api, credential } = providerStack();
+    const access = new ApiAccessAuthorizer(stack, 'Access', authorizerProps(credential));
+    expect(access.protect(api)).toBe(access.protect(api));
+    const second = new ApiAccessAuthorizer(stack, 'SecondAccess', authorizerProps(credential));
+    expect(() => second.protect(api)).toThrow(
+      /OrdersApi is already protected by another ApiAccessAuthorizer/,
     );
   });
 

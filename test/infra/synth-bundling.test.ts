@@ -7,7 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { accessStackPropsFromContext } from '../../lib/access-context';
 import { AccessManagementStack } from '../../lib/access-stack';
 
-/** One real synthesis, as `npx cdk synth -c serviceId=<id>` runs it: esbuild bundles every function. */
+/**
+ * One real synthesis, as `npx cdk synth -c serviceId=<id>` runs it after `npm run bundle`: every function's
+ * prebuilt bundle is staged as an asset.
+ */
 const outdir = mkdtempSync(path.join(tmpdir(), 'access-synth-'));
 const app = new App({ outdir, context: { serviceId: '2555417735060' } });
 const stack = new AccessManagementStack(app, 'ApiAccessManagement', accessStackPropsFromContext(app));
@@ -24,7 +27,7 @@ function bundleDirectory(s3Key: string): string {
 
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-describe('synthesis with bundling', () => {
+describe('synthesis with the prebuilt bundles', () => {
   it('bundles every function into an index.js with its source map', () => {
     expect(functions.map(([id]) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
       'AccessAuthorizerFunction',

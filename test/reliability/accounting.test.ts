@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Answer } from './support/answers';
 import { type Harness, reporterDeath, startHarness } from './support/harness';
+import { PATH_SPELLINGS, type PathSpelling } from './support/request-events';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
 const KEYS = 50;
@@ -38,6 +39,10 @@ interface RunOptions {
   readonly calls: number;
   readonly ambiguous: boolean;
   readonly seed: number;
+  /** app_id applications with this many keys each, every call with one of them; default user keys. */
+  readonly keysPerApp?: number;
+  /** Calls spell their path in every way that means the same path (percent-encoded, dot segments...). */
+  readonly pathSpellings?: boolean;
 }
 
 let harness: Harness | undefined;
@@ -47,7 +52,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
+async function accountingRun({ calls, ambiguous, seed, keysPerApp, pathSpellings }: RunOptions) {
   const random = seededRandom(seed);
   const chance = (p: number) => random() < p;
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
@@ -68,6 +73,7 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
   const death = reporterDeath(() => figures.reporterDeaths++);
   const h = await startHarness({
     apps: KEYS,
+    ...(keysPerApp !== undefined && { mode: 'app_id', keysPerApp }),
     overrides: { reportWindowSeconds: 1, platformTimeoutMs: 500, reportTimeoutMs: 1000 },
     maxReceiveCount: 3,
     loseMessage: () => {
@@ -78,12 +84,13 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
     reporterPlatform: death.reporterPlatform,
   });
   harness = h;
-  const appOf = new Map(h.fixture.active.map((app) => [app.userKey, app.id]));
+  const appOf = new Map(h.fixture.active.flatMap((app) => app.keys.map((key) => [key, app.id] as const)));
   const allowed = new Map(h.fixture.active.map((app) => [app.id, 0]));
-  // A few keys carry most of the traffic, as in life; some calls come with keys that get no Allow.
-  const hot = h.fixture.active.slice(0, 5).map((app) => app.userKey);
-  const all = h.fixture.active.map((app) => app.userKey);
+  // A few applications carry most of the traffic, as in life; some calls come with keys that get no Allow.
+  const hot = h.fixture.active.slice(0, 5).flatMap((app) => app.keys);
+  const all = h.fixture.active.flatMap((app) => app.keys);
   const refused = [...h.fixture.suspended.map((app) => app.userKey), 'never:{issued}*1', 'never:{issued}*2'];
+  const spellings = Object.keys(PATH_SPELLINGS) as PathSpelling[];
 
   const record = (userKey: string, answer: Answer) => {
     figures.calls++;
@@ -130,10 +137,11 @@ async function accountingRun({ calls, ambiguous, seed }: RunOptions) {
       const roll = random();
       const key = roll < 0.5 ? pick(hot) : roll < 0.95 ? pick(all) : pick(refused);
       const collection = chance(0.7) ? 'words' : 'sentences';
-      return { key, collection, word: `w${Math.floor(random() * 20)}` } as const;
+      const spelling = pathSpellings ? pick(spellings) : 'plain';
+      return { key, collection, spelling, word: `w${Math.floor(random() * 20)}` } as const;
     });
-    const answers = group.map(({ key, word, collection }) =>
-      h.call(key, word, collection).then((answer) => record(key, answer)),
+    const answers = group.map(({ key, word, collection, spelling }) =>
+      h.call(key, word, collection, undefined, spelling).then((answer) => record(key, answer)),
     );
     if (redisHang) {
       // Redis stops answering while the group's commands are in flight: they time out, some still run later.
@@ -191,6 +199,27 @@ describe('lossless accounting', () => {
     ] as const) {
       expect(run.figures[fault], fault).toBeGreaterThan(0);
     }
+    expect(run.differences).toEqual(run.differences.map(() => 0));
+  });
+
+  it('reports exactly the allowed calls of applications with several keys, whatever the spelling of the path', {
+    timeout: 150_000,
+  }, async () => {
+    const seed = reliabilitySeed('accounting, several keys, path spellings');
+    const run = await accountingRun({
+      calls: 2000,
+      ambiguous: false,
+      seed,
+      keysPerApp: 3,
+      pathSpellings: true,
+    });
+    const difference = run.differences.reduce((sum, d) => sum + d, 0);
+    console.log(
+      `[accounting, 3 keys per application, path spellings] ${JSON.stringify(run.figures)}\n` +
+        `  reported ${run.reported}, allowed ${run.figures.allowed}, difference ${difference}`,
+    );
+    expect(run.unreported).toEqual([]);
+    expect(run.figures.allowed).toBeGreaterThan(1500);
     expect(run.differences).toEqual(run.differences.map(() => 0));
   });
 

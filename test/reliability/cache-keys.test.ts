@@ -1,24 +1,28 @@
 /**
- * Cache keys never collide: distinct credentials (user keys, app id + app key pairs, across services),
- * 1 to 256 bytes long and full of the characters that break naive key schemes (':', '{', '}', '*',
- * newlines), get distinct credential ids and distinct Redis key names, each key carrying only its own
- * credential's hash tag. Then the same on a real redis-server: usage admitted for each credential lands
- * in its own keys only, and the sweep's SCAN pattern finds exactly the credentials with usage.
+ * Cache keys never collide: distinct budgets (user keys, app ids, across services), 1 to 256 bytes long
+ * and full of the characters that break naive key schemes (':', '{', '}', '*', newlines), get distinct
+ * credential ids and distinct Redis key names, each key carrying only its own budget's hash tag; every
+ * key of one application gets the application's budget and a key id of its own. Then the same on a real
+ * redis-server: usage admitted for each budget lands in its own keys only, and the sweep's SCAN pattern
+ * finds exactly the budgets with usage.
  */
 import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessCache } from '../../lambdas/core/cache';
-import { credentialIdOf } from '../../lambdas/core/credentials';
+import { credentialIdOf, keyIdOf } from '../../lambdas/core/credentials';
 import { credentialKeys } from '../../lambdas/core/keys';
 import type { Credential } from '../../lambdas/core/platform/types';
 import { createRedisClient } from '../../lambdas/core/redis-client';
 import { createCredentialSealer } from '../../lambdas/core/seal';
+import { usageIn } from '../unit/core/fakes';
 import { startTestRedis, type TestRedisServer } from './support/redis-server';
 import { reliabilitySeed } from './support/seed';
 
 const HOSTILE = [':', '{', '}', '*', '\n', '{}', '}{', '::', '*:*', '\r\n', '?', '[', ']', '\\', '"'];
 const KEY_NAME = /^am:\{[0-9a-f]{64}\}:[a-z]+$/;
+/** Any id, for counting the keys of a budget. */
+const ID_SHAPE = '0'.repeat(64);
 
 /** Text of 1 to 256 UTF-8 bytes, mostly made of separators and glob characters. */
 const hostileText = fc
@@ -68,15 +72,17 @@ const shiftedPair = fc
 
 const serviceId = fc.oneof(fc.constantFrom('2555417735060', '2555417735060:', '255541773506'), hostileText);
 
-const identity = (service: string, c: Credential) => JSON.stringify([service, c]);
+/** What names a budget: the service and the user key, or the app id whatever key comes with it. */
+const budget = (service: string, c: Credential) =>
+  JSON.stringify([service, c.kind, c.kind === 'user_key' ? c.userKey : c.appId]);
 
 describe('cache key names', () => {
-  it('never collide for distinct credentials of 1 to 256 bytes, across user_key, app_id and services', () => {
+  it('never collide for distinct budgets of 1 to 256 bytes, across user_key, app_id and services', () => {
     const seed = reliabilitySeed('cache keys');
     const entries = fc.uniqueArray(fc.tuple(serviceId, credential), {
       minLength: 20,
       maxLength: 60,
-      selector: ([service, c]) => identity(service, c),
+      selector: ([service, c]) => budget(service, c),
     });
     let compared = 0;
     fc.assert(
@@ -96,7 +102,7 @@ describe('cache key names', () => {
         }
         compared += list.length;
         expect(ids.size).toBe(list.length);
-        expect(names.size).toBe(list.length * 8);
+        expect(names.size).toBe(list.length * Object.keys(credentialKeys(ID_SHAPE)).length);
       }),
       { seed, numRuns: 400 },
     );
@@ -108,6 +114,7 @@ describe('cache key names', () => {
     fc.assert(
       fc.property(serviceId, shiftedPair, (service, [first, second]) => {
         expect(credentialIdOf(service, first)).not.toBe(credentialIdOf(service, second));
+        expect(keyIdOf(service, first)).not.toBe(keyIdOf(service, second));
         // A user key spelling the same bytes as an app id + key pair is yet another credential.
         const joined: Credential =
           first.kind === 'app_id'
@@ -119,6 +126,26 @@ describe('cache key names', () => {
         );
       }),
       { seed, numRuns: 1000 },
+    );
+  });
+});
+
+describe('key ids', () => {
+  it('never collide for distinct app keys of one application, nor with the application presenting none', () => {
+    const seed = reliabilitySeed('key ids');
+    const keys = fc.uniqueArray(fc.option(hostileText, { nil: undefined }), { minLength: 2, maxLength: 30 });
+    fc.assert(
+      fc.property(serviceId, hostileText, keys, (service, appId, appKeys) => {
+        const ids = appKeys.map((appKey) =>
+          keyIdOf(service, { kind: 'app_id', appId, ...(appKey !== undefined && { appKey }) }),
+        );
+        expect(new Set(ids).size).toBe(appKeys.length);
+        const budgets = appKeys.map((appKey) =>
+          credentialIdOf(service, { kind: 'app_id', appId, ...(appKey !== undefined && { appKey }) }),
+        );
+        expect(new Set(budgets).size).toBe(1);
+      }),
+      { seed, numRuns: 400 },
     );
   });
 });
@@ -144,7 +171,7 @@ describe('cache keys on a real redis-server', () => {
     const batch = fc.uniqueArray(credential, {
       minLength: 10,
       maxLength: 25,
-      selector: (c) => JSON.stringify(c),
+      selector: (c) => budget('2555417735060', c),
     });
     await fc.assert(
       fc.asyncProperty(batch, async (credentials) => {
@@ -157,7 +184,7 @@ describe('cache keys on a real redis-server', () => {
           expected.set(id, i + 1);
         }
         for (const [id, hits] of expected) {
-          expect(await server.inspector.hgetall(credentialKeys(id).pending)).toEqual({ hits: String(hits) });
+          expect(await usageIn(server.inspector, credentialKeys(id).pending)).toEqual({ hits });
           expect(
             sealer.unseal(id, (await server.inspector.hget(credentialKeys(id).app, 'cred')) ?? ''),
           ).toEqual(credentials[hits - 1]);

@@ -11,6 +11,7 @@ import { credentialKeys } from '../../lambdas/core/keys';
 import { METRIC } from '../../lambdas/core/observability';
 import { REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS } from '../../lambdas/core/redis-client';
 import { THROTTLING } from '../../local/sns-endpoint';
+import { usageIn } from '../unit/core/fakes';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
 import { type Harness, type HarnessOptions, reporterDeath, startHarness } from './support/harness';
@@ -269,8 +270,10 @@ describe('reporting faults', () => {
     expect(h.queue.stats().sent).toBe(0);
     for (const app of apps) {
       expect(
-        await h.redisServer.inspector.hget(credentialKeys(h.credentialId(app.userKey)).pending, 'get_word'),
-      ).toBe('7');
+        await usageIn(h.redisServer.inspector, credentialKeys(h.credentialId(app.userKey)).pending),
+      ).toEqual({
+        get_word: 7,
+      });
     }
 
     // Too young for the sweep: it waits a few report windows for a message that may still come.
@@ -299,7 +302,7 @@ describe('reporting faults', () => {
     for (const app of apps) {
       expect(h.reportedHits(app.id)).toBe(allowed.get(app.id));
       const keys = credentialKeys(h.credentialId(app.userKey));
-      const inFlight = Number(await h.redisServer.inspector.hget(keys.inFlight, 'get_word'));
+      const inFlight = (await usageIn(h.redisServer.inspector, keys.inFlight)).get_word;
       expect(inFlight).toBe(9);
       expect(await h.redisServer.inspector.exists(keys.lease)).toBe(1);
       inFlightAtDeath.set(app.id, inFlight);

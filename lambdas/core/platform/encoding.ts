@@ -2,6 +2,7 @@
  * Request encoding for the Service Management API: query strings and form bodies. Every name and
  * value is percent-encoded, so a credential or metric name can never add or change a parameter.
  */
+import { platformCredentialOf } from '../credentials';
 import type { Credential, ServiceAuth, Transaction, Usage } from './types';
 
 /** The platform takes at most this many transactions in one POST /transactions.xml. */
@@ -30,16 +31,9 @@ export function authQuery(
   credential: Credential,
   usage: Usage,
 ): string {
-  const credentialPairs: Pair[] =
-    credential.kind === 'user_key'
-      ? [['user_key', credential.userKey]]
-      : [
-          ['app_id', credential.appId],
-          ...(credential.appKey !== undefined ? [['app_key', credential.appKey] as Pair] : []),
-        ];
   return formEncode([
     ...serviceAuthPairs(serviceId, auth),
-    ...credentialPairs,
+    ...platformCredentialOf(credential).authParams(credential),
     ...usagePairs('usage', usage),
   ]);
 }
@@ -53,12 +47,9 @@ export function reportBody(
   const pairs = serviceAuthPairs(serviceId, auth);
   transactions.forEach(({ credential, usage, timestamp }, i) => {
     const prefix = `transactions[${i}]`;
-    // A report names the application only; the platform does not check app keys on reports.
-    pairs.push(
-      credential.kind === 'user_key'
-        ? [`${prefix}[user_key]`, credential.userKey]
-        : [`${prefix}[app_id]`, credential.appId],
-    );
+    for (const [name, value] of platformCredentialOf(credential).reportParams(credential)) {
+      pairs.push([`${prefix}[${name}]`, value]);
+    }
     pairs.push(...usagePairs(`${prefix}[usage]`, usage));
     if (timestamp !== undefined) pairs.push([`${prefix}[timestamp]`, formatPlatformTime(timestamp)]);
   });

@@ -2,6 +2,7 @@
  * The platform echoes credentials in its messages (`user key "X" is invalid`). Every message the
  * client returns passes through here, so no credential reaches a log or an error.
  */
+import { platformCredentialOf } from '../credentials';
 import type { Credential, ServiceAuth } from './types';
 
 export const REDACTED = '[redacted]';
@@ -11,9 +12,7 @@ const ECHOED_CREDENTIAL =
   /(user key |application key |provider key |service token |application with id=)"[\s\S]*"/gi;
 
 export function credentialSecrets(credential: Credential): string[] {
-  return credential.kind === 'user_key'
-    ? [credential.userKey]
-    : [credential.appId, ...(credential.appKey !== undefined ? [credential.appKey] : [])];
+  return platformCredentialOf(credential).secrets(credential);
 }
 
 export function serviceAuthSecret(auth: ServiceAuth): string {

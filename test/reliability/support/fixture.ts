@@ -21,8 +21,10 @@ export const ROUTES = [
 
 export interface Application {
   readonly id: string;
-  /** The key the consumer sends: the user key, or in app_id mode the application key. */
+  /** The key the consumer sends: the user key, or in app_id mode the application's first key. */
   readonly userKey: string;
+  /** In app_id mode, every key of the application (the first is `userKey`). */
+  readonly keys: readonly string[];
 }
 
 export interface ServiceFixture {
@@ -38,17 +40,28 @@ const KEY_SHAPES = ['rk:{0}', 'rk*{0}*', 'rk{{0}}', 'rk-{0}', 'RK:{0}:'];
 
 /**
  * `count` active applications (and one suspended) with keys that are random, printable and hostile.
- * In app_id mode each application has one such app key (`userKey` holds it).
+ * In app_id mode each application has `keysPerApp` such app keys (`userKey` holds the first).
  */
-export function serviceFixture(count: number, mode: CredentialMode = 'user_key'): ServiceFixture {
+export function serviceFixture(
+  count: number,
+  mode: CredentialMode = 'user_key',
+  keysPerApp = 1,
+): ServiceFixture {
   const key = (i: number) =>
     (KEY_SHAPES[i % KEY_SHAPES.length] as string).replace('{0}', `${i}-${randomBytes(6).toString('hex')}`);
-  const active = Array.from({ length: count }, (_, i) => ({ id: `app-${i}`, userKey: key(i) }));
-  const suspended = [{ id: 'app-suspended', userKey: `rk:suspended-${randomBytes(6).toString('hex')}` }];
+  const keys = (i: number) =>
+    Array.from({ length: mode === 'user_key' ? 1 : keysPerApp }, (_, k) => key(i * keysPerApp + k));
+  const applicationWith = (id: string, appKeys: string[]) => ({
+    id,
+    userKey: appKeys[0] as string,
+    keys: appKeys,
+  });
+  const active = Array.from({ length: count }, (_, i) => applicationWith(`app-${i}`, keys(i)));
+  const suspended = [applicationWith('app-suspended', [`rk:suspended-${randomBytes(6).toString('hex')}`])];
   const providerKey = `pk-${randomBytes(12).toString('hex')}`;
   const application = (app: Application, state: 'active' | 'suspended') => ({
     id: app.id,
-    ...(mode === 'user_key' ? { userKey: app.userKey, appKeys: [] } : { appKeys: [app.userKey] }),
+    ...(mode === 'user_key' ? { userKey: app.userKey, appKeys: [] } : { appKeys: [...app.keys] }),
     plan: 'Unlimited',
     state,
     referrerFilters: [],

@@ -38,7 +38,7 @@ import { countingMetrics } from './capture';
 import { type FaultProxy, startFaultProxy } from './fault-proxy';
 import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from './fixture';
 import { startTestRedis, type TestRedisServer } from './redis-server';
-import { keyEvent, routeEvent } from './request-events';
+import { keyEvent, type PathSpelling, routeEvent } from './request-events';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 
 const HOUR_MS = 3_600_000;
@@ -47,6 +47,8 @@ const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
 export interface HarnessOptions {
   readonly apps?: number;
   readonly mode?: CredentialMode;
+  /** app_id mode: keys of each application (default 1). */
+  readonly keysPerApp?: number;
   readonly overrides?: Partial<AccessConfigInput>;
   readonly logger?: LogPort;
   readonly metrics?: MetricsPort;
@@ -123,7 +125,13 @@ export interface Harness {
   /** A new reporter container (the previous one is gone). */
   replaceReporter(): ReporterContainer;
   /** A call with the consumer's key: `apikey` in user_key mode; in app_id mode, the key of `appId`. */
-  call(userKey: string, word?: string, collection?: 'words' | 'sentences', appId?: string): Promise<Answer>;
+  call(
+    userKey: string,
+    word?: string,
+    collection?: 'words' | 'sentences',
+    appId?: string,
+    spelling?: PathSpelling,
+  ): Promise<Answer>;
   /**
    * Everything pending reaches the platform: queued messages delivered (redelivered until they succeed
    * or go to the DLQ), then the sweep for what has no message. Bounded rounds; returns the credentials
@@ -137,7 +145,7 @@ export interface Harness {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const fixture = serviceFixture(options.apps ?? 5, options.mode);
+  const fixture = serviceFixture(options.apps ?? 5, options.mode, options.keysPerApp);
   const logger = options.logger ?? silent;
   const metrics = options.metrics ?? countingMetrics();
   const now = options.now ?? Date.now;
@@ -161,7 +169,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     overrides: options.overrides ?? {},
   });
   const applicationOf = (key: string) =>
-    [...fixture.active, ...fixture.suspended].find((candidate) => candidate.userKey === key);
+    [...fixture.active, ...fixture.suspended].find((candidate) => candidate.keys.includes(key));
   const redisSettings = { host: redisLine.host, port: redisLine.port, tls: false };
   const platformClient = (): PlatformClient =>
     createPlatformClient({
@@ -260,10 +268,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       container = newContainer();
       return container;
     },
-    call(key, word, collection, appId) {
-      if (fixture.mode === 'user_key') return answerOf(authorizer, keyEvent(key, word, collection));
+    call(key, word, collection, appId, spelling) {
+      if (fixture.mode === 'user_key') return answerOf(authorizer, keyEvent(key, word, collection, spelling));
       const app = appId ?? applicationOf(key)?.id ?? 'unknown-app';
-      return answerOf(authorizer, routeEvent({ app_id: app, app_key: key }, word, collection));
+      return answerOf(authorizer, routeEvent({ app_id: app, app_key: key }, word, collection, spelling));
     },
     async flush() {
       for (let round = 0; round < 5; round++) {

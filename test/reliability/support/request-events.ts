@@ -352,17 +352,33 @@ export function requestEvents(keys: FuzzKeys): fc.Arbitrary<GeneratedEvent> {
   return fc.oneof({ weight: 4, arbitrary: mapped }, { weight: 1, arbitrary: oddRoute });
 }
 
-/** A plain well-formed GET of `/v1/<collection>/<word>.json` carrying `headers` (single values). */
+/**
+ * Ways a client may spell the path of `/v1/<collection>/<word>.json`, all meaning the same path to the
+ * backend and to the mapping rules: plain, percent-encoded letters, a repeated slash, a dot segment.
+ */
+export const PATH_SPELLINGS = {
+  plain: (collection: string, word: string) => `/v1/${collection}/${word}.json`,
+  percentEncoded: (collection: string, word: string) =>
+    `/v1/%${collection.charCodeAt(0).toString(16)}${collection.slice(1)}/${word}.json`,
+  repeatedSlash: (collection: string, word: string) => `/v1//${collection}/${word}.json`,
+  dotSegment: (collection: string, word: string) => `/v1/x/../${collection}/${word}.json`,
+} as const;
+
+export type PathSpelling = keyof typeof PATH_SPELLINGS;
+
+/** A well-formed GET of `/v1/<collection>/<word>.json` carrying `headers` (single values). */
 export function routeEvent(
   headers: Readonly<Record<string, string>>,
   word = 'hello',
   collection: 'words' | 'sentences' = 'words',
+  spelling: PathSpelling = 'plain',
 ): APIGatewayRequestAuthorizerEvent {
   const credential = {
     headers: { ...headers },
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
   };
-  return eventOf('GET', `/v1/${collection}/{word}.json`, `/v1/${collection}/${word}.json`, credential, {});
+  const path = PATH_SPELLINGS[spelling](collection, word);
+  return eventOf('GET', `/v1/${collection}/{word}.json`, path, credential, {});
 }
 
 /** A call with `apikey: userKey`. */
@@ -370,6 +386,7 @@ export function keyEvent(
   userKey: string,
   word?: string,
   collection?: 'words' | 'sentences',
+  spelling?: PathSpelling,
 ): APIGatewayRequestAuthorizerEvent {
-  return routeEvent({ apikey: userKey }, word, collection);
+  return routeEvent({ apikey: userKey }, word, collection, spelling);
 }

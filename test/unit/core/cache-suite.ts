@@ -8,15 +8,17 @@ import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/c
 import { credentialKeys } from '../../../lambdas/core/keys';
 import type { AuthorizationStatus, UsageReport } from '../../../lambdas/core/platform/types';
 import type { RedisConnection } from '../../../lambdas/core/redis-client';
-import { ACTIVE } from '../../../lambdas/core/snapshot';
+import { ACTIVE, type CredentialAnswer } from '../../../lambdas/core/snapshot';
 import type { TestRedis } from '../../support/redis-topology';
 
+const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
 const END = Date.UTC(2030, 0, 1, 11, 0, 0);
+const DAY_START = Date.UTC(2030, 0, 1);
 const ID = 'c'.repeat(64);
+const KEY = 'k'.repeat(64);
 const SEALED = 'v1.sealed-credential';
-const ENDPOINT = 'GET /v1/words/{word}.json';
 
 function hourly(metric: string, maxValue: number, currentValue: number, periodEnd = END): UsageReport {
   return {
@@ -30,20 +32,36 @@ function hourly(metric: string, maxValue: number, currentValue: number, periodEn
   };
 }
 
+function perMinute(metric: string, maxValue: number, currentValue: number, periodStart: number): UsageReport {
+  return {
+    metric,
+    period: 'minute',
+    periodStart,
+    periodEnd: periodStart + MINUTE,
+    maxValue,
+    currentValue,
+    exceeded: false,
+  };
+}
+
 function status(usageReports: UsageReport[]): AuthorizationStatus {
   return { plan: 'Basic', usageReports, hierarchy: { hits: ['get_word', 'post_word'] } };
 }
+
+/** The pending field of a metric in the hour bucket of T0 (the bucket of an hourly-limited plan). */
+const inHour = (metric: string, hourStart = T0) => `${hourStart}:${metric}`;
 
 /** Runs the suite on the Redis `target` gives, emptied before each test. */
 export function describeAccessCache(target: () => TestRedis): void {
   let connected: RedisConnection | undefined;
   let redis: RedisConnection;
   let cache: AccessCache;
+  const keys = credentialKeys(ID);
 
   function check(overrides: Partial<CheckRequest> = {}) {
     return cache.check({
       credentialId: ID,
-      endpoint: ENDPOINT,
+      keyId: '',
       usage: { get_word: 1 },
       now: T0,
       windowMs: 10_000,
@@ -52,15 +70,17 @@ export function describeAccessCache(target: () => TestRedis): void {
     });
   }
 
-  async function storeActive(reports: UsageReport[]) {
+  async function storeActive(reports: UsageReport[], now = T0) {
     await cache.store({
       credentialId: ID,
-      state: ACTIVE,
-      sealedCredential: SEALED,
-      status: status(reports),
-      now: T0,
-      endpoint: { name: ENDPOINT, usage: { get_word: 1 } },
+      now,
+      budget: { state: ACTIVE, sealedCredential: SEALED, status: status(reports) },
     });
+  }
+
+  async function pending(key = keys.pending): Promise<Record<string, string>> {
+    const fields = await redis.hgetall(key);
+    return Object.fromEntries(Object.entries(fields).filter(([field]) => !field.startsWith('t:')));
   }
 
   beforeEach(async () => {
@@ -71,11 +91,11 @@ export function describeAccessCache(target: () => TestRedis): void {
   });
 
   describe('hot path check', () => {
-    it('is a miss for an unknown credential, and for a known credential on a new endpoint', async () => {
+    it('is a miss for a budget without a snapshot, and decides every endpoint of one that has it', async () => {
       expect(await check()).toEqual({ kind: 'miss' });
       await storeActive([hourly('hits', 100, 1)]);
-      expect(await check({ endpoint: 'POST /v1/words/{word}.json' })).toEqual({ kind: 'miss' });
-      expect(await check()).toMatchObject({ kind: 'allow', plan: 'Basic' });
+      expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'allow', plan: 'Basic' });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'allow', plan: 'Basic' });
     });
 
     it('publishes once per window, again once the window is over, and on every call with window 0', async () => {
@@ -89,39 +109,113 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await check({ windowMs: 0 })).toMatchObject({ publish: true });
     });
 
-    it('adds the requested usage to pending and marks the oldest unreported usage', async () => {
+    it('adds the requested usage to its period bucket, with the last call time, and marks the oldest unreported usage', async () => {
       await storeActive([hourly('hits', 100, 1)]);
       await check({ usage: { get_word: 2, hits: 1 } });
       await check({ now: T0 + 1_000, usage: { get_word: 1 } });
-      const keys = credentialKeys(ID);
-      expect(await redis.hgetall(keys.pending)).toEqual({ get_word: '3', hits: '1' });
+      expect(await redis.hgetall(keys.pending)).toEqual({
+        [inHour('get_word')]: '3',
+        [inHour('hits')]: '1',
+        [`t:${T0}`]: String(T0 + 1_000),
+      });
       expect(await redis.get(keys.since)).toBe(String(T0));
+    });
+
+    it('buckets by the smallest limited period, and by the day when only longer periods are limited', async () => {
+      const minuteStart = T0 + 5 * MINUTE;
+      await storeActive([hourly('hits', 100, 0), perMinute('hits', 10, 0, minuteStart)]);
+      await check({ now: minuteStart + 30_000 });
+      expect(await pending()).toEqual({ [`${minuteStart}:get_word`]: '1' });
+      await target().flushAll();
+      const eternal: UsageReport = {
+        metric: 'hits',
+        period: 'eternity',
+        maxValue: 100,
+        currentValue: 0,
+        exceeded: false,
+      };
+      await storeActive([eternal]);
+      await check({ now: T0 + 30_000 });
+      expect(await pending()).toEqual({ [`${DAY_START}:get_word`]: '1' });
     });
 
     it('does not publish when the usage is all zero', async () => {
       await storeActive([hourly('hits', 100, 1)]);
       expect(await check({ usage: { get_word: 0 } })).toMatchObject({ kind: 'allow', publish: false });
-      expect(await redis.exists(credentialKeys(ID).pending)).toBe(0);
+      expect(await redis.exists(keys.pending)).toBe(0);
     });
 
     it('holds a hard limit: current + pending + requested <= max, ancestors included', async () => {
       await storeActive([hourly('hits', 5, 2)]);
       expect(await check({ usage: { get_word: 2 } })).toMatchObject({ kind: 'allow' });
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'allow' });
-      expect(await check({ usage: { get_word: 1 } })).toEqual({ kind: 'limited', plan: 'Basic' });
-      expect(await check({ usage: { hits: 1 } })).toEqual({ kind: 'limited', plan: 'Basic' });
-      expect(await redis.hgetall(credentialKeys(ID).pending)).toEqual({ get_word: '3' });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ usage: { hits: 1 } })).toMatchObject({ kind: 'limited', plan: 'Basic' });
+      expect(await pending()).toEqual({ [inHour('get_word')]: '3' });
     });
 
-    it('denies a new endpoint of a credential at its limit from the snapshot, instead of a miss', async () => {
-      const other = 'GET /v1/definitions/{word}.json';
-      await storeActive([hourly('hits', 3, 1)]);
-      expect(await check()).toMatchObject({ kind: 'allow' });
-      expect(await check({ endpoint: other })).toEqual({ kind: 'miss' });
-      expect(await check()).toMatchObject({ kind: 'allow' });
-      expect(await check({ endpoint: other })).toEqual({ kind: 'limited', plan: 'Basic' });
-      expect(await check({ endpoint: other, softLimits: true })).toEqual({ kind: 'miss' });
-      expect(await redis.hgetall(credentialKeys(ID).pending)).toEqual({ get_word: '2' });
+    it('tells an allowed call its most constrained limit, and a refused one the limit it hit', async () => {
+      const minuteStart = T0 + 5 * MINUTE;
+      await storeActive([hourly('hits', 10, 2), perMinute('get_word', 3, 1, minuteStart)], minuteStart);
+      const now = minuteStart + 1_000;
+      expect(await check({ now })).toEqual({
+        kind: 'allow',
+        plan: 'Basic',
+        publish: true,
+        overLimit: false,
+        limit: { metric: 'get_word', period: 'minute', max: 3, resetAt: minuteStart + MINUTE, remaining: 1 },
+      });
+      expect(await check({ now })).toMatchObject({
+        kind: 'allow',
+        limit: { period: 'minute', remaining: 0 },
+      });
+      expect(await check({ now })).toEqual({
+        kind: 'limited',
+        plan: 'Basic',
+        publish: false,
+        limit: { metric: 'get_word', period: 'minute', max: 3, resetAt: minuteStart + MINUTE },
+      });
+      expect(await check({ now, usage: { hits: 1 } })).toMatchObject({
+        kind: 'allow',
+        limit: { metric: 'hits', period: 'hour', max: 10, resetAt: END, remaining: 5 },
+      });
+      const later = minuteStart + MINUTE + 1_000;
+      expect(await check({ now: later })).toMatchObject({
+        kind: 'allow',
+        limit: { period: 'minute', resetAt: minuteStart + 2 * MINUTE, remaining: 2 },
+      });
+      await target().flushAll();
+      await storeActive([
+        { metric: 'hits', period: 'eternity', maxValue: 5, currentValue: 5, exceeded: false },
+      ]);
+      expect(await check()).toEqual({
+        kind: 'limited',
+        plan: 'Basic',
+        publish: true,
+        limit: { metric: 'hits', period: 'eternity', max: 5 },
+      });
+      await target().flushAll();
+      await storeActive([]);
+      expect(await check()).toEqual({ kind: 'allow', plan: 'Basic', publish: true, overLimit: false });
+    });
+
+    it('marks the limit a refused call hit, and opens the report window so the budget is refreshed', async () => {
+      await storeActive([hourly('hits', 1, 1)]);
+      expect(await check()).toMatchObject({ kind: 'limited', publish: true });
+      expect(await check({ now: T0 + 1 })).toMatchObject({ kind: 'limited', publish: false });
+      expect(await redis.hgetall(keys.refusals)).toEqual({ 'hour:hits': String(T0 + 1) });
+      expect(await cache.drain(ID, 'l')).toEqual({
+        kind: 'empty',
+        sealedCredential: SEALED,
+        refusals: [{ metric: 'hits', period: 'hour' }],
+      });
+      expect(await redis.exists(keys.refusals)).toBe(0);
+      await check({ now: T0 + 2, usage: { hits: 1 }, softLimits: true });
+      await check({ now: T0 + 3 });
+      expect(await cache.drain(ID, 'm')).toMatchObject({
+        kind: 'ready',
+        refusals: [{ metric: 'hits', period: 'hour' }],
+      });
     });
 
     it('counts in-flight usage until the platform accepted it, then the folded snapshot', async () => {
@@ -130,7 +224,7 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await cache.drain(ID, 'lease-1')).toMatchObject({ kind: 'ready', usage: { get_word: 2 } });
       expect(await check()).toMatchObject({ kind: 'limited' });
       await cache.acknowledge(ID, 'lease-1', T0 + 1);
-      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 3 3`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 3 3`);
       expect(await check()).toMatchObject({ kind: 'limited' });
     });
 
@@ -141,6 +235,20 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await check({ now: END })).toMatchObject({ kind: 'allow' });
       expect(await check({ now: END + 1 })).toMatchObject({ kind: 'allow' });
       expect(await check({ now: END + 2 })).toMatchObject({ kind: 'limited' });
+    });
+
+    it('charges a new period only with the usage of its own buckets, not the last period pending', async () => {
+      const minuteStart = T0;
+      await storeActive([perMinute('hits', 5, 1, minuteStart)]);
+      for (const at of [58_400, 58_900, 59_500, 59_900]) {
+        expect(await check({ now: minuteStart + at })).toMatchObject({ kind: 'allow' });
+      }
+      expect(await check({ now: minuteStart + 59_950 })).toMatchObject({ kind: 'limited' });
+      const next = minuteStart + MINUTE;
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push((await check({ now: next + 500 + i })).kind);
+      expect(answers).toEqual(['allow', 'allow', 'allow', 'allow', 'allow', 'limited']);
+      expect(await pending()).toEqual({ [`${minuteStart}:get_word`]: '4', [`${next}:get_word`]: '5' });
     });
 
     it('denies a disabled method (an eternity limit of 0) but not its siblings', async () => {
@@ -163,14 +271,55 @@ export function describeAccessCache(target: () => TestRedis): void {
       await storeActive([hourly('hits', 1, 1)]);
       expect(await check({ softLimits: true })).toMatchObject({ kind: 'allow', overLimit: true });
       expect(await check({ softLimits: true })).toMatchObject({ kind: 'allow', overLimit: true });
-      expect(await redis.hget(credentialKeys(ID).pending, 'get_word')).toBe('2');
+      expect(await redis.hget(keys.pending, inHour('get_word'))).toBe('2');
     });
 
-    it('answers from the snapshot whatever the endpoint when asked to (resilient answer)', async () => {
+    it('reads a snapshot stored before periods had a start, counting all its buckets', async () => {
+      await redis.hset(keys.app, {
+        state: 'active',
+        cred: SEALED,
+        plan: 'Basic',
+        'limit:hour:hits': `${END} 2 1`,
+        'parent:get_word': 'hits',
+      });
+      expect(await check()).toMatchObject({ kind: 'allow' });
+      expect(await check()).toMatchObject({ kind: 'limited' });
+    });
+  });
+
+  describe('keys of an application', () => {
+    it('asks for a key it never saw, then decides it from the budget shared with the other keys', async () => {
+      await storeActive([hourly('hits', 3, 0)]);
+      expect(await check({ keyId: KEY })).toEqual({ kind: 'key_unknown' });
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        key: { id: KEY, fact: { valid: true, sealedCredential: SEALED } },
+      });
+      expect(await check({ keyId: KEY })).toMatchObject({ kind: 'allow' });
+      expect(await check({ keyId: '' })).toMatchObject({ kind: 'allow' });
+      expect(await check({ keyId: KEY })).toMatchObject({ kind: 'allow' });
+      expect(await check({ keyId: KEY })).toMatchObject({ kind: 'limited' });
+      expect(await cache.validKeyCredentials(ID)).toEqual([SEALED]);
+    });
+
+    it('refuses a key the platform refused until the negative TTL has passed, whatever the budget', async () => {
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        key: { id: KEY, fact: { valid: false, code: 'application_key_invalid' } },
+      });
+      const refused = {
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'application_key_invalid' },
+        publish: false,
+      };
+      expect(await check({ keyId: KEY })).toEqual(refused);
       await storeActive([hourly('hits', 100, 0)]);
-      expect(await check({ endpoint: undefined, usage: { post_word: 1 } })).toMatchObject({ kind: 'allow' });
-      await target().flushAll();
-      expect(await check({ endpoint: undefined })).toEqual({ kind: 'miss' });
+      expect(await check({ keyId: KEY, now: T0 + 59_999 })).toEqual(refused);
+      expect(await check({ keyId: KEY, now: T0 + 60_000 })).toEqual({ kind: 'key_unknown' });
+      expect(await redis.pttl(keys.keys)).toBeGreaterThan(ENTRY_TTL_MS - 60_000);
+      expect(await cache.validKeyCredentials(ID)).toEqual([]);
     });
   });
 
@@ -186,32 +335,42 @@ export function describeAccessCache(target: () => TestRedis): void {
       await expect(
         late.check({
           credentialId: ID,
-          endpoint: ENDPOINT,
+          keyId: '',
           usage: { get_word: 1 },
           now: T0,
           windowMs: 0,
           softLimits: false,
         }),
       ).rejects.toThrow(/deadline/);
-      expect(await redis.exists(credentialKeys(ID).pending, credentialKeys(ID).since)).toBe(0);
+      expect(await redis.exists(keys.pending, keys.since)).toBe(0);
       expect(await check()).toMatchObject({ kind: 'allow' });
     });
   });
 
+  describe('first calls', () => {
+    it('let one caller claim the budget until it releases or the claim runs out', async () => {
+      expect(await cache.claimFirstCall(ID, 'a', 5_000)).toBe(true);
+      expect(await cache.claimFirstCall(ID, 'b', 5_000)).toBe(false);
+      await cache.releaseFirstCall(ID, 'b');
+      expect(await cache.claimFirstCall(ID, 'b', 5_000)).toBe(false);
+      await cache.releaseFirstCall(ID, 'a');
+      expect(await cache.claimFirstCall(ID, 'b', 5_000)).toBe(true);
+      expect(await redis.pttl(keys.firstCall)).toBeGreaterThan(4_000);
+    });
+  });
+
   describe('stored answers', () => {
-    it('keep the snapshot, hierarchy, plan and sealed credential, with a TTL', async () => {
+    it('keep the snapshot with each period, hierarchy, plan and sealed credential, with a TTL', async () => {
       await storeActive([hourly('hits', 100, 7)]);
-      const keys = credentialKeys(ID);
       expect(await redis.hgetall(keys.app)).toEqual({
         state: 'active',
         cred: SEALED,
         plan: 'Basic',
         synced: String(T0),
-        'limit:hour:hits': `${END} 100 7`,
+        'limit:hour:hits': `${T0} ${END} 100 7`,
         'parent:get_word': 'hits',
         'parent:post_word': 'hits',
       });
-      expect(await redis.hgetall(keys.endpoints)).toEqual({ [ENDPOINT]: '{"get_word":1}' });
       const ttl = await redis.pttl(keys.app);
       expect(ttl).toBeGreaterThan(ENTRY_TTL_MS - 60_000);
       expect(ttl).toBeLessThanOrEqual(ENTRY_TTL_MS);
@@ -220,160 +379,223 @@ export function describeAccessCache(target: () => TestRedis): void {
     it('never lower a count within a period: the higher of two answers for the same period wins', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await storeActive([hourly('hits', 120, 5)]);
-      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 120 7`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 120 7`);
       await storeActive([hourly('hits', 120, 9)]);
-      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 120 9`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 120 9`);
     });
 
     it('take a later period whole, and ignore an answer about an earlier one', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await storeActive([hourly('hits', 100, 2, END + HOUR)]);
-      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END + HOUR} 100 2`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} ${END + HOUR} 100 2`);
       await storeActive([hourly('hits', 100, 50, END)]);
-      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END + HOUR} 100 2`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} ${END + HOUR} 100 2`);
     });
 
     it('drop the limits the answer no longer has', async () => {
       await storeActive([hourly('hits', 100, 7), hourly('get_word', 10, 1)]);
       await storeActive([hourly('hits', 100, 7)]);
-      expect(await redis.hexists(credentialKeys(ID).app, 'limit:hour:get_word')).toBe(0);
+      expect(await redis.hexists(keys.app, 'limit:hour:get_word')).toBe(0);
     });
 
     it('keep the snapshot (and its sealed credential) without TTL while usage waits for the reporter', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await check();
-      const keys = credentialKeys(ID);
       expect(await redis.pttl(keys.app)).toBe(-1);
       await storeActive([hourly('hits', 100, 8)]);
       expect(await redis.pttl(keys.app)).toBe(-1);
     });
 
-    it('a denial sets the negative entry with its TTL, drops the endpoints and keeps the snapshot', async () => {
+    it('a denial is kept in the snapshot, without a negative entry: its refused calls ask for a refresh', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await cache.store({
         credentialId: ID,
-        state: { kind: 'denied', reason: 'application_not_active' },
-        sealedCredential: SEALED,
-        status: status([hourly('hits', 100, 7)]),
         now: T0,
+        budget: {
+          state: { kind: 'denied', reason: 'application_not_active' },
+          sealedCredential: SEALED,
+          status: status([hourly('hits', 100, 7)]),
+        },
       });
-      const keys = credentialKeys(ID);
-      expect(await check()).toEqual({
-        kind: 'cached',
-        state: { kind: 'denied', reason: 'application_not_active' },
-      });
-      const ttl = await redis.pttl(keys.negative);
-      expect(ttl).toBeGreaterThan(50_000);
-      expect(ttl).toBeLessThanOrEqual(60_000);
-      expect(await redis.exists(keys.endpoints)).toBe(0);
-      await redis.del(keys.negative);
-      expect(await check()).toEqual({ kind: 'miss' });
-      expect(await check({ endpoint: undefined })).toEqual({
-        kind: 'cached',
-        state: { kind: 'denied', reason: 'application_not_active' },
-      });
+      const state = { kind: 'denied', reason: 'application_not_active' };
+      expect(await redis.exists(keys.negative)).toBe(0);
+      expect(await check()).toEqual({ kind: 'cached', state, publish: true });
+      expect(await check({ now: T0 + 5_000 })).toEqual({ kind: 'cached', state, publish: false });
+      expect(await check({ now: T0 + 10_000 })).toEqual({ kind: 'cached', state, publish: true });
     });
 
-    it('an invalid credential never seen leaves only its negative entry', async () => {
+    it('an invalid budget never seen leaves only its negative entry', async () => {
       await cache.store({
         credentialId: ID,
-        state: { kind: 'invalid', code: 'user_key_invalid' },
-        sealedCredential: SEALED,
         now: T0,
-        endpoint: { name: ENDPOINT, usage: { get_word: 1 } },
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
       });
-      expect(await target().keys()).toEqual([credentialKeys(ID).negative]);
-      expect(await check()).toEqual({ kind: 'cached', state: { kind: 'invalid', code: 'user_key_invalid' } });
+      expect(await target().keys()).toEqual([keys.negative]);
+      expect(await check()).toMatchObject({
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'user_key_invalid' },
+      });
     });
 
-    it('a revoked key keeps its sealed credential for the usage still to report', async () => {
+    it('an invalid budget is refused from its negative entry without a refresh, a flood kept off the platform', async () => {
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
+      });
+      expect(await check()).toEqual({
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'user_key_invalid' },
+        publish: false,
+      });
+      expect(await redis.exists(keys.window)).toBe(0);
+    });
+
+    it('a revoked user key keeps its sealed credential for the usage still to report', async () => {
       await storeActive([hourly('hits', 100, 7)]);
       await check();
       await cache.store({
         credentialId: ID,
-        state: { kind: 'invalid', code: 'user_key_invalid' },
-        sealedCredential: 'v1.other',
         now: T0 + 1,
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: 'v1.other' },
       });
-      const keys = credentialKeys(ID);
       expect(await redis.hget(keys.app, 'state')).toBe('invalid:user_key_invalid');
       expect(await redis.hget(keys.app, 'cred')).toBe(SEALED);
-      expect(await check({ endpoint: undefined })).toMatchObject({
-        kind: 'cached',
-        state: { kind: 'invalid' },
-      });
+      await redis.del(keys.negative);
+      expect(await check()).toMatchObject({ kind: 'cached', state: { kind: 'invalid' } });
     });
 
     it('an active answer clears the negative entry', async () => {
       await cache.store({
         credentialId: ID,
-        state: { kind: 'invalid', code: 'user_key_invalid' },
-        sealedCredential: SEALED,
         now: T0,
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
       });
       await storeActive([hourly('hits', 100, 0)]);
       expect(await check()).toMatchObject({ kind: 'allow' });
     });
   });
 
+  describe('platform answers (storeAnswer)', () => {
+    const answered = (answer: CredentialAnswer, keyId = KEY) =>
+      cache.storeAnswer({ credentialId: ID, keyId, sealedCredential: SEALED, answer, now: T0 });
+
+    it('an authorization keeps the snapshot and the presented key as valid', async () => {
+      await answered({ kind: 'authorized', ...status([hourly('hits', 100, 7)]) });
+      expect(await redis.hgetall(keys.app)).toMatchObject({
+        state: 'active',
+        cred: SEALED,
+        plan: 'Basic',
+        'limit:hour:hits': `${T0} ${END} 100 7`,
+      });
+      expect(await redis.hgetall(keys.keys)).toEqual({ [KEY]: `ok ${SEALED}` });
+    });
+
+    it('a limits_exceeded denial keeps the budget active: its snapshot decides each call', async () => {
+      await answered({
+        kind: 'denied',
+        reason: 'limits_exceeded',
+        reasonText: 'usage limits are exceeded',
+        ...status([hourly('hits', 5, 5)]),
+      });
+      expect(await check({ keyId: KEY })).toMatchObject({ kind: 'limited', plan: 'Basic' });
+      expect(await check({ keyId: KEY, now: END })).toMatchObject({ kind: 'allow' });
+    });
+
+    it('a suspension is cached as a denial of the budget', async () => {
+      await answered({
+        kind: 'denied',
+        reason: 'application_not_active',
+        reasonText: 'application is not active',
+        ...status([hourly('hits', 100, 7)]),
+      });
+      expect(await check({ keyId: KEY })).toMatchObject({
+        kind: 'cached',
+        state: { kind: 'denied', reason: 'application_not_active' },
+      });
+    });
+
+    it('an unknown credential leaves only its negative entry; a wrong app key only its key fact', async () => {
+      await answered({ kind: 'invalid_credential', code: 'user_key_invalid', message: 'invalid' }, '');
+      expect(await target().keys()).toEqual([keys.negative]);
+      await target().flushAll();
+      await answered({ kind: 'authorized', ...status([hourly('hits', 100, 7)]) }, 'a'.repeat(64));
+      await answered({
+        kind: 'denied',
+        reason: 'application_key_invalid',
+        reasonText: 'application key is invalid',
+        ...status([]),
+      });
+      expect(await redis.hget(keys.app, 'state')).toBe('active');
+      expect(await redis.hget(keys.keys, KEY)).toBe(`bad ${T0 + 60_000} application_key_invalid`);
+      expect(await check({ keyId: KEY })).toMatchObject({
+        kind: 'cached',
+        state: { kind: 'invalid', code: 'application_key_invalid' },
+      });
+      expect(await check({ keyId: 'a'.repeat(64) })).toMatchObject({ kind: 'allow' });
+    });
+  });
+
   describe('admit (failure mode allow)', () => {
-    it('records usage and the sealed credential without a snapshot', async () => {
-      expect(await cache.admit(ID, SEALED, { hits: 1 }, T0, 10_000)).toBe(true);
-      expect(await cache.admit(ID, SEALED, { hits: 1 }, T0 + 1, 10_000)).toBe(false);
-      const keys = credentialKeys(ID);
-      expect(await redis.hgetall(keys.pending)).toEqual({ hits: '2' });
+    it('records usage by the minute and the sealed credential without a snapshot', async () => {
+      expect(await cache.admit(ID, SEALED, { hits: 1 }, T0 + 5_000, 10_000)).toBe(true);
+      expect(await cache.admit(ID, SEALED, { hits: 1 }, T0 + 6_000, 10_000)).toBe(false);
+      expect(await redis.hgetall(keys.pending)).toEqual({
+        [`${T0}:hits`]: '2',
+        [`t:${T0}`]: String(T0 + 6_000),
+      });
       expect(await redis.hgetall(keys.app)).toEqual({ cred: SEALED });
-      expect(await check({ endpoint: undefined })).toEqual({ kind: 'miss' });
+      expect(await check()).toEqual({ kind: 'miss' });
       expect(await cache.drain(ID, 't')).toEqual({
         kind: 'ready',
         sealedCredential: SEALED,
+        buckets: [{ start: T0, lastCallAt: T0 + 6_000, usage: { hits: 2 } }],
         usage: { hits: 2 },
         resent: false,
+        refusals: [],
       });
     });
   });
 
   describe('drain, acknowledge and release', () => {
     it('moves pending to in flight under a lease, and resends in-flight usage unchanged after a failure', async () => {
-      const keys = credentialKeys(ID);
-      expect(await cache.drain(ID, 'lease-0')).toEqual({ kind: 'empty' });
+      expect(await cache.drain(ID, 'lease-0')).toEqual({ kind: 'empty', refusals: [] });
       await storeActive([hourly('hits', 100, 0)]);
       await check({ usage: { get_word: 2 } });
-      expect(await cache.drain(ID, 'lease-1')).toEqual({
+      const first = {
         kind: 'ready',
         sealedCredential: SEALED,
+        buckets: [{ start: T0, lastCallAt: T0, usage: { get_word: 2 } }],
         usage: { get_word: 2 },
-        resent: false,
-      });
+        refusals: [],
+      };
+      expect(await cache.drain(ID, 'lease-1')).toEqual({ ...first, resent: false });
       expect(await cache.drain(ID, 'lease-2')).toEqual({ kind: 'busy' });
       await check({ usage: { get_word: 5 } });
       await cache.release(ID, 'not-mine');
       expect(await cache.drain(ID, 'lease-2')).toEqual({ kind: 'busy' });
       await cache.release(ID, 'lease-1');
-      expect(await cache.drain(ID, 'lease-2')).toEqual({
-        kind: 'ready',
-        sealedCredential: SEALED,
-        usage: { get_word: 2 },
-        resent: true,
-      });
-      expect(await redis.hgetall(keys.pending)).toEqual({ get_word: '5' });
+      expect(await cache.drain(ID, 'lease-2')).toEqual({ ...first, resent: true });
+      expect(await pending()).toEqual({ [inHour('get_word')]: '5' });
       await cache.acknowledge(ID, 'lease-2', T0 + 1);
       expect(await redis.exists(keys.inFlight, keys.lease)).toBe(0);
       expect(await redis.get(keys.since)).toBe(String(T0));
-      expect(await cache.drain(ID, 'lease-3')).toEqual({
+      expect(await cache.drain(ID, 'lease-3')).toMatchObject({
         kind: 'ready',
-        sealedCredential: SEALED,
         usage: { get_word: 5 },
         resent: false,
       });
       await cache.acknowledge(ID, 'lease-3', T0 + 2);
       expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);
       expect(await redis.pttl(keys.app)).toBeGreaterThan(0);
-      expect(await cache.drain(ID, 'lease-4')).toEqual({ kind: 'empty' });
+      expect(await cache.drain(ID, 'lease-4')).toEqual({
+        kind: 'empty',
+        sealedCredential: SEALED,
+        refusals: [],
+      });
     });
 
     it('a late acknowledgement after the lease passed to another reporter leaves its in-flight usage', async () => {
-      const keys = credentialKeys(ID);
       await storeActive([hourly('hits', 100, 0)]);
       await check({ usage: { get_word: 2 } });
       await cache.drain(ID, 'lease-slow');
@@ -383,33 +605,54 @@ export function describeAccessCache(target: () => TestRedis): void {
       await check({ usage: { get_word: 5 } });
       expect(await cache.drain(ID, 'lease-3')).toMatchObject({ kind: 'ready', usage: { get_word: 5 } });
       await cache.acknowledge(ID, 'lease-slow', T0 + 2);
-      expect(await redis.hgetall(keys.inFlight)).toEqual({ get_word: '5' });
+      expect(await pending(keys.inFlight)).toEqual({ [inHour('get_word')]: '5' });
       expect(await redis.get(keys.lease)).toBe('lease-3');
-      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} 100 2`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 100 2`);
       await cache.acknowledge(ID, 'lease-3', T0 + 3);
       expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);
-      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} 100 7`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 100 7`);
     });
 
-    it('does not fold accepted usage into a period that is over', async () => {
+    it('folds accepted usage only into the period its buckets lie in', async () => {
       await storeActive([hourly('hits', 100, 7)]);
-      await check();
+      await check({ now: T0 + 1_000 });
       await cache.drain(ID, 'l');
       await cache.acknowledge(ID, 'l', END);
-      expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 100 7`);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 100 7`);
+      await storeActive([hourly('hits', 100, 0, END + HOUR)], END);
+      await check({ now: END - 1 });
+      await cache.drain(ID, 'm');
+      await cache.acknowledge(ID, 'm', END + 1);
+      expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} ${END + HOUR} 100 0`);
     });
 
-    it('reports a credential whose sealed value is gone as unreadable, keeping its usage', async () => {
+    it('reports a budget whose sealed value is gone as unreadable, keeping its usage', async () => {
       await storeActive([hourly('hits', 100, 0)]);
       await check();
-      await redis.hdel(credentialKeys(ID).app, 'cred');
+      await redis.hdel(keys.app, 'cred');
       expect(await cache.drain(ID, 'l')).toEqual({ kind: 'unreadable' });
-      expect(await redis.hgetall(credentialKeys(ID).inFlight)).toEqual({ get_word: '1' });
+      expect(await pending(keys.inFlight)).toEqual({ [inHour('get_word')]: '1' });
+    });
+  });
+
+  describe('rejected usage', () => {
+    it('is kept per budget and metric, and found by a scan of every primary', async () => {
+      await cache.keepRejected(ID, { ghost: 3 });
+      await cache.keepRejected(ID, { ghost: 2 });
+      await cache.keepRejected('d'.repeat(64), { phantom: 1 });
+      // Slot 13894: on another primary than the two above (slots 2156 and 247) on a three-primary cluster.
+      await cache.keepRejected('f'.repeat(64), { phantom: 2 });
+      const found = await cache.rejectedUsage();
+      expect(found.sort((a, b) => a.credentialId.localeCompare(b.credentialId))).toEqual([
+        { credentialId: ID, usage: { ghost: 5 } },
+        { credentialId: 'd'.repeat(64), usage: { phantom: 1 } },
+        { credentialId: 'f'.repeat(64), usage: { phantom: 2 } },
+      ]);
     });
   });
 
   describe('unreported usage scan', () => {
-    it('finds credentials whose oldest unreported usage is old enough, up to a limit', async () => {
+    it('finds budgets whose oldest unreported usage is old enough, up to a limit', async () => {
       const ids = ['1', '2', '3'].map((c) => c.repeat(64));
       for (const [i, id] of ids.entries()) await cache.admit(id, SEALED, { hits: 1 }, T0 + i * 1000, 0);
       await redis.set('am:{unrelated}:since', '0');
@@ -418,7 +661,7 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await cache.unreportedSince(T0 + 5000, 2)).toHaveLength(2);
     });
 
-    it('finds the usage of many credentials, wherever their keys live, within the limit', async () => {
+    it('finds the usage of many budgets, wherever their keys live, within the limit', async () => {
       const ids = Array.from({ length: 40 }, (_, i) => i.toString(16).padStart(64, 'a'));
       for (const id of ids) await cache.admit(id, SEALED, { hits: 1 }, T0, 0);
       expect((await cache.unreportedSince(T0, 100)).sort()).toEqual([...ids].sort());

@@ -7,6 +7,7 @@ import {
   credentialIdPrefix,
   extractCredential,
   identitySourceHeaders,
+  keyIdOf,
   MAX_CREDENTIAL_BYTES,
 } from '../../../lambdas/core/credentials';
 import type { Credential } from '../../../lambdas/core/platform/types';
@@ -150,12 +151,14 @@ describe('credential ids', () => {
       })),
   );
 
-  it('never collide for different credentials, whatever characters they contain', () => {
+  const budgetOf = (c: Credential) => (c.kind === 'user_key' ? `u${c.userKey}` : `a${c.appId}`);
+
+  it('name one budget per application, and never two applications alike, whatever characters they contain', () => {
     fc.assert(
       fc.property(credential, credential, (a, b) => {
-        fc.pre(JSON.stringify(a) !== JSON.stringify(b));
-        expect(credentialIdInput('s1', a)).not.toBe(credentialIdInput('s1', b));
-        expect(credentialIdOf('s1', a)).not.toBe(credentialIdOf('s1', b));
+        const sameBudget = budgetOf(a) === budgetOf(b);
+        expect(credentialIdInput('s1', a) === credentialIdInput('s1', b)).toBe(sameBudget);
+        expect(credentialIdOf('s1', a) === credentialIdOf('s1', b)).toBe(sameBudget);
       }),
       { numRuns: 2000 },
     );
@@ -170,17 +173,33 @@ describe('credential ids', () => {
     );
   });
 
-  it('separate the app id from the app key, and an absent key from an empty one', () => {
-    const ids = new Set([
-      credentialIdOf('s', { kind: 'app_id', appId: 'a:b', appKey: 'c' }),
-      credentialIdOf('s', { kind: 'app_id', appId: 'a', appKey: 'b:c' }),
+  it('give every key of an application the application id, and each key an id of its own', () => {
+    const budgets = new Set([
+      credentialIdOf('s', { kind: 'app_id', appId: 'a', appKey: 'k1' }),
+      credentialIdOf('s', { kind: 'app_id', appId: 'a', appKey: 'k2' }),
       credentialIdOf('s', { kind: 'app_id', appId: 'a' }),
-      credentialIdOf('s', { kind: 'app_id', appId: 'a', appKey: '' }),
+    ]);
+    expect(budgets.size).toBe(1);
+    const keys = new Set([
+      keyIdOf('s', { kind: 'app_id', appId: 'a:b', appKey: 'c' }),
+      keyIdOf('s', { kind: 'app_id', appId: 'a', appKey: 'b:c' }),
+      keyIdOf('s', { kind: 'app_id', appId: 'a' }),
+      keyIdOf('s', { kind: 'app_id', appId: 'a', appKey: 'k1' }),
+      keyIdOf('s:1', { kind: 'app_id', appId: 'a', appKey: 'k1' }),
+    ]);
+    expect(keys.size).toBe(5);
+    for (const key of keys) expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(keyIdOf('s', { kind: 'user_key', userKey: 'k' })).toBe('');
+  });
+
+  it('separate the app id from a user key of the same text, and a service from another', () => {
+    const ids = new Set([
+      credentialIdOf('s', { kind: 'app_id', appId: 'a' }),
       credentialIdOf('s', { kind: 'user_key', userKey: 'a' }),
       credentialIdOf('s:1', { kind: 'user_key', userKey: 'a' }),
       credentialIdOf('s', { kind: 'user_key', userKey: '1:a' }),
     ]);
-    expect(ids.size).toBe(7);
+    expect(ids.size).toBe(4);
   });
 
   it('are stable SHA-256 hex and never contain the key', () => {

@@ -74,8 +74,10 @@ export function hourly(
 /** A platform whose answers the test sets; every call is recorded. */
 export class FakePlatform implements PlatformPort {
   readonly calls: PlatformCall[] = [];
-  authrepAnswer: (credential: Credential, usage: Usage) => AuthOutcome = () => authorized();
-  authorizeAnswer: (credential: Credential) => AuthOutcome = () => authorized();
+  authrepAnswer: (credential: Credential, usage: Usage) => AuthOutcome | Promise<AuthOutcome> = () =>
+    authorized();
+  authorizeAnswer: (credential: Credential, usage: Usage) => AuthOutcome | Promise<AuthOutcome> = () =>
+    authorized();
   reportAnswer: (transactions: readonly Transaction[]) => ReportOutcome = (transactions) => ({
     kind: 'accepted',
     requests: Math.ceil(transactions.length / 1000),
@@ -83,7 +85,7 @@ export class FakePlatform implements PlatformPort {
 
   async authorize(credential: Credential, usage: Usage = {}): Promise<AuthOutcome> {
     this.calls.push({ op: 'authorize', credential, usage });
-    return this.authorizeAnswer(credential);
+    return this.authorizeAnswer(credential, usage);
   }
 
   async authrep(credential: Credential, usage: Usage): Promise<AuthOutcome> {
@@ -183,4 +185,14 @@ export async function dumpRedis(redis: RedisConnection): Promise<string> {
     return parts;
   });
   return perPrimary.flat().join('\n');
+}
+
+/** A usage hash (pending or in flight) summed per metric over its period buckets (`<start>:<metric>`). */
+export async function usageIn(redis: Redis, key: string): Promise<Record<string, number>> {
+  const usage: Record<string, number> = {};
+  for (const [field, value] of Object.entries(await redis.hgetall(key))) {
+    const metric = /^\d+:(.+)$/.exec(field)?.[1];
+    if (metric !== undefined) usage[metric] = (usage[metric] ?? 0) + Number(value);
+  }
+  return usage;
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
-import { credentialIdOfSinceKey, credentialKeys, SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
+import {
+  credentialIdOfKey,
+  credentialIdOfSinceKey,
+  credentialKeys,
+  REJECTED_KEY_PATTERN,
+  SINCE_KEY_PATTERN,
+} from '../../../lambdas/core/keys';
 
 const id = credentialIdOf('s1', { kind: 'user_key', userKey: 'k' });
 
@@ -13,8 +19,8 @@ function hashTag(key: string): string {
 describe('credential keys', () => {
   it('all share the credential id as hash tag (one slot per credential)', () => {
     const keys = Object.values(credentialKeys(id));
-    expect(keys).toHaveLength(8);
-    expect(new Set(keys).size).toBe(8);
+    expect(keys).toHaveLength(11);
+    expect(new Set(keys).size).toBe(11);
     for (const key of keys) expect(hashTag(key)).toBe(id);
   });
 
@@ -24,5 +30,11 @@ describe('credential keys', () => {
     expect(credentialIdOfSinceKey(keys.pending)).toBeUndefined();
     expect(credentialIdOfSinceKey('am:{zz}:since')).toBeUndefined();
     expect(SINCE_KEY_PATTERN).toBe('am:{*}:since');
+  });
+
+  it('find the credential id back from any key of the layout, and from nothing else', () => {
+    for (const key of Object.values(credentialKeys(id))) expect(credentialIdOfKey(key)).toBe(id);
+    expect(credentialIdOfKey(`other:{${id}}:since`)).toBeUndefined();
+    expect(REJECTED_KEY_PATTERN).toBe('am:{*}:rejected');
   });
 });

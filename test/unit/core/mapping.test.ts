@@ -5,6 +5,7 @@ import {
   DEFAULT_USAGE,
   endpointOf,
   mappedRequestOf,
+  normalizedPath,
   type QueryParameters,
   requestPathOf,
 } from '../../../lambdas/core/mapping';
@@ -84,13 +85,42 @@ describe('mapping rules', () => {
     ['query literal must equal', [rule('GET', '/s?type=a')], 'GET', '/s', { type: ['b'] }, undefined],
     ['query literal equal', [rule('GET', '/s?type=a')], 'GET', '/s', { type: ['a'] }, { m: 1 }],
     [
-      'query literal uses the last value',
+      'query literal matches any repeated value',
       [rule('GET', '/s?type=a')],
       'GET',
       '/s',
       { type: ['a', 'b'] },
-      undefined,
+      { m: 1 },
     ],
+    [
+      'query literal matches a later value',
+      [rule('GET', '/s?type=a')],
+      'GET',
+      '/s',
+      { type: ['b', 'a'] },
+      { m: 1 },
+    ],
+    [
+      'percent-encoded letters are the letters',
+      [rule('GET', '/v1/premium')],
+      'GET',
+      '/v1/%70remium/x',
+      {},
+      { m: 1 },
+    ],
+    ['an encoded slash is a slash', [rule('GET', '/v1/premium')], 'GET', '/v1%2Fpremium', {}, { m: 1 }],
+    ['dot segments are resolved', [rule('GET', '/v1/premium')], 'GET', '/v1/a/../premium', {}, { m: 1 }],
+    [
+      'encoded dot segments are resolved',
+      [rule('GET', '/v1/premium')],
+      'GET',
+      '/v1/a/%2e%2E/premium',
+      {},
+      { m: 1 },
+    ],
+    ['a dot segment is dropped', [rule('GET', '/v1/premium$')], 'GET', '/v1/./premium', {}, { m: 1 }],
+    ['no climbing above the root', [rule('GET', '/v1/premium')], 'GET', '/../../v1/premium', {}, { m: 1 }],
+    ['decoded once only', [rule('GET', '/v1/premium')], 'GET', '/v1/%2570remium', {}, undefined],
     ['query literal missing', [rule('GET', '/s?type=a')], 'GET', '/s', {}, undefined],
     ['query placeholder needs presence', [rule('GET', '/s?q={q}')], 'GET', '/s', {}, undefined],
     ['query placeholder present', [rule('GET', '/s?q={q}')], 'GET', '/s', { q: ['x'] }, { m: 1 }],
@@ -155,5 +185,25 @@ describe('request path and endpoint', () => {
       query: { a: ['0', '1'] },
     });
     expect(mappedRequestOf({ ...event, multiValueQueryStringParameters: null }).query).toEqual({ a: ['1'] });
+  });
+});
+
+describe('normalizedPath', () => {
+  it.each([
+    ['/v1/words/hello.json', '/v1/words/hello.json'],
+    ['/v1/%70remium', '/v1/premium'],
+    ['/v1%2Fpremium/x', '/v1/premium/x'],
+    ['//v1///words/', '/v1/words/'],
+    ['/a/b/..', '/a/'],
+    ['/a/..', '/'],
+    ['/a/./b/.', '/a/b/'],
+    ['/v1/a%20b', '/v1/a%20b'],
+    ['/v1/%2570', '/v1/%2570'],
+    ['/v1/50%', '/v1/50%25'],
+    ['/v1/%3Fq=1', '/v1/%3Fq=1'],
+    ['/v1/caf%C3%A9', '/v1/caf%C3%A9'],
+    ['/v1/café', '/v1/caf%C3%A9'],
+  ])('%s is matched as %s', (raw, normalized) => {
+    expect(normalizedPath(raw)).toBe(normalized);
   });
 });

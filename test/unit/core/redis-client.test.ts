@@ -42,13 +42,13 @@ describe('redis client settings', () => {
     expect(options.password).toBeUndefined();
   });
 
-  it('never exceed the bounds even when asked to', () => {
+  it('never connect longer than the bound, and take the command timeout the caller gives', () => {
     const options = redisOptions(
       { host: 'h', port: 1, tls: false },
-      { connectTimeoutMs: 60_000, commandTimeoutMs: 10_000 },
+      { connectTimeoutMs: 60_000, commandTimeoutMs: 2_000 },
     );
     expect(options.connectTimeout).toBe(1000);
-    expect(options.commandTimeout).toBe(300);
+    expect(options.commandTimeout).toBe(2_000);
     expect(redisOptions({ host: 'h', port: 1, tls: false }, { commandTimeoutMs: 50 }).commandTimeout).toBe(
       50,
     );

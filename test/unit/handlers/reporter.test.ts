@@ -21,6 +21,7 @@ import {
   hourly,
   invalidCredential,
   UNAVAILABLE,
+  usageIn,
 } from '../core/fakes';
 import { accessConfig, authorizerEvent, END, ID, KEY, SERVICE, sqsEvent, T0 } from './fixtures';
 
@@ -83,7 +84,13 @@ describe('reporter', () => {
     expect(reports).toEqual([
       {
         op: 'report',
-        transactions: [{ credential: { kind: 'user_key', userKey: KEY }, usage: { get_word: 3 } }],
+        transactions: [
+          {
+            credential: { kind: 'user_key', userKey: KEY },
+            usage: { get_word: 3 },
+            timestamp: expect.any(Number),
+          },
+        ],
       },
     ]);
     expect(platform.count('authorize')).toBe(1);
@@ -121,7 +128,7 @@ describe('reporter', () => {
     platform.reportAnswer = () => UNAVAILABLE;
     expect(await report(messages)).toEqual({ batchItemFailures: [{ itemIdentifier: 'message-0' }] });
     const keys = credentialKeys(ID);
-    expect(await redis.hgetall(keys.inFlight)).toEqual({ get_word: '2' });
+    expect(await usageIn(redis, keys.inFlight)).toEqual({ get_word: 2 });
     expect(metrics.counts.ReportFailed).toBe(1);
 
     await authorize(authorizerEvent());
@@ -150,7 +157,7 @@ describe('reporter', () => {
     const idA = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'key-a' });
     const idB = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'key-b' });
     expect(await redis.exists(credentialKeys(idA).inFlight)).toBe(0);
-    expect(await redis.hgetall(credentialKeys(idB).inFlight)).toEqual({ get_word: '1' });
+    expect(await usageIn(redis, credentialKeys(idB).inFlight)).toEqual({ get_word: 1 });
   });
 
   it('a credential another reporter is flushing comes back as a failure', async () => {
@@ -211,7 +218,7 @@ describe('reporter', () => {
       batchItemFailures: [{ itemIdentifier: 'message-0' }],
     });
     expect(metrics.counts.FlushUnreadable).toBe(1);
-    expect(await redis.hgetall(credentialKeys(ID).inFlight)).toEqual({ get_word: '1' });
+    expect(await usageIn(redis, credentialKeys(ID).inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
   });
 });
@@ -250,9 +257,10 @@ describe('resync while reporting', () => {
     platform.authorizeAnswer = () => authorized([hourly('hits', 3, 0, nextEnd)]);
     clock = END + 1;
     await report(sqsEvent(published()));
-    // The two pending calls are reported now, so the platform counts them in the new hour.
-    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${nextEnd} 3 2`);
-    expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
+    // The two pending calls are reported with the time they were made, so the platform counts them in
+    // the hour that ended, and the new hour has its whole limit.
+    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} ${nextEnd} 3 0`);
+    for (let i = 0; i < 3; i++) expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
 
@@ -274,7 +282,7 @@ describe('resync while reporting', () => {
     await authorize(authorizerEvent());
     platform.authorizeAnswer = () => authorized([hourly('hits', 3, 1, END)]);
     await report(sqsEvent(published()));
-    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} 3 2`);
+    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END - 3_600_000} ${END} 3 2`);
     expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
@@ -288,7 +296,7 @@ describe('resync while reporting', () => {
       batchItemFailures: [{ itemIdentifier: 'message-0' }],
     });
     expect(platform.count('report')).toBe(0);
-    expect(await redis.hgetall(credentialKeys(ID).inFlight)).toEqual({ get_word: '1' });
+    expect(await usageIn(redis, credentialKeys(ID).inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
   });
 
@@ -305,7 +313,13 @@ describe('resync while reporting', () => {
     expect(platform.calls.filter((call) => call.op === 'report')).toEqual([
       {
         op: 'report',
-        transactions: [{ credential: { kind: 'user_key', userKey: 'good-key' }, usage: { get_word: 1 } }],
+        transactions: [
+          {
+            credential: { kind: 'user_key', userKey: 'good-key' },
+            usage: { get_word: 1 },
+            timestamp: expect.any(Number),
+          },
+        ],
       },
     ]);
     expect(metrics.counts.UsageDiscarded).toBe(1);
@@ -329,7 +343,13 @@ describe('sweep', () => {
     expect(platform.calls.filter((call) => call.op === 'report')).toEqual([
       {
         op: 'report',
-        transactions: [{ credential: { kind: 'user_key', userKey: 'key-old' }, usage: { get_word: 1 } }],
+        transactions: [
+          {
+            credential: { kind: 'user_key', userKey: 'key-old' },
+            usage: { get_word: 1 },
+            timestamp: expect.any(Number),
+          },
+        ],
       },
     ]);
     clock += sweepMinAgeMs(accessConfig());
@@ -377,7 +397,13 @@ describe('sweep', () => {
     expect(platform.calls.filter((call) => call.op === 'report')).toEqual([
       {
         op: 'report',
-        transactions: [{ credential: { kind: 'user_key', userKey: KEY }, usage: { get_word: 2 } }],
+        transactions: [
+          {
+            credential: { kind: 'user_key', userKey: KEY },
+            usage: { get_word: 2 },
+            timestamp: expect.any(Number),
+          },
+        ],
       },
     ]);
   });

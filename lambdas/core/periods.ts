@@ -1,4 +1,4 @@
-import type { Period } from '../../lambdas/core/platform/types';
+import type { Period } from './platform/types';
 
 /** Longest first: the order in which the platform lists an application's limits for one metric. */
 export const PERIODS: readonly Period[] = ['eternity', 'year', 'month', 'week', 'day', 'hour', 'minute'];

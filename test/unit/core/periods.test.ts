@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { periodWindow } from '../../../local/platform/periods';
+import { periodWindow } from '../../../lambdas/core/periods';
 
 const at = (iso: string) => Date.parse(iso);
 

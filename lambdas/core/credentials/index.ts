@@ -1,0 +1,114 @@
+/**
+ * Consumer credentials: the scheme of each credential mode (how a request carries it), the platform's
+ * kinds of credential (how the platform is asked about it), and the credential id that stands for a
+ * credential everywhere but in the request to the platform (invariant 5).
+ */
+import { createHash } from 'node:crypto';
+import type { CredentialMode } from '../config';
+import type { Credential } from '../platform/types';
+import { appIdPlatformCredential, appIdScheme } from './app-id';
+import type {
+  CredentialExtraction,
+  CredentialScheme,
+  CredentialSettings,
+  PlatformCredential,
+  PlatformCredentials,
+} from './scheme';
+import { userKeyPlatformCredential, userKeyScheme } from './user-key';
+import type { HeaderMap, MultiValueHeaderMap } from './values';
+
+export type {
+  CredentialExtraction,
+  CredentialScheme,
+  CredentialSettings,
+  ExampleApplication,
+  ParameterPair,
+} from './scheme';
+export type { HeaderMap, MalformedReason, MultiValueHeaderMap } from './values';
+export { checkedValue, MAX_CREDENTIAL_BYTES } from './values';
+
+/** Every credential mode's scheme: a new mode is one module, and the compiler names what it lacks. */
+export const CREDENTIAL_SCHEMES: Readonly<Record<CredentialMode, CredentialScheme>> = {
+  user_key: userKeyScheme,
+  app_id: appIdScheme,
+};
+
+const PLATFORM_CREDENTIALS: PlatformCredentials = {
+  user_key: userKeyPlatformCredential,
+  app_id: appIdPlatformCredential,
+};
+
+/** How the platform knows this credential's kind. */
+export function platformCredentialOf(credential: Credential): PlatformCredential<Credential['kind']> {
+  return PLATFORM_CREDENTIALS[credential.kind] as PlatformCredential<Credential['kind']>;
+}
+
+/** A credential read back from its sealed JSON form, or undefined when the value is not one. */
+export function parseCredential(value: unknown): Credential | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const fields = value as Readonly<Record<string, unknown>>;
+  const kind = fields.kind;
+  if (kind !== 'user_key' && kind !== 'app_id') return undefined;
+  return PLATFORM_CREDENTIALS[kind].parse(fields);
+}
+
+type ModeSettings = CredentialSettings & { readonly credentialMode: CredentialMode };
+
+/** The headers API Gateway must see on a call before it invokes the authorizer (its identity sources). */
+export function identitySourceHeaders(config: ModeSettings): string[] {
+  return CREDENTIAL_SCHEMES[config.credentialMode].identitySources(config);
+}
+
+/** The request's credential in the configured mode, or why it is malformed. */
+export function extractCredential(
+  config: ModeSettings,
+  headers: HeaderMap,
+  multiValueHeaders: MultiValueHeaderMap,
+): CredentialExtraction {
+  return CREDENTIAL_SCHEMES[config.credentialMode].extract({ headers, multiValueHeaders }, config);
+}
+
+/** Each field prefixed with its byte length, so no two field lists encode alike whatever they contain. */
+function lengthPrefixed(fields: readonly string[]): string {
+  return fields.map((field) => `${Buffer.byteLength(field, 'utf8')}:${field}`).join('');
+}
+
+/**
+ * The input hashed into a credential id: service id, credential kind and the fields that name the
+ * budget (the user key; the app id, whatever key comes with it), length-prefixed, so a key containing
+ * `:` or any separator cannot pose as another.
+ */
+export function credentialIdInput(serviceId: string, credential: Credential): string {
+  return lengthPrefixed([
+    serviceId,
+    credential.kind,
+    ...platformCredentialOf(credential).idFields(credential),
+  ]);
+}
+
+function sha256Hex(input: string): string {
+  return createHash('sha256').update(input, 'utf8').digest('hex');
+}
+
+/**
+ * SHA-256 hex of the service id and the budget's fields: the only name the budget has in cache, logs and
+ * messages. Every key (and token) of one application has the same credential id.
+ */
+export function credentialIdOf(serviceId: string, credential: Credential): string {
+  return sha256Hex(credentialIdInput(serviceId, credential));
+}
+
+/**
+ * SHA-256 hex naming the key an application presented (an app key, or none), under its budget; '' for
+ * a credential with no key to check. An (app_id, app_key) pair cannot pose as another pair, and an app
+ * id without a key differs from one with any key.
+ */
+export function keyIdOf(serviceId: string, credential: Credential): string {
+  const fields = platformCredentialOf(credential).keyFields(credential);
+  return fields === undefined ? '' : sha256Hex(lengthPrefixed([serviceId, 'key', ...fields]));
+}
+
+/** What logs may show of a credential id. */
+export function credentialIdPrefix(credentialId: string): string {
+  return credentialId.slice(0, 12);
+}

@@ -1,0 +1,41 @@
+/**
+ * The names the Lambdas publish their metrics under, as plain data: the handlers publish them through
+ * Powertools (observability.ts), and the CDK alarms (lib/) watch the same names without loading Powertools.
+ */
+
+/** CloudWatch namespace of every metric of the two Lambdas. */
+export const METRICS_NAMESPACE = 'ApiAccessManagement';
+
+export const METRIC = {
+  cacheHit: 'CacheHit',
+  cacheMiss: 'CacheMiss',
+  firstCallWaitTimedOut: 'FirstCallWaitTimedOut',
+  negativeCacheHit: 'NegativeCacheHit',
+  cacheUnavailable: 'CacheUnavailable',
+  cacheWriteFailed: 'CacheWriteFailed',
+  malformedCredential: 'MalformedCredential',
+  noMappingRule: 'NoMappingRule',
+  platformCall: 'PlatformCall',
+  platformUnavailable: 'PlatformUnavailable',
+  platformMisconfigured: 'PlatformMisconfigured',
+  limitsExceeded: 'LimitsExceeded',
+  softLimitExceeded: 'SoftLimitExceeded',
+  reportPublished: 'ReportPublished',
+  reportPublishFailed: 'ReportPublishFailed',
+  usageNotRecorded: 'UsageNotRecorded',
+  reportedTransactions: 'ReportedTransactions',
+  reportFailed: 'ReportFailed',
+  usageDiscarded: 'UsageDiscarded',
+  usageRejected: 'UsageRejected',
+  flushBusy: 'FlushBusy',
+  flushUnreadable: 'FlushUnreadable',
+  resyncFailed: 'ResyncFailed',
+  sweepFlushed: 'SweepFlushed',
+  authorizerError: 'AuthorizerError',
+} as const;
+
+/** Powertools' `service` dimension of each Lambda's metrics and logs. */
+export const SERVICE_NAME = {
+  authorizer: 'access-authorizer',
+  reporter: 'access-reporter',
+} as const;

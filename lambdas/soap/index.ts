@@ -1,0 +1,50 @@
+/**
+ * Lambda entry of the SOAP access proxy. The configuration, secrets and clients are built once per
+ * container, on the first invocation; a container that cannot start answers a Receiver Fault and
+ * logs why, then tries again on the next invocation.
+ */
+import { SNSClient } from '@aws-sdk/client-sns';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { createAuthorizerHandler } from '../authorizer/handler';
+import { SNS_CLIENT_SETTINGS } from '../core/message';
+import { createLogger, errorMessage } from '../core/observability';
+import { loadRuntime, oncePerContainer } from '../core/runtime';
+import { versionOfContentType } from '../core/soap/envelope';
+import { faultAnswer } from '../core/soap/faults';
+import { SOAP_DEFAULTS, SOAP_ENV, soapSettingsFromEnv } from '../core/soap/settings';
+import { decideThroughAuthorizer } from './authorizer-bridge';
+import {
+  createSoapProxyHandler,
+  headerValue,
+  proxyResultOf,
+  SOAP_PROXY_SERVICE_NAME,
+  type SoapProxyHandler,
+} from './handler';
+
+const startupLogger = createLogger(SOAP_PROXY_SERVICE_NAME);
+
+const proxy = oncePerContainer(async (): Promise<SoapProxyHandler> => {
+  const settings = soapSettingsFromEnv();
+  const runtime = await loadRuntime(SOAP_PROXY_SERVICE_NAME);
+  const authorize = createAuthorizerHandler({ ...runtime, sns: new SNSClient(SNS_CLIENT_SETTINGS) });
+  return createSoapProxyHandler({
+    settings,
+    credentialMode: runtime.config.credentialMode,
+    decide: decideThroughAuthorizer(authorize, runtime.config),
+    logger: runtime.logger,
+    metrics: runtime.metrics,
+  });
+});
+
+export const handler = async (event: APIGatewayProxyEvent) => {
+  let handle: SoapProxyHandler;
+  try {
+    handle = await proxy();
+  } catch (error) {
+    startupLogger.error('soap proxy cannot start', { error: errorMessage(error) });
+    const { version } = versionOfContentType(headerValue(event.headers, 'content-type'));
+    const namespace = process.env[SOAP_ENV.soapNamespace] || SOAP_DEFAULTS.soapNamespace;
+    return proxyResultOf(faultAnswer(version, { cause: 'proxy_error' }, namespace));
+  }
+  return handle(event);
+};

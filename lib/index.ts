@@ -1,0 +1,38 @@
+/**
+ * apigw-access-management: the constructs that put a 3scale-compatible API-management platform in front of
+ * API Gateway REST APIs. `ApiAccessAuthorizer` is the construct; its parts can be composed on their own.
+ */
+export {
+  ConfigError,
+  type CredentialMode,
+  DEFAULT_PLATFORM_URL,
+  type FailureMode,
+  type LimitMode,
+  type MappingRule,
+  type PlatformAuthKind,
+} from '../lambdas/core/config';
+export { accessStackPropsFromContext } from './access-context';
+export { DEFAULT_UNPROTECTED_METHODS } from './access-gateway-responses';
+export { AccessManagementStack, type AccessManagementStackProps } from './access-stack';
+export { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
+export { AccessAlarms, type AccessAlarmsProps } from './parts/alarms';
+export { AuthorizerFunction, type AuthorizerFunctionProps } from './parts/authorizer-function';
+export {
+  AccessBindings,
+  type AccessBindingsProps,
+  type FunctionBindings,
+  type RedisEndpoint,
+} from './parts/bindings';
+export {
+  type AccessCache,
+  CACHE_ENGINES,
+  type CacheEngine,
+  ExistingRedisCache,
+  type ExistingRedisEndpoint,
+  ReplicationGroupCache,
+  type ReplicationGroupCacheProps,
+} from './parts/cache';
+export { AccessNetwork, type AccessNetworkProps } from './parts/network';
+export type { AccessPart, AlarmSpec } from './parts/part';
+export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';
+export { UsagePipeline, type UsagePipelineProps } from './parts/usage-pipeline';

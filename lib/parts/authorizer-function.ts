@@ -1,0 +1,86 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import { IdentitySource } from 'aws-cdk-lib/aws-apigateway';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { identitySourceHeaders } from '../../lambdas/core/credentials';
+import { METRIC } from '../../lambdas/core/metric-names';
+import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
+import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
+import type { AccessBindings } from './bindings';
+import type { AccessNetwork } from './network';
+import type { AccessPart, AlarmSpec } from './part';
+
+export interface AuthorizerFunctionProps {
+  readonly bindings: AccessBindings;
+  readonly network: AccessNetwork;
+  /** The topic the authorizer publishes usage messages to. */
+  readonly topic: ITopic;
+  readonly logRetention: RetentionDays;
+  readonly tracing: boolean;
+}
+
+/** The Lambda behind every protected method: decides from Redis, asks the platform on a key's first call. */
+export class AuthorizerFunction implements AccessPart {
+  public readonly alarms: readonly AlarmSpec[];
+  public readonly function: LambdaFunction;
+  /** The request headers API Gateway requires before it calls the authorizer (`method.request.header.*`). */
+  public readonly identitySources: readonly string[];
+
+  constructor(scope: Construct, props: AuthorizerFunctionProps) {
+    this.function = accessFunction(scope, 'AuthorizerFunction', {
+      bundle: 'authorizer',
+      description: 'API access authorizer: decides from Redis, asks the platform on first calls',
+      memorySize: 512,
+      timeout: Duration.seconds(10),
+      network: props.network.functionPlacement,
+      logRetention: props.logRetention,
+      tracing: props.tracing,
+    });
+    props.bindings.bind(this.function, { publishTo: props.topic });
+    NagSuppressions.addResourceSuppressions(this.function, [
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
+    ]);
+    this.identitySources = identitySourceHeaders(props.bindings.config).map((name) =>
+      IdentitySource.header(name),
+    );
+    this.alarms = this.authorizerAlarms();
+  }
+
+  /** The URI API Gateway invokes the function through, as an authorizer of an API in `scope`'s stack. */
+  public invocationUri(scope: Construct): string {
+    const stack = Stack.of(scope);
+    return `arn:${stack.partition}:apigateway:${stack.region}:lambda:path/2015-03-31/functions/${this.function.functionArn}/invocations`;
+  }
+
+  private authorizerAlarms(): AlarmSpec[] {
+    return [
+      {
+        id: 'AuthorizerErrors',
+        description:
+          'The authorizer failed (a crash, a timeout, or a start-up failure answered with a Deny): callers get 500 or 403 authorizer_error. Read its logs.',
+        metric: sumOf('Authorizer errors', [
+          this.function.metricErrors({ period: ALARM_PERIOD }),
+          accessMetric('authorizer', METRIC.authorizerError),
+        ]),
+        threshold: 1,
+      },
+      {
+        id: 'PlatformUnavailable',
+        description:
+          'The platform did not answer a first call in time. In strict mode (the default) each one is a 403 platform_unavailable; in resilient and allow modes keys seen before are still decided from the cache. Check the platform and the NAT route to it.',
+        metric: accessMetric('authorizer', METRIC.platformUnavailable),
+        threshold: 1,
+      },
+      {
+        id: 'UsageNotRecorded',
+        description:
+          'Calls were allowed while neither Redis nor the platform could record their usage: that usage is lost to billing and limits. Check Redis and the platform.',
+        metric: accessMetric('authorizer', METRIC.usageNotRecorded),
+        threshold: 1,
+      },
+    ];
+  }
+}

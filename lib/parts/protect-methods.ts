@@ -1,0 +1,120 @@
+import { Annotations, CfnResource, type IAspect, Lazy } from 'aws-cdk-lib';
+import { AuthorizationType, CfnMethod, Deployment, Method } from 'aws-cdk-lib/aws-apigateway';
+import { NagSuppressions } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import type { UnprotectedMethods } from '../access-gateway-responses';
+
+/** What protection decided for each method of one API: the content of its deployments' logical ids. */
+export class ProtectionLedger {
+  private readonly protectedMethods = new Set<string>();
+  private readonly openMethods = new Set<string>();
+  private readonly usedEntries = new Set<string>();
+  private readonly fingerprinted = new WeakSet<Deployment>();
+
+  constructor(
+    private readonly identitySources: readonly string[],
+    private readonly open: UnprotectedMethods,
+  ) {}
+
+  public protect(name: string): void {
+    this.protectedMethods.add(name);
+  }
+
+  /** Records a method left open, and by which unprotectedMethods entry (none: a part's own route). */
+  public leaveOpen(name: string, entry?: string): void {
+    this.openMethods.add(name);
+    if (entry !== undefined) this.usedEntries.add(entry);
+  }
+
+  /** Entries of unprotectedMethods that named no method: probably a misspelt path. */
+  public unusedEntries(): string[] {
+    return this.open.entries.filter((entry) => !this.usedEntries.has(entry));
+  }
+
+  /**
+   * Makes a deployment's logical id depend on what is protected, so a stage serves a new deployment when
+   * protection changes. Resolved at synthesis, after every method was seen.
+   */
+  public fingerprint(deployment: Deployment): void {
+    if (this.fingerprinted.has(deployment)) return;
+    this.fingerprinted.add(deployment);
+    deployment.addToLogicalId({
+      apiAccessProtection: Lazy.uncachedAny({
+        produce: () => ({
+          identitySources: this.identitySources,
+          protected: [...this.protectedMethods].sort(),
+          open: [...this.openMethods].sort(),
+        }),
+      }),
+    });
+  }
+}
+
+/** What the Aspect needs from the protection of one API. */
+export interface MethodGuard {
+  readonly restApiId: string;
+  readonly authorizerId: string;
+  readonly ledger: ProtectionLedger;
+  readonly open: UnprotectedMethods;
+  /** Methods a part serves with their own authentication, and why. */
+  readonly exempt: ReadonlyMap<CfnMethod, string>;
+}
+
+/** `GET /orders` for a Method, or the method and the construct path for a bare CfnMethod. */
+function nameOf(method: CfnMethod): { name: string; path?: string } {
+  const owner = method.node.scope;
+  if (owner instanceof Method)
+    return { name: `${owner.httpMethod} ${owner.resource.path}`, path: owner.resource.path };
+  return { name: `${method.httpMethod} (${method.node.path})` };
+}
+
+/**
+ * Fails closed over a whole Stage (nested stacks and methods created anywhere included): every method of
+ * the protected API gets the authorizer, or is left open by name, or synthesis fails naming it. Works on
+ * the CloudFormation resources, so a bare CfnMethod is covered like a Method.
+ */
+export class ProtectEveryMethod implements IAspect {
+  constructor(private readonly guard: MethodGuard) {}
+
+  public visit(node: IConstruct): void {
+    if (node instanceof Deployment) {
+      if (node.api.restApiId === this.guard.restApiId) this.guard.ledger.fingerprint(node);
+      return;
+    }
+    if (!CfnResource.isCfnResource(node) || node.cfnResourceType !== CfnMethod.CFN_RESOURCE_TYPE_NAME) return;
+    const method = node as CfnMethod;
+    if (method.restApiId === this.guard.restApiId) this.protectMethod(method);
+  }
+
+  private protectMethod(method: CfnMethod): void {
+    const { ledger } = this.guard;
+    const { name, path } = nameOf(method);
+    const entry = this.guard.open.entryFor(method.httpMethod, path);
+    if (entry !== undefined || this.guard.exempt.has(method)) {
+      ledger.leaveOpen(name, entry);
+      return;
+    }
+    const type = method.authorizationType;
+    if (type === AuthorizationType.CUSTOM && method.authorizerId === this.guard.authorizerId) {
+      ledger.protect(name);
+      return;
+    }
+    if (type !== undefined && type !== AuthorizationType.NONE) {
+      Annotations.of(method).addError(
+        `${name} already uses ${type} authorization${method.authorizerId ? ' with another authorizer' : ''}; ` +
+          'ApiAccessAuthorizer cannot protect it as well: remove that authorization, or list the method in unprotectedMethods',
+      );
+      return;
+    }
+    method.authorizationType = AuthorizationType.CUSTOM;
+    method.authorizerId = this.guard.authorizerId;
+    ledger.protect(name);
+    NagSuppressions.addResourceSuppressions(method, [
+      {
+        id: 'AwsSolutions-COG4',
+        reason:
+          'The method is protected by the ApiAccessAuthorizer Lambda REQUEST authorizer; consumers hold API keys, not Cognito users.',
+      },
+    ]);
+  }
+}

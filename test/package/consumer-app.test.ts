@@ -1,0 +1,255 @@
+/**
+ * The package as a provider installs it: `npm pack` (which builds it), then a fresh TypeScript CDK app laid
+ * out as `cdk init app --language typescript` lays it out, with the tarball installed from the file next to
+ * aws-cdk-lib, constructs, typescript and ts-node, synthesized with the CDK CLI. The app's stack is the
+ * README's example, so the README stays true. One app runs the aws-cdk-lib this project develops with, one
+ * the oldest it supports (the floor of its peer dependency range).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.join(__dirname, '..', '..');
+const MANIFEST = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  peerDependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+/** The oldest aws-cdk-lib the package declares it works with. */
+const OLDEST_AWS_CDK_LIB = (MANIFEST.peerDependencies['aws-cdk-lib'] ?? '').replace(/^\^/, '');
+const DEVELOPED_WITH = (name: string) => require(`${name}/package.json`).version as string;
+const STACK_NAME = 'OrdersStack';
+const MINUTES = 60_000;
+
+/** The README's "Use it in your own CDK app" example: the consumer's lib/orders-stack.ts. */
+function readmeExample(): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const marker = readme.indexOf('<!-- consumer-example: lib/orders-stack.ts -->');
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(marker));
+  if (marker < 0 || !block) throw new Error('README.md has no consumer example');
+  return block[1] as string;
+}
+
+async function run(command: string, args: readonly string[], cwd: string): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(command, args, {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`);
+  }
+}
+
+/** A new app as `cdk init app --language typescript` writes it, with the stack from the README. */
+function createConsumerApp(directory: string): void {
+  mkdirSync(path.join(directory, 'bin'), { recursive: true });
+  mkdirSync(path.join(directory, 'lib'), { recursive: true });
+  writeFileSync(
+    path.join(directory, 'package.json'),
+    JSON.stringify(
+      { name: 'orders-app', version: '0.1.0', bin: { 'orders-app': 'bin/orders-app.js' } },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(
+    path.join(directory, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['es2022'],
+          declaration: true,
+          strict: true,
+          noImplicitAny: true,
+          strictNullChecks: true,
+          noImplicitThis: true,
+          alwaysStrict: true,
+          noImplicitReturns: true,
+          inlineSourceMap: true,
+          inlineSources: true,
+          experimentalDecorators: true,
+          strictPropertyInitialization: false,
+          skipLibCheck: true,
+          typeRoots: ['./node_modules/@types'],
+          types: ['node'],
+        },
+        exclude: ['node_modules', 'cdk.out'],
+      },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(
+    path.join(directory, 'cdk.json'),
+    JSON.stringify({ app: 'npx ts-node --prefer-ts-exts bin/orders-app.ts' }, null, 2),
+  );
+  writeFileSync(
+    path.join(directory, 'bin', 'orders-app.ts'),
+    [
+      '#!/usr/bin/env node',
+      "import * as cdk from 'aws-cdk-lib';",
+      "import { OrdersStack } from '../lib/orders-stack';",
+      '',
+      'const app = new cdk.App();',
+      `new OrdersStack(app, '${STACK_NAME}');`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(path.join(directory, 'lib', 'orders-stack.ts'), readmeExample());
+}
+
+interface Synthesized {
+  readonly directory: string;
+  readonly template: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+}
+
+/** Installs the tarball with the given aws-cdk-lib (the npm cache first), then `cdk synth`. */
+async function synthesizeConsumer(
+  workspace: string,
+  tarball: string,
+  awsCdkLib: string,
+): Promise<Synthesized> {
+  const directory = path.join(workspace, `app-${awsCdkLib}`);
+  createConsumerApp(directory);
+  await run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      tarball,
+      `aws-cdk-lib@${awsCdkLib}`,
+      `constructs@${DEVELOPED_WITH('constructs')}`,
+      `typescript@${DEVELOPED_WITH('typescript')}`,
+      'ts-node@^10.9.2',
+      `@types/node@${MANIFEST.devDependencies['@types/node']}`,
+    ],
+    directory,
+  );
+  const output = await run(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices'],
+    directory,
+  );
+  const templateFile = path.join(directory, 'cdk.out', `${STACK_NAME}.template.json`);
+  if (!existsSync(templateFile)) throw new Error(`cdk synth in ${directory} wrote no template:\n${output}`);
+  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as Synthesized['template'];
+  return { directory, template };
+}
+
+function resourcesOf(template: Synthesized['template'], type: string) {
+  return Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+}
+
+const CONSUMERS = [
+  ['the aws-cdk-lib it is developed with', DEVELOPED_WITH('aws-cdk-lib')],
+  ['the oldest aws-cdk-lib it supports', OLDEST_AWS_CDK_LIB],
+] as const;
+
+let workspace: string;
+let packedFiles: string[];
+const consumers = new Map<string, Synthesized>();
+
+beforeAll(async () => {
+  workspace = mkdtempSync(path.join(tmpdir(), 'consumer-app-'));
+  const [packed] = JSON.parse(
+    await run('npm', ['pack', '--json', '--pack-destination', workspace], ROOT),
+  ) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  if (!packed) throw new Error('npm pack made no tarball');
+  packedFiles = packed.files.map((file) => file.path);
+  const tarball = path.join(workspace, packed.filename);
+  // Both apps at once: one installs while the other type-checks and synthesizes.
+  const synthesized = await Promise.all(
+    CONSUMERS.map(([, awsCdkLib]) => synthesizeConsumer(workspace, tarball, awsCdkLib)),
+  );
+  for (const [i, [, awsCdkLib]] of CONSUMERS.entries())
+    consumers.set(awsCdkLib, synthesized[i] as Synthesized);
+}, 15 * MINUTES);
+
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+describe('the packed tarball', () => {
+  it('ships compiled JavaScript with declarations and the Lambda bundles, and no sources or lock file', () => {
+    expect(packedFiles).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'dist/lib/index.js',
+        'dist/lib/index.d.ts',
+        'dist/bundles/authorizer/index.js',
+        'dist/bundles/reporter/index.js',
+      ]),
+    );
+    const sources = packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
+    expect(sources).toEqual([]);
+    expect(packedFiles.filter((file) => /package-lock|^lambdas\/|^lib\/|^test\//.test(file))).toEqual([]);
+  });
+});
+
+describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
+  const consumer = () => consumers.get(awsCdkLib) as Synthesized;
+
+  it('installed that aws-cdk-lib once, at the app (a peer, not a nested copy)', () => {
+    const installed = JSON.parse(
+      readFileSync(path.join(consumer().directory, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8'),
+    ) as { version: string };
+    expect(installed.version).toBe(awsCdkLib);
+    const nested = path.join(
+      consumer().directory,
+      'node_modules',
+      MANIFEST.name,
+      'node_modules',
+      'aws-cdk-lib',
+    );
+    expect(() => readFileSync(path.join(nested, 'package.json'))).toThrow();
+  });
+
+  it('puts every method of the app behind the authorizer', () => {
+    const [authorizer] = resourcesOf(consumer().template, 'AWS::ApiGateway::Authorizer');
+    expect(authorizer?.[1].Properties).toMatchObject({ Type: 'REQUEST', AuthorizerResultTtlInSeconds: 0 });
+    const methods = resourcesOf(consumer().template, 'AWS::ApiGateway::Method');
+    expect(methods.length).toBeGreaterThan(0);
+    for (const [, method] of methods) {
+      expect(method.Properties).toMatchObject({
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: { Ref: authorizer?.[0] },
+      });
+    }
+  });
+
+  it("deploys the package's prebuilt bundles as the functions' code", () => {
+    const functions = resourcesOf(consumer().template, 'AWS::Lambda::Function');
+    const bundled = readFileSync(
+      path.join(
+        consumer().directory,
+        'node_modules',
+        MANIFEST.name,
+        'dist',
+        'bundles',
+        'authorizer',
+        'index.js',
+      ),
+    );
+    const staged = functions.map(([, fn]) => {
+      const key = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+      return readFileSync(path.join(consumer().directory, 'cdk.out', `asset.${key}`, 'index.js'));
+    });
+    expect(functions).toHaveLength(3);
+    expect(staged.some((code) => code.equals(bundled))).toBe(true);
+  });
+});
