@@ -8,7 +8,7 @@ import type {
   PlatformAuthKind,
 } from '../lambdas/core/config';
 import type { AccessManagementStackProps } from './access-stack';
-import type { CacheEngine } from './parts/cache';
+import type { CacheEngine, ServerlessCacheLimits } from './parts/cache';
 
 /** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
 export type ContextKey =
@@ -27,6 +27,11 @@ export type ContextKey =
   | 'natGateways'
   | 'cacheNodeType'
   | 'cacheEngine'
+  | 'redisShards'
+  | 'replicasPerShard'
+  | 'redisServerless'
+  | 'serverlessMaxStorageGb'
+  | 'serverlessMaxEcpuPerSecond'
   | 'tracing'
   | 'alarmEmail'
   | 'throttlingRateLimit'
@@ -93,6 +98,16 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     }
   };
 
+  const serverlessLimits = (): ServerlessCacheLimits | undefined => {
+    const maxDataStorageGb = wholeNumber('serverlessMaxStorageGb');
+    const maxEcpuPerSecond = wholeNumber('serverlessMaxEcpuPerSecond');
+    if (maxDataStorageGb === undefined && maxEcpuPerSecond === undefined) return undefined;
+    return {
+      ...(maxDataStorageGb !== undefined && { maxDataStorageGb }),
+      ...(maxEcpuPerSecond !== undefined && { maxEcpuPerSecond }),
+    };
+  };
+
   const serviceId = text('serviceId');
   if (serviceId === undefined || serviceId.trim() === '') {
     throw new ContextError('serviceId', `Missing context serviceId: run ${DEPLOY_HINT}`);
@@ -113,6 +128,10 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     natGateways: wholeNumber('natGateways'),
     cacheNodeType: text('cacheNodeType'),
     cacheEngine: text('cacheEngine') as CacheEngine | undefined,
+    redisShards: wholeNumber('redisShards'),
+    replicasPerShard: wholeNumber('replicasPerShard'),
+    redisServerless: flag('redisServerless'),
+    serverlessLimits: serverlessLimits(),
     tracing: flag('tracing'),
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),

@@ -31,6 +31,10 @@ export {
   type ExistingRedisEndpoint,
   ReplicationGroupCache,
   type ReplicationGroupCacheProps,
+  type ServerlessCacheLimits,
+  type ServerlessCacheProps,
+  ServerlessRedisCache,
+  type ShardLayout,
 } from './parts/cache';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
