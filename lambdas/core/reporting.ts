@@ -211,6 +211,10 @@ export async function drainUsage(
           credential: credentialIdPrefix(credentialId),
           error: errorMessage(error),
         });
+        // The script may have run with its answer lost (a timeout, a cut connection): its lease would
+        // keep every retry busy for the lease's whole length. The lease is ours to give back; usage it
+        // put in flight stays there and the next drain resends it.
+        await cache.release(credentialId, lease).catch(() => undefined);
         outcome.failed.push(credentialId);
         return;
       }
