@@ -17,16 +17,15 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import type Redis from 'ioredis';
 import { type AccessConfig, ConfigError } from '../lambdas/core/config';
 import { extractCredential } from '../lambdas/core/credentials';
 import { compileMappingRules, endpointOf, mappedRequestOf } from '../lambdas/core/mapping';
 import type { Credential, PlatformPort, Usage } from '../lambdas/core/platform/types';
-import { ensureConnected } from '../lambdas/core/redis-client';
+import { ensureConnected, type RedisConnection } from '../lambdas/core/redis-client';
 
 export interface BaselineDeps {
   readonly config: AccessConfig;
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly sns: SNSClient;
   readonly platform: PlatformPort;
 }

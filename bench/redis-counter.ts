@@ -4,19 +4,21 @@
  * counter, on the authorizer's own client, can. Pipelined commands go through sendCommand one by one
  * too, so a pipeline of n commands counts n.
  */
-import type Redis from 'ioredis';
+import type { RedisConnection } from '../lambdas/core/redis-client';
 
 export interface CommandCounter {
   /** Commands sent by the client since it was wrapped. */
   sent(): number;
 }
 
-export function countSentCommands(client: Redis): CommandCounter {
+export function countSentCommands(client: RedisConnection): CommandCounter {
   let sent = 0;
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+  // A Cluster's sendCommand takes each command once, before routing it (a redirection is not counted).
+  const sender = client as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = sender.sendCommand.bind(client);
+  sender.sendCommand = (...args: unknown[]) => {
     sent++;
     return send(...args);
-  }) as Redis['sendCommand'];
+  };
   return { sent: () => sent };
 }

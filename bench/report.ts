@@ -5,7 +5,22 @@ import type { LatencySummary } from './stats';
 import type { TargetResult } from './targets';
 
 export type Design = 'project' | 'baseline';
-export type WorkloadName = 'hot' | 'spread' | 'cold';
+export type WorkloadName = 'hot' | 'spread' | 'spread-cluster' | 'cold';
+
+/** One primary of a cluster run: what it served and what that cost it. */
+export interface PrimaryFigures {
+  readonly address: string;
+  /** Hash slots it owns. */
+  readonly slots: number;
+  /** Workload keys whose credential hashes to its slots. */
+  readonly keys: number;
+  /** Authorizations of the workload on those keys: each runs its scripts on this primary only. */
+  readonly authorizations: number;
+  /** Commands it executed (INFO commandstats, those inside scripts included). */
+  readonly commandsExecuted: number;
+  /** Its server CPU time (INFO cpu) over the run. */
+  readonly serverCpuMicros: number;
+}
 
 export interface WorkloadResult {
   readonly workload: WorkloadName;
@@ -38,6 +53,8 @@ export interface WorkloadResult {
   readonly reportedUsage: { readonly allowed: number; readonly reported: number };
   /** Hot workload: the first call of the key, made before the measured calls. */
   readonly prime?: { readonly latencyMs: number; readonly platformCalls: number };
+  /** Cluster workloads, project design: each primary's part. */
+  readonly primaries?: readonly PrimaryFigures[];
 }
 
 export interface PlatformCalls {
@@ -155,6 +172,42 @@ export function workloadTable(workloads: readonly WorkloadResult[]): string {
   );
 }
 
+/** Each primary's part of the cluster runs (project design), beside the even split it should be near. */
+export function primaryTable(workloads: readonly WorkloadResult[]): string[] {
+  return workloads.flatMap((w) => {
+    if (!w.primaries) return [];
+    const total = w.primaries.reduce((sum, p) => sum + p.authorizations, 0);
+    const even = total / w.primaries.length;
+    return [
+      `${w.workload} / ${w.design}, per primary (${number(w.keys)} keys):`,
+      '',
+      markdownTable(
+        [
+          'primary',
+          'slots',
+          'keys',
+          'authorizations',
+          'share',
+          'vs even split',
+          'Redis cmds executed',
+          'Redis CPU µs/auth',
+        ],
+        w.primaries.map((p) => [
+          p.address,
+          number(p.slots),
+          number(p.keys),
+          number(p.authorizations),
+          `${number((100 * p.authorizations) / total, 1)}%`,
+          `${p.authorizations >= even ? '+' : ''}${number((100 * (p.authorizations - even)) / even, 1)}%`,
+          number(p.commandsExecuted),
+          number(p.serverCpuMicros / Math.max(p.authorizations, 1), 1),
+        ]),
+      ),
+      '',
+    ];
+  });
+}
+
 export function bundleTable(bundles: readonly BundleResult[]): string {
   return markdownTable(
     ['authorizer bundle', 'minified', 'module init (median)', 'largest parts'],
@@ -218,6 +271,7 @@ export function formatReport(report: BenchReport): string {
     '',
     workloadTable(report.workloads),
     '',
+    ...primaryTable(report.workloads),
     ...hotKeyLines(report.workloads),
     '',
     bundleTable(report.bundles),

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the project's authorizer and the original design (baseline.ts), side by side on one
- * real redis-server, one in-process local platform and one SNS endpoint with the same simulated publish
- * latency. Prints the tables, writes bench/results/latest.json, and with --check exits 1 on any FAIL.
+ * real redis-server (and, for spread-cluster, a local Redis Cluster of three primaries), one in-process
+ * local platform and one SNS endpoint with the same simulated publish latency. Prints the tables,
+ * writes bench/results/latest.json, and with --check exits 1 on any FAIL.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -9,7 +10,15 @@ import path from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
-import { type AccessConfig, configToEnv, LOCAL_SECRET_ENV, parseConfig } from '../lambdas/core/config';
+import {
+  type AccessConfig,
+  configToEnv,
+  LOCAL_SECRET_ENV,
+  parseConfig,
+  type RedisSettings,
+} from '../lambdas/core/config';
+import { credentialIdOf } from '../lambdas/core/credentials';
+import { credentialKeys } from '../lambdas/core/keys';
 import { silentLogger, silentMetrics } from '../lambdas/core/observability';
 import { platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient } from '../lambdas/core/redis-client';
@@ -17,12 +26,12 @@ import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/h
 import { type RunningPlatform, startPlatform } from '../local/platform';
 import { evaluateAuthorizerResult, MalformedAuthorizerResultError } from '../local/policy';
 import { LocalQueue, type QueueConsumer } from '../local/queue';
-import { findOnPath, type LocalRedis, startRedisServer } from '../local/redis';
+import { findOnPath, type LocalRedis, startRedisCluster, startRedisServer } from '../local/redis';
 import { LOCAL_REGION, type SnsEndpoint, startSnsEndpoint, topicArn } from '../local/sns-endpoint';
 import { parseBenchArgs, UsageError } from './args';
 import { createBaselineAuthorizer, createBaselineReporter } from './baseline';
 import { bundleAuthorizer, measureModuleInit } from './bundle';
-import { diffCommandStats, parseCommandStats, serverCpuSeconds } from './commandstats';
+import { type CommandCalls, diffCommandStats, parseCommandStats, serverCpuSeconds } from './commandstats';
 import { runConcurrently } from './driver';
 import {
   BENCH_PROVIDER_KEY,
@@ -41,6 +50,7 @@ import {
   describeMachine,
   formatReport,
   type PlatformCalls,
+  type PrimaryFigures,
   type WorkloadName,
   type WorkloadResult,
 } from './report';
@@ -68,16 +78,22 @@ interface WorkloadSize {
 const FULL: Readonly<Record<WorkloadName, WorkloadSize>> = {
   hot: { calls: 20_000, keys: 1, endpoints: 1, warmupCalls: 2_000, warmupKeys: 1 },
   spread: { calls: 20_000, keys: 1_000, endpoints: 5, warmupCalls: 2_000, warmupKeys: 20 },
+  'spread-cluster': { calls: 20_000, keys: 1_000, endpoints: 5, warmupCalls: 2_000, warmupKeys: 20 },
   cold: { calls: 1_000, keys: 1_000, endpoints: 1, warmupCalls: 100, warmupKeys: 100 },
 };
 
+/** spread-cluster keeps its 1,000 keys: its share per primary is judged over them. */
 const QUICK: Readonly<Record<WorkloadName, WorkloadSize>> = {
   hot: { calls: 4_000, keys: 1, endpoints: 1, warmupCalls: 500, warmupKeys: 1 },
   spread: { calls: 4_000, keys: 200, endpoints: 5, warmupCalls: 500, warmupKeys: 10 },
+  'spread-cluster': { calls: 6_000, keys: 1_000, endpoints: 5, warmupCalls: 500, warmupKeys: 10 },
   cold: { calls: 200, keys: 200, endpoints: 1, warmupCalls: 50, warmupKeys: 50 },
 };
 
-const WORKLOADS: readonly WorkloadName[] = ['hot', 'spread', 'cold'];
+const WORKLOADS: readonly WorkloadName[] = ['hot', 'spread', 'spread-cluster', 'cold'];
+/** The workloads that run on the local cluster; the others on the single redis-server. */
+const CLUSTER_WORKLOADS: readonly WorkloadName[] = ['spread-cluster'];
+const CLUSTER_PRIMARIES = 3;
 const DESIGNS: readonly Design[] = ['project', 'baseline'];
 
 type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -93,47 +109,65 @@ interface System {
   close(): Promise<void>;
 }
 
-interface Servers {
-  readonly redis: LocalRedis;
+/** A primary of the Redis under test, with an admin connection of its own (not counted anywhere). */
+interface Primary {
+  readonly address: string;
   readonly admin: Redis;
+}
+
+/** The Redis a workload runs on: one redis-server, or a cluster (one entry per primary). */
+interface RedisUnderTest {
+  readonly name: 'single' | 'cluster';
+  readonly server: LocalRedis;
+  readonly settings: RedisSettings;
+  readonly primaries: readonly Primary[];
+}
+
+interface Servers {
+  readonly redis: RedisUnderTest;
   readonly platform: RunningPlatform;
   readonly sns: SnsEndpoint;
 }
 
-function accessConfig(servers: Servers, design: Design, reportWindowSeconds: number): AccessConfig {
+function accessConfig(
+  servers: Servers,
+  redis: RedisUnderTest,
+  design: Design,
+  reportWindowSeconds: number,
+): AccessConfig {
   return parseConfig({
     serviceId: BENCH_SERVICE_ID,
     platformUrl: servers.platform.url,
     platformCredential: BENCH_PROVIDER_KEY,
     mappingRules: MAPPING_RULES,
     reportWindowSeconds,
-    redis: { host: servers.redis.host, port: servers.redis.port },
-    topicArn: topicArn(`bench-${design}-reports`),
+    redis: redis.settings,
+    topicArn: topicArn(`bench-${design}-${redis.name}-reports`),
   });
 }
 
-function reportQueue(servers: Servers, design: Design, consumer: QueueConsumer): LocalQueue {
+function reportQueue(servers: Servers, name: string, design: Design, consumer: QueueConsumer): LocalQueue {
   const queue = new LocalQueue({
-    name: `bench-${design}-reports`,
+    name,
     consumer,
     deliveryDelayMs: HELD_UNTIL_FLUSH_MS,
     visibilityTimeoutMs: 30_000,
     maxReceiveCount: 3,
     onConsumerError: (error) => console.error(`${design} reporter failed:`, error),
   });
-  servers.sns.addTopic(`bench-${design}-reports`, (message) =>
-    queue.send(message.message, message.messageAttributes),
-  );
+  servers.sns.addTopic(name, (message) => queue.send(message.message, message.messageAttributes));
   return queue;
 }
 
 function startSystem(
   servers: Servers,
+  redis: RedisUnderTest,
   design: Design,
   snsLatencyMs: number,
   reportWindowSeconds: number,
 ): System {
-  const config = accessConfig(servers, design, reportWindowSeconds);
+  const config = accessConfig(servers, redis, design, reportWindowSeconds);
+  const queueName = `bench-${design}-${redis.name}-reports`;
   const redisSettings = config.redis as NonNullable<AccessConfig['redis']>;
   // Each Lambda has its own clients: the authorizer's Redis client is the one whose commands are counted.
   const authorizerRedis = createRedisClient(redisSettings);
@@ -154,7 +188,7 @@ function startSystem(
       platform: authorizerPlatform,
     });
     const reporterDeps = { ...ports, redis: reporterRedis, platform: reporterPlatform };
-    queue = reportQueue(servers, design, createReporterHandler(reporterDeps));
+    queue = reportQueue(servers, queueName, design, createReporterHandler(reporterDeps));
     // The bench's flush reports everything still pending, whatever its age (the scheduled sweep waits a few windows).
     sweep = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
   } else {
@@ -166,6 +200,7 @@ function startSystem(
     });
     queue = reportQueue(
       servers,
+      queueName,
       design,
       createBaselineReporter({ config, redis: reporterRedis, platform: reporterPlatform }),
     );
@@ -204,8 +239,60 @@ function platformCallsBetween(before: PlatformCalls, after: PlatformCalls): Plat
   return { total: after.total - before.total, byEndpoint };
 }
 
-async function commandStats(admin: Redis) {
-  return parseCommandStats(await admin.info('commandstats'));
+interface PrimarySnapshot {
+  readonly commands: CommandCalls;
+  readonly cpuSeconds: number;
+}
+
+/** Commands executed and CPU used so far, per primary (INFO commandstats and cpu). */
+function snapshot(redis: RedisUnderTest): Promise<PrimarySnapshot[]> {
+  return Promise.all(
+    redis.primaries.map(async ({ admin }) => ({
+      commands: parseCommandStats(await admin.info('commandstats')),
+      cpuSeconds: serverCpuSeconds(await admin.info('cpu')),
+    })),
+  );
+}
+
+function primaryDeltas(before: readonly PrimarySnapshot[], after: readonly PrimarySnapshot[]) {
+  return after.map((end, i) => {
+    const start = before[i] as PrimarySnapshot;
+    return {
+      executed: diffCommandStats(start.commands, end.commands),
+      cpuSeconds: end.cpuSeconds - start.cpuSeconds,
+    };
+  });
+}
+
+/** Per-command totals over every primary. */
+function sumByCommand(
+  deltas: ReadonlyArray<ReadonlyArray<readonly [string, number]>>,
+): Array<[string, number]> {
+  const totals = new Map<string, number>();
+  for (const byCommand of deltas) {
+    for (const [command, calls] of byCommand) totals.set(command, (totals.get(command) ?? 0) + calls);
+  }
+  return [...totals].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+/** Which primary owns each of the workload's keys: CLUSTER KEYSLOT of its credential, CLUSTER SLOTS. */
+async function primaryOfKeys(redis: RedisUnderTest, keys: readonly string[]) {
+  const [first] = redis.primaries as [Primary];
+  const ranges = (await first.admin.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+  const ownerOf = (slot: number) => {
+    const range = ranges.find(([start, end]) => slot >= start && slot <= end);
+    return range ? `${range[2][0]}:${range[2][1]}` : 'unowned';
+  };
+  const slotsOf = new Map<string, number>();
+  for (const [start, end, [host, port]] of ranges) {
+    slotsOf.set(`${host}:${port}`, (slotsOf.get(`${host}:${port}`) ?? 0) + end - start + 1);
+  }
+  const owners = new Map<string, string>();
+  for (const key of keys) {
+    const credential = credentialKeys(credentialIdOf(BENCH_SERVICE_ID, { kind: 'user_key', userKey: key }));
+    owners.set(key, ownerOf(Number(await first.admin.call('CLUSTER', 'KEYSLOT', credential.app))));
+  }
+  return { owners, slotsOf };
 }
 
 const errorSamples: string[] = [];
@@ -246,13 +333,14 @@ function keysOf(
 }
 
 async function runWorkload(
+  redis: RedisUnderTest,
   servers: Servers,
   system: System,
   workload: WorkloadName,
   size: WorkloadSize,
 ): Promise<WorkloadResult> {
   const { design } = system;
-  await servers.admin.flushall();
+  await Promise.all(redis.primaries.map(({ admin }) => admin.flushall()));
 
   // Warm-up on other keys (JIT, connections, script cache), flushed so none of it is counted below.
   const warmup = traffic(
@@ -264,6 +352,8 @@ async function runWorkload(
   await system.flush();
 
   const load = traffic(keysOf(design, workload, 'measured', size.keys), size.endpoints, size.calls);
+  const placement =
+    redis.primaries.length > 1 && design === 'project' ? await primaryOfKeys(redis, load.keys) : undefined;
   let prime: WorkloadResult['prime'];
   let allowedBefore = 0;
   const spanStart = process.hrtime.bigint();
@@ -278,8 +368,7 @@ async function runWorkload(
     allowedBefore = primed.outcomes.allow ?? 0;
   }
 
-  const statsBefore = await commandStats(servers.admin);
-  const cpuBefore = serverCpuSeconds(await servers.admin.info('cpu'));
+  const statsBefore = await snapshot(redis);
   const sentBefore = system.redisCommandsSent();
   const platformBefore = platformCalls(servers);
   const publishedBefore = servers.sns.stats().published;
@@ -288,8 +377,10 @@ async function runWorkload(
   const sent = system.redisCommandsSent() - sentBefore;
   const platformAfter = platformCalls(servers);
   const published = servers.sns.stats().published - publishedBefore;
-  const executed = diffCommandStats(statsBefore, await commandStats(servers.admin));
-  const serverCpuSecondsUsed = serverCpuSeconds(await servers.admin.info('cpu')) - cpuBefore;
+  const perPrimary = primaryDeltas(statsBefore, await snapshot(redis));
+  const executedByCommand = sumByCommand(perPrimary.map((delta) => delta.executed.byCommand));
+  const executedTotal = perPrimary.reduce((sum, delta) => sum + delta.executed.total, 0);
+  const serverCpuSecondsUsed = perPrimary.reduce((sum, delta) => sum + delta.cpuSeconds, 0);
 
   const flushStart = process.hrtime.bigint();
   await system.flush();
@@ -300,6 +391,18 @@ async function runWorkload(
     (sum, key) => sum + servers.platform.usage(BENCH_SERVICE_ID, key, 'hits', 'eternity'),
     0,
   );
+  const primaries: PrimaryFigures[] | undefined =
+    placement &&
+    redis.primaries.map(({ address }, i) => ({
+      address,
+      slots: placement.slotsOf.get(address) ?? 0,
+      keys: load.keys.filter((key) => placement.owners.get(key) === address).length,
+      authorizations: load.events.filter(
+        (event) => placement.owners.get(String(event.headers?.apikey)) === address,
+      ).length,
+      commandsExecuted: perPrimary[i]?.executed.total ?? 0,
+      serverCpuMicros: (perPrimary[i]?.cpuSeconds ?? 0) * 1e6,
+    }));
   return {
     workload,
     design,
@@ -315,8 +418,8 @@ async function runWorkload(
     outcomes: run.outcomes,
     redis: {
       sentPerAuthorization: sent / run.calls,
-      executedPerAuthorization: executed.total / run.calls,
-      executedByCommand: executed.byCommand,
+      executedPerAuthorization: executedTotal / run.calls,
+      executedByCommand,
       serverCpuMicrosPerAuthorization: (serverCpuSecondsUsed * 1e6) / run.calls,
     },
     snsPublishes: published,
@@ -324,6 +427,7 @@ async function runWorkload(
     flush: { durationMs: flushMs, platformCalls: flushCalls },
     reportedUsage: { allowed: allowedBefore + (run.outcomes.allow ?? 0), reported },
     ...(prime && { prime }),
+    ...(primaries && { primaries }),
   };
 }
 
@@ -352,22 +456,79 @@ async function measureBundles(config: AccessConfig, initRuns: number): Promise<B
   return results;
 }
 
-async function startServers(keys: readonly string[]): Promise<Servers> {
+function redisServerBinary(): string {
   const binary = findOnPath('redis-server');
   if (binary === undefined) throw new Error('redis-server is not installed (apt-get install redis-server)');
-  const redis = await startRedisServer(binary);
-  const admin = new Redis({ host: redis.host, port: redis.port, lazyConnect: true, commandTimeout: 10_000 });
+  return binary;
+}
+
+async function adminOf(host: string, port: number): Promise<Redis> {
+  const admin = new Redis({ host, port, lazyConnect: true, commandTimeout: 10_000 });
   await admin.connect();
+  return admin;
+}
+
+async function startSingle(): Promise<RedisUnderTest> {
+  const server = await startRedisServer(redisServerBinary());
+  const primaries = [
+    { address: `${server.host}:${server.port}`, admin: await adminOf(server.host, server.port) },
+  ];
+  return { name: 'single', server, settings: server.settings, primaries };
+}
+
+/** A local cluster of primaries only: each one's share of the work is the figure. */
+async function startCluster(): Promise<RedisUnderTest> {
+  const server = await startRedisCluster(redisServerBinary(), { primaries: CLUSTER_PRIMARIES });
+  const primaries = await Promise.all(
+    server.nodes.map(async (node) => ({
+      address: `${node.host}:${node.port}`,
+      admin: await adminOf(node.host, node.port),
+    })),
+  );
+  return { name: 'cluster', server, settings: server.settings, primaries };
+}
+
+async function stopRedis(redis: RedisUnderTest): Promise<void> {
+  for (const { admin } of redis.primaries) admin.disconnect();
+  await redis.server.stop();
+}
+
+async function startServers(keys: readonly string[]): Promise<Servers> {
+  const redis = await startSingle();
   const platform = await startPlatform({ config: benchPlatformConfig(keys), port: 0 });
   const sns = await startSnsEndpoint();
-  return { redis, admin, platform, sns };
+  return { redis, platform, sns };
 }
 
 async function stopServers(servers: Servers): Promise<void> {
-  servers.admin.disconnect();
   await servers.sns.stop();
   await servers.platform.stop();
-  await servers.redis.stop();
+  await stopRedis(servers.redis);
+}
+
+/** Runs `workloads` for both designs on `redis`, each design with its own clients. */
+async function runOn(
+  redis: RedisUnderTest,
+  servers: Servers,
+  workloads: readonly WorkloadName[],
+  sizes: Readonly<Record<WorkloadName, WorkloadSize>>,
+  options: { readonly snsLatencyMs: number; readonly reportWindowSeconds: number },
+): Promise<WorkloadResult[]> {
+  const systems = DESIGNS.map((design) =>
+    startSystem(servers, redis, design, options.snsLatencyMs, options.reportWindowSeconds),
+  );
+  const results: WorkloadResult[] = [];
+  try {
+    for (const workload of workloads) {
+      for (const system of systems) {
+        console.log(`bench: ${workload} / ${system.design} ...`);
+        results.push(await runWorkload(redis, servers, system, workload, sizes[workload]));
+      }
+    }
+  } finally {
+    await Promise.all(systems.map((system) => system.close()));
+  }
+  return results;
 }
 
 async function main(): Promise<number> {
@@ -389,24 +550,28 @@ async function main(): Promise<number> {
   );
   const servers = await startServers(keys);
   try {
-    const redisVersion = /redis_version:(\S+)/.exec(await servers.admin.info('server'))?.[1] ?? 'unknown';
-    const systems = DESIGNS.map((design) =>
-      startSystem(servers, design, options.snsLatencyMs, options.reportWindowSeconds),
+    const [first] = servers.redis.primaries as [Primary];
+    const redisVersion = /redis_version:(\S+)/.exec(await first.admin.info('server'))?.[1] ?? 'unknown';
+    const results = await runOn(
+      servers.redis,
+      servers,
+      WORKLOADS.filter((workload) => !CLUSTER_WORKLOADS.includes(workload)),
+      sizes,
+      options,
     );
-    const workloads: WorkloadResult[] = [];
+    console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
+    const cluster = await startCluster();
     try {
-      for (const workload of WORKLOADS) {
-        for (const system of systems) {
-          console.log(`bench: ${workload} / ${system.design} ...`);
-          workloads.push(await runWorkload(servers, system, workload, sizes[workload]));
-        }
-      }
+      results.push(...(await runOn(cluster, servers, CLUSTER_WORKLOADS, sizes, options)));
     } finally {
-      await Promise.all(systems.map((system) => system.close()));
+      await stopRedis(cluster);
     }
+    const workloads = WORKLOADS.flatMap((workload) =>
+      results.filter((result) => result.workload === workload),
+    );
     console.log('bench: bundling the authorizer and timing its module init ...');
     const bundles = await measureBundles(
-      accessConfig(servers, 'project', options.reportWindowSeconds),
+      accessConfig(servers, servers.redis, 'project', options.reportWindowSeconds),
       initRuns,
     );
 
@@ -415,6 +580,7 @@ async function main(): Promise<number> {
     const hot = find('hot', 'project');
     const hotBaseline = find('hot', 'baseline');
     const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
+    const spreadCluster = workloads.find((w) => w.workload === 'spread-cluster' && w.design === 'project');
     const targets = evaluateTargets({
       reportWindowSeconds: options.reportWindowSeconds,
       hot: {
@@ -434,6 +600,9 @@ async function main(): Promise<number> {
         },
       },
       bundle: { minifiedBytes: externalSdk.minifiedBytes, initMedianMs: externalSdk.initMedianMs },
+      ...(spreadCluster?.primaries && {
+        authorizationsPerPrimary: spreadCluster.primaries.map((primary) => primary.authorizations),
+      }),
     });
     const report: BenchReport = {
       startedAt,

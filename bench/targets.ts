@@ -13,6 +13,8 @@ export const LIMITS = {
   /** SI kilobytes: 300 KB = 300,000 bytes. */
   bundleBytes: 300_000,
   initMs: 150,
+  /** spread-cluster: each primary's share of the authorizations within this of an even split. */
+  primaryShareDeviation: 0.15,
 } as const;
 
 /**
@@ -51,6 +53,16 @@ export interface TargetInputs {
   readonly reportWindowSeconds: number;
   readonly hot: HotKeyFigures;
   readonly bundle: BundleFigures;
+  /** spread-cluster: the authorizations each primary served (the project's). */
+  readonly authorizationsPerPrimary?: readonly number[];
+}
+
+/** The largest distance of a primary's share from an even split, as a fraction of the even share. */
+export function largestShareDeviation(perPrimary: readonly number[]): number {
+  const total = perPrimary.reduce((sum, n) => sum + n, 0);
+  if (perPrimary.length === 0 || total === 0) return Number.POSITIVE_INFINITY;
+  const even = total / perPrimary.length;
+  return Math.max(...perPrimary.map((n) => Math.abs(n - even) / even));
 }
 
 export interface TargetResult {
@@ -62,7 +74,12 @@ export interface TargetResult {
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 
-export function evaluateTargets({ reportWindowSeconds, hot, bundle }: TargetInputs): TargetResult[] {
+export function evaluateTargets({
+  reportWindowSeconds,
+  hot,
+  bundle,
+  authorizationsPerPrimary,
+}: TargetInputs): TargetResult[] {
   const { project, baseline } = hot;
   const windows = windowsSpanned(project.spanMs, reportWindowSeconds, project.calls + 1);
   const maxPublishes = windows;
@@ -122,7 +139,19 @@ export function evaluateTargets({ reportWindowSeconds, hot, bundle }: TargetInpu
       measured: `${fixed(bundle.initMedianMs, 1)} ms`,
       pass: bundle.initMedianMs <= LIMITS.initMs,
     },
+    ...(authorizationsPerPrimary ? [primaryShareTarget(authorizationsPerPrimary)] : []),
   ];
+}
+
+function primaryShareTarget(perPrimary: readonly number[]): TargetResult {
+  const deviation = largestShareDeviation(perPrimary);
+  const total = perPrimary.reduce((sum, n) => sum + n, 0);
+  return {
+    id: 'cluster-primary-share',
+    target: `spread-cluster: each primary's share within ±${LIMITS.primaryShareDeviation * 100}% of an even split (1/${perPrimary.length})`,
+    measured: `${perPrimary.map((n) => `${fixed((100 * n) / total, 1)}%`).join(' / ')} (largest deviation ${fixed(100 * deviation, 1)}%)`,
+    pass: deviation <= LIMITS.primaryShareDeviation,
+  };
 }
 
 export interface RunFigures {

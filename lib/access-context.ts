@@ -4,7 +4,7 @@ import { ConfigError } from '../lambdas/core/config';
 import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/settings';
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
-import type { CacheEngine } from './parts/cache';
+import type { CacheEngine, ServerlessCacheLimits } from './parts/cache';
 
 /** Context keys of the stack alone (its resources); the table's `cdk` settings are context keys too. */
 type StackContextKey =
@@ -14,6 +14,11 @@ type StackContextKey =
   | 'natGateways'
   | 'cacheNodeType'
   | 'cacheEngine'
+  | 'redisShards'
+  | 'replicasPerShard'
+  | 'redisServerless'
+  | 'serverlessMaxStorageGb'
+  | 'serverlessMaxEcpuPerSecond'
   | 'tracing'
   | 'docs'
   | 'alarmEmail'
@@ -93,6 +98,16 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     }),
   );
 
+  const serverlessLimits = (): ServerlessCacheLimits | undefined => {
+    const maxDataStorageGb = wholeNumber('serverlessMaxStorageGb');
+    const maxEcpuPerSecond = wholeNumber('serverlessMaxEcpuPerSecond');
+    if (maxDataStorageGb === undefined && maxEcpuPerSecond === undefined) return undefined;
+    return {
+      ...(maxDataStorageGb !== undefined && { maxDataStorageGb }),
+      ...(maxEcpuPerSecond !== undefined && { maxEcpuPerSecond }),
+    };
+  };
+
   const serviceId = text('serviceId');
   if (serviceId === undefined || serviceId.trim() === '') {
     throw new ContextError('serviceId', `Missing context serviceId: run ${DEPLOY_HINT}`);
@@ -106,6 +121,10 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     natGateways: wholeNumber('natGateways'),
     cacheNodeType: text('cacheNodeType'),
     cacheEngine: text('cacheEngine') as CacheEngine | undefined,
+    redisShards: wholeNumber('redisShards'),
+    replicasPerShard: wholeNumber('replicasPerShard'),
+    redisServerless: flag('redisServerless'),
+    serverlessLimits: serverlessLimits(),
     tracing: flag('tracing'),
     docs: flag('docs'),
     alarmEmail: text('alarmEmail'),

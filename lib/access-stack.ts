@@ -159,7 +159,8 @@ export class AccessManagementStack extends Stack {
     });
     new CfnOutput(this, 'RedisEndpoint', {
       value: `${this.access.redisEndpoint.host}:${this.access.redisEndpoint.port}`,
-      description: 'Primary endpoint of the Redis cache (TLS, AUTH)',
+      description:
+        'Endpoint of the Redis cache (TLS, AUTH): the primary, or the configuration endpoint of a cluster',
     });
     new CfnOutput(this, 'PlatformCredentialSecretArn', {
       value: platformCredential.secretArn,

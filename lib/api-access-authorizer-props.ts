@@ -20,9 +20,17 @@ import {
   nonEmpty,
   oneOf,
   type PlatformAuthKind,
+  REDIS_MODES,
 } from '../lambdas/core/config';
 import { type SettingNameIn, type SettingValues, settingNamesIn } from '../lambdas/core/settings';
-import { CACHE_ENGINES, type CacheEngine, type ExistingRedisEndpoint, REDIS_PORT } from './parts/cache';
+import {
+  CACHE_ENGINES,
+  type CacheEngine,
+  type ExistingRedisEndpoint,
+  REDIS_PORT,
+  SERVERLESS_LIMIT_BOUNDS,
+  type ServerlessCacheLimits,
+} from './parts/cache';
 import { VPC_AZS } from './parts/network';
 
 /**
@@ -115,7 +123,7 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly topic?: ITopic;
   /**
-   * An existing Redis instead of a new replication group. Requires `vpc`.
+   * An existing Redis instead of a new cache (standalone, or a cluster with `mode: 'cluster'`). Requires `vpc`.
    * @default a new ElastiCache replication group
    */
   readonly redis?: ExistingRedisEndpoint;
@@ -135,6 +143,29 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default 'redis'
    */
   readonly cacheEngine?: CacheEngine;
+  /**
+   * Shards (1-500) of a new replication group with cluster mode enabled: each shard's primary takes the
+   * authorizations of its part of the budgets. The functions connect in cluster mode.
+   * @default cluster mode disabled: one primary
+   */
+  readonly redisShards?: number;
+  /**
+   * Replicas of each shard's primary (0-5), with `redisShards`. With one or more, the group is Multi-AZ
+   * and each shard fails over on its own.
+   * @default 1, or 0 when multiAz is false
+   */
+  readonly replicasPerShard?: number;
+  /**
+   * An ElastiCache Serverless cache instead of a replication group: it scales by itself; the functions
+   * connect to it in cluster mode, over TLS with AUTH.
+   * @default false
+   */
+  readonly redisServerless?: boolean;
+  /**
+   * Usage limits of the serverless cache, with `redisServerless`.
+   * @default no limits but the service's own
+   */
+  readonly serverlessLimits?: ServerlessCacheLimits;
   /**
    * When the sweep flushes usage whose message was lost.
    * @default every minute
@@ -191,11 +222,22 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
     );
   }
   if (props.cacheEngine !== undefined) oneOf('cacheEngine', props.cacheEngine, Object.keys(CACHE_ENGINES));
+  validateCacheLayout(props);
   if (props.redis) {
     if (!props.vpc) throw new ConfigError('redis', 'needs the vpc it is reachable in (set the vpc prop too)');
     nonEmpty('redis.host', props.redis.host);
     integer('redis.port', props.redis.port ?? REDIS_PORT, 1, 65535);
-    const newCacheSettings = ['multiAz', 'cacheNodeType', 'cacheEngine', 'cacheSubnets'] as const;
+    if (props.redis.mode !== undefined) oneOf('redis.mode', props.redis.mode, REDIS_MODES);
+    const newCacheSettings = [
+      'multiAz',
+      'cacheNodeType',
+      'cacheEngine',
+      'cacheSubnets',
+      'redisShards',
+      'replicasPerShard',
+      'redisServerless',
+      'serverlessLimits',
+    ] as const;
     if (newCacheSettings.some((setting) => props[setting] !== undefined)) {
       throw new ConfigError(
         'redis',
@@ -205,7 +247,58 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
   }
 }
 
-/** The props parseConfig validates, as its input: the table's `cdk` settings, Durations in seconds. */
+/** Most nodes (primaries and replicas) one cluster-mode-enabled replication group may have. */
+const MAX_CLUSTER_NODES = 500;
+
+/** Shards, replicas and serverless: which new cache, with settings that fit it. */
+function validateCacheLayout(props: ApiAccessAuthorizerProps): void {
+  const { redisShards, replicasPerShard, serverlessLimits } = props;
+  if (props.redisServerless) {
+    const nodeSettings = ['redisShards', 'replicasPerShard', 'cacheNodeType'] as const;
+    const given = nodeSettings.filter((setting) => props[setting] !== undefined);
+    if (given.length > 0) {
+      throw new ConfigError(
+        'redisServerless',
+        `is true, so ${given.join(', ')} (settings of a replication group's nodes) must not be given: a serverless cache has no nodes to size`,
+      );
+    }
+  } else if (serverlessLimits !== undefined) {
+    throw new ConfigError('serverlessLimits', 'apply to a serverless cache: set redisServerless too');
+  }
+  for (const [limit, [min, max]] of Object.entries(SERVERLESS_LIMIT_BOUNDS)) {
+    const value = serverlessLimits?.[limit as keyof ServerlessCacheLimits];
+    if (value !== undefined) integer(`serverlessLimits.${limit}`, value, min, max);
+  }
+  if (replicasPerShard !== undefined) {
+    if (redisShards === undefined) {
+      throw new ConfigError('replicasPerShard', 'applies to a sharded cache: set redisShards too');
+    }
+    integer('replicasPerShard', replicasPerShard, 0, 5);
+    if (replicasPerShard === 0 && props.multiAz === true) {
+      throw new ConfigError(
+        'replicasPerShard',
+        'is 0, so no shard has a replica in another AZ: multiAz must not be true',
+      );
+    }
+  }
+  if (redisShards !== undefined) {
+    integer('redisShards', redisShards, 1, MAX_CLUSTER_NODES);
+    const nodes = redisShards * (1 + shardReplicas(props));
+    if (nodes > MAX_CLUSTER_NODES) {
+      throw new ConfigError(
+        'redisShards',
+        `with ${shardReplicas(props)} replicas each makes ${nodes} nodes, over the ${MAX_CLUSTER_NODES} one cluster may have`,
+      );
+    }
+  }
+}
+
+/** The replicas of each shard: as given, or one in another AZ unless multiAz is false. */
+export function shardReplicas(props: ApiAccessAuthorizerProps): number {
+  return props.replicasPerShard ?? (props.multiAz === false ? 0 : 1);
+}
+
+/** The props parseConfig validates, as its input. */
 export function configInputOf(props: ApiAccessAuthorizerProps): AccessConfigInput {
   const settings = settingNamesIn('cdk').map((name) => {
     if (name in DURATION_PROPS) {

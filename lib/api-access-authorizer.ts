@@ -12,12 +12,18 @@ import { DEFAULT_LOG_RETENTION } from './access-function';
 import {
   type ApiAccessAuthorizerProps,
   configInputOf,
+  shardReplicas,
   validateResourceProps,
 } from './api-access-authorizer-props';
 import { AccessAlarms } from './parts/alarms';
 import { AuthorizerFunction } from './parts/authorizer-function';
 import { AccessBindings, type RedisEndpoint } from './parts/bindings';
-import { type AccessCache, ExistingRedisCache, ReplicationGroupCache } from './parts/cache';
+import {
+  type AccessCache,
+  ExistingRedisCache,
+  ReplicationGroupCache,
+  ServerlessRedisCache,
+} from './parts/cache';
 import { AccessDocs } from './parts/docs';
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import type { AccessPart } from './parts/part';
@@ -77,15 +83,7 @@ export class ApiAccessAuthorizer extends Construct {
       platformUrl: this.config.platformUrl,
       logRetention,
     });
-    const cache: AccessCache = props.redis
-      ? new ExistingRedisCache(network, props.redis)
-      : new ReplicationGroupCache(this, {
-          network,
-          multiAz,
-          nodeType: props.cacheNodeType ?? 'cache.t4g.micro',
-          engine: props.cacheEngine ?? 'redis',
-          subnets: props.cacheSubnets ?? network.cacheSubnets,
-        });
+    const cache = newOrExistingCache(this, network, props);
     const bindings = new AccessBindings({
       config: this.config,
       platformCredential: props.platformCredential,
@@ -156,4 +154,28 @@ export class ApiAccessAuthorizer extends Construct {
     for (const part of this.parts) part.onProtect?.(protection);
     return protection;
   }
+}
+
+/** The provider's own Redis, or a new cache: serverless, a sharded replication group, or one primary. */
+function newOrExistingCache(
+  scope: Construct,
+  network: AccessNetwork,
+  props: ApiAccessAuthorizerProps,
+): AccessCache {
+  if (props.redis) return new ExistingRedisCache(network, props.redis);
+  const engine = props.cacheEngine ?? 'redis';
+  const subnets = props.cacheSubnets ?? network.cacheSubnets;
+  if (props.redisServerless) {
+    return new ServerlessRedisCache(scope, { network, engine, subnets, limits: props.serverlessLimits });
+  }
+  return new ReplicationGroupCache(scope, {
+    network,
+    multiAz: props.multiAz ?? true,
+    nodeType: props.cacheNodeType ?? 'cache.t4g.micro',
+    engine,
+    subnets,
+    ...(props.redisShards !== undefined && {
+      sharding: { shards: props.redisShards, replicasPerShard: shardReplicas(props) },
+    }),
+  });
 }

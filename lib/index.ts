@@ -31,6 +31,10 @@ export {
   type ExistingRedisEndpoint,
   ReplicationGroupCache,
   type ReplicationGroupCacheProps,
+  type ServerlessCacheLimits,
+  type ServerlessCacheProps,
+  ServerlessRedisCache,
+  type ShardLayout,
 } from './parts/cache';
 export { AccessDocs, type AccessDocsProps } from './parts/docs';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';

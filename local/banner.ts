@@ -3,6 +3,7 @@ import { CREDENTIAL_SCHEMES, type ExampleApplication } from '../lambdas/core/cre
 import { SOAP_CREDENTIAL_SCHEMES } from '../lambdas/core/soap/access-header';
 import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
+import type { LocalRedis, LocalRedisKind } from './redis';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
@@ -86,13 +87,23 @@ function curl(method: string, url: string, headers: readonly [string, string][],
   return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags}${dataFlag} ${shellQuote(url)}`;
 }
 
+function nodesOf(redis: LocalRedis): string {
+  const { settings } = redis;
+  return [settings, ...(settings.seeds ?? [])].map((node) => `${node.host}:${node.port}`).join(', ');
+}
+
+const REDIS_LABELS: Readonly<Record<LocalRedisKind, (redis: LocalRedis) => string>> = {
+  'in-memory': () => 'in-memory Redis stand-in',
+  'redis-server': (redis) => `Redis (redis-server) on ${redis.host}:${redis.port}`,
+  'redis-cluster': (redis) => `Redis cluster (redis-server, cluster mode) on ${nodesOf(redis)}`,
+  external: (redis) => `Redis on ${redis.host}:${redis.port}`,
+  'external-cluster': (redis) => `Redis cluster on ${nodesOf(redis)}`,
+};
+
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
 export function bannerLines(definition: StackDefinition, stack: LocalStack): string[] {
   const lines: string[] = [];
-  const redis =
-    stack.redis.kind === 'in-memory'
-      ? 'in-memory Redis stand-in'
-      : `Redis ${stack.redis.kind === 'redis-server' ? '(redis-server) ' : ''}on ${stack.redis.host}:${stack.redis.port}`;
+  const redis = REDIS_LABELS[stack.redis.kind](stack.redis);
   lines.push(
     `  ${stack.platform ? `local platform at ${stack.platform.url}` : 'no local platform (the file names one)'}, ${redis}`,
   );

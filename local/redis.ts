@@ -1,21 +1,29 @@
 /**
  * Redis for the local stack: a real redis-server on a free loopback port when one is installed (no
- * persistence, stopped with the stack), otherwise an in-memory stand-in (ioredis-mock) that the handlers
- * use through the same ioredis interface.
+ * persistence, stopped with the stack), a local Redis Cluster of redis-servers, or an in-memory
+ * stand-in (ioredis-mock) that the handlers use through the same ioredis interface.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
-import type Redis from 'ioredis';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import Redis from 'ioredis';
+import type { RedisNode, RedisSettings } from '../lambdas/core/config';
 import { LOOPBACK } from './http-server';
 
-export type LocalRedisKind = 'redis-server' | 'in-memory' | 'external';
+export type LocalRedisKind = 'redis-server' | 'redis-cluster' | 'in-memory' | 'external' | 'external-cluster';
 
 export interface LocalRedis {
   readonly kind: LocalRedisKind;
+  /** The server, or a cluster's first node. */
   readonly host: string;
   readonly port: number;
+  /** How the handlers reach it (for a cluster: cluster mode, every node a seed). */
+  readonly settings: RedisSettings;
   /** Only for kind 'in-memory': a new client on the shared in-memory data set. */
   readonly createInMemoryClient?: () => Redis;
   stop(): Promise<void>;
@@ -24,6 +32,14 @@ export interface LocalRedis {
 const READY_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
 const START_ATTEMPTS = 3;
+/** How long a new cluster may take to agree on its slots and to sync its replicas. */
+const CLUSTER_READY_TIMEOUT_MS = 30_000;
+/** Persistence off: a local Redis starts empty and leaves nothing on disk. */
+const NO_PERSISTENCE = ['--save', '', '--appendonly', 'no'];
+
+function standalone(host: string, port: number): RedisSettings {
+  return { mode: 'standalone', host, port, tls: false };
+}
 
 /** The first executable `name` on PATH, or undefined. */
 export function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
@@ -57,10 +73,14 @@ export async function freePort(): Promise<number> {
  * Spawns `binary` on loopback `port` with persistence off and resolves once it accepts connections. A
  * server that exits or is not ready in time is killed, and the error carries the end of its output.
  */
-export function spawnRedisServer(binary: string, port: number): Promise<ChildProcess> {
+export function spawnRedisServer(
+  binary: string,
+  port: number,
+  extraArgs: readonly string[] = [],
+): Promise<ChildProcess> {
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', LOOPBACK, ...NO_PERSISTENCE, ...extraArgs],
     // A process group of its own: a terminal's Ctrl-C signals the whole foreground group, and redis-server
     // would shut down at once, under the flush that needs it. Its owner stops it instead.
     { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
@@ -108,6 +128,38 @@ export async function terminateProcess(child: ChildProcess, signal: NodeJS.Signa
 }
 
 /**
+ * Spawns `binary` on loopback with persistence off, on `port` or else a free port (a new one when
+ * another process took the probed port first). `extraArgs(port)` adds settings of its own.
+ */
+async function spawnOnFreePort(
+  binary: string,
+  port: number | undefined,
+  extraArgs: (port: number) => readonly string[] = () => [],
+): Promise<{ readonly port: number; readonly child: ChildProcess }> {
+  let lastError: unknown;
+  // A fixed port is tried once: a retry would find it as taken as before.
+  const attempts = port === undefined ? START_ATTEMPTS : 1;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const candidate = port ?? (await freePort());
+    try {
+      return { port: candidate, child: await spawnRedisServer(binary, candidate, extraArgs(candidate)) };
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/** Kills the processes with SIGKILL if this process exits without stopping them; returns the undo. */
+function killOnExit(children: () => readonly ChildProcess[]): () => void {
+  const kill = () => {
+    for (const child of children()) child.kill('SIGKILL');
+  };
+  process.once('exit', kill);
+  return () => process.removeListener('exit', kill);
+}
+
+/**
  * Spawns `binary` on loopback with persistence off, on `port` or else a free port; it is killed when this
  * process exits.
  */
@@ -115,32 +167,152 @@ export async function startRedisServer(
   binary: string,
   options: { readonly port?: number } = {},
 ): Promise<LocalRedis> {
-  let lastError: unknown;
-  // A fixed port is tried once: a retry would find it as taken as before.
-  const attempts = options.port === undefined ? START_ATTEMPTS : 1;
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    const port = options.port ?? (await freePort());
-    let child: ChildProcess;
-    try {
-      child = await spawnRedisServer(binary, port);
-    } catch (error) {
-      // Another process may have taken the port between the probe and the spawn: try a new one.
-      lastError = error;
-      continue;
+  const { port, child } = await spawnOnFreePort(binary, options.port);
+  const forget = killOnExit(() => [child]);
+  return {
+    kind: 'redis-server',
+    host: LOOPBACK,
+    port,
+    settings: standalone(LOOPBACK, port),
+    async stop() {
+      forget();
+      await terminateProcess(child, 'SIGTERM');
+    },
+  };
+}
+
+export interface RedisClusterOptions {
+  /** Default 3. */
+  readonly primaries?: number;
+  /** Default 0. */
+  readonly replicasPerPrimary?: number;
+  /** cluster-node-timeout: how long a silent node takes to be declared failed (and a replica promoted). */
+  readonly nodeTimeoutMs?: number;
+}
+
+export const DEFAULT_CLUSTER_NODE_TIMEOUT_MS = 5000;
+
+export interface ClusterNodeProcess extends RedisNode {
+  readonly child: ChildProcess;
+}
+
+export interface LocalRedisCluster extends LocalRedis {
+  readonly kind: 'redis-cluster';
+  /** Every node; which are primaries, and which slots each serves, changes with failovers and resharding. */
+  readonly nodes: readonly ClusterNodeProcess[];
+  /** The nodes' cluster files (nothing else is written); removed on stop. */
+  readonly directory: string;
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * A Redis Cluster of redis-servers on free loopback ports, persistence off, its node files in a
+ * temporary folder removed on stop: `primaries` primaries sharing the 16384 slots evenly, each with
+ * `replicasPerPrimary` replicas. Slots and replicas are assigned by `redis-cli --cluster create`
+ * (installed with redis-server); resolves once every node sees the cluster ok and every replica is in
+ * sync. Every node leads its own process group, as startRedisServer's does.
+ */
+export async function startRedisCluster(
+  binary: string,
+  options: RedisClusterOptions = {},
+): Promise<LocalRedisCluster> {
+  const primaries = options.primaries ?? 3;
+  const replicas = options.replicasPerPrimary ?? 0;
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? DEFAULT_CLUSTER_NODE_TIMEOUT_MS;
+  const directory = await mkdtemp(join(tmpdir(), 'redis-cluster-'));
+  const nodes: ClusterNodeProcess[] = [];
+  const forget = killOnExit(() => nodes.map((node) => node.child));
+  const stop = async () => {
+    forget();
+    await Promise.all(nodes.map((node) => terminateProcess(node.child, 'SIGTERM')));
+    await rm(directory, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < primaries * (1 + replicas); i++) {
+      const { port, child } = await spawnOnFreePort(binary, undefined, (port) => [
+        '--dir',
+        directory,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
+      ]);
+      nodes.push({ host: LOOPBACK, port, child });
     }
-    const killOnExit = () => child.kill('SIGKILL');
-    process.once('exit', killOnExit);
-    return {
-      kind: 'redis-server',
-      host: LOOPBACK,
-      port,
-      async stop() {
-        process.removeListener('exit', killOnExit);
-        await terminateProcess(child, 'SIGTERM');
-      },
-    };
+    const cli = findOnPath('redis-cli') ?? join(dirname(binary), 'redis-cli');
+    await execFileAsync(
+      cli,
+      [
+        '--cluster',
+        'create',
+        ...nodes.map((node) => `${node.host}:${node.port}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
+      { timeout: CLUSTER_READY_TIMEOUT_MS },
+    );
+    await waitForClusterReady(nodes, primaries);
+  } catch (error) {
+    await stop();
+    throw error;
   }
-  throw lastError;
+  const [first] = nodes as [ClusterNodeProcess];
+  return {
+    kind: 'redis-cluster',
+    host: first.host,
+    port: first.port,
+    settings: clusterSettings(nodes),
+    nodes,
+    directory,
+    stop,
+  };
+}
+
+/** Cluster mode, reached through the first node, every other node a seed. */
+export function clusterSettings(nodes: readonly RedisNode[]): RedisSettings {
+  const [first, ...others] = nodes;
+  if (!first) throw new Error('a cluster needs at least one node');
+  return {
+    mode: 'cluster',
+    host: first.host,
+    port: first.port,
+    seeds: others.map(({ host, port }) => ({ host, port })),
+    tls: false,
+  };
+}
+
+/** Every node says cluster_state:ok and knows `primaries` primaries; every replica's link is up. */
+async function waitForClusterReady(nodes: readonly RedisNode[], primaries: number): Promise<void> {
+  const clients = nodes.map(
+    (node) => new Redis({ host: node.host, port: node.port, lazyConnect: true, commandTimeout: 2000 }),
+  );
+  const deadline = Date.now() + CLUSTER_READY_TIMEOUT_MS;
+  try {
+    for (;;) {
+      const views = await Promise.all(
+        clients.map(async (client) => ({
+          info: await client.cluster('INFO'),
+          replication: await client.info('replication'),
+        })),
+      );
+      const ready = views.every(
+        ({ info, replication }) =>
+          info.includes('cluster_state:ok') &&
+          info.includes(`cluster_size:${primaries}`) &&
+          (replication.includes('role:master') || replication.includes('master_link_status:up')),
+      );
+      if (ready) return;
+      if (Date.now() > deadline)
+        throw new Error(`the local Redis cluster was not ready after ${CLUSTER_READY_TIMEOUT_MS} ms`);
+      await sleep(100);
+    }
+  } finally {
+    for (const client of clients) client.disconnect();
+  }
 }
 
 /** An in-memory data set: every client made by createInMemoryClient shares it, as clients of one server do. */
@@ -153,6 +325,7 @@ export async function startInMemoryRedis(): Promise<LocalRedis> {
     kind: 'in-memory',
     host: LOOPBACK,
     port,
+    settings: standalone(LOOPBACK, port),
     createInMemoryClient() {
       const client = new RedisMock({ host: LOOPBACK, port }) as unknown as Redis;
       clients.push(client);
@@ -168,8 +341,12 @@ export type RedisChoice =
   /** redis-server from PATH when installed, else in-memory (the default). */
   | 'auto'
   | 'in-memory'
+  /** A local cluster of three primaries started from the installed redis-server. */
+  | 'cluster'
   /** An already running server the stack neither starts nor stops. */
-  | { readonly host: string; readonly port: number };
+  | { readonly host: string; readonly port: number }
+  /** An already running cluster, by its seed nodes; the stack neither starts nor stops it. */
+  | { readonly cluster: readonly RedisNode[] };
 
 /**
  * Starts the Redis the choice asks for; `warn` hears about the in-memory fallback. `searchPath` is where
@@ -180,16 +357,34 @@ export async function startLocalRedis(
   warn: (line: string) => void,
   searchPath = process.env.PATH ?? '',
 ): Promise<LocalRedis> {
-  if (typeof choice === 'object') {
-    return { kind: 'external', host: choice.host, port: choice.port, stop: async () => undefined };
+  if (typeof choice === 'object') return externalRedis(choice);
+  const binary = choice === 'in-memory' ? undefined : findOnPath('redis-server', searchPath);
+  if (choice === 'cluster') {
+    if (binary === undefined) throw new Error(`a local Redis cluster needs redis-server: ${INSTALL_HINT}`);
+    return startRedisCluster(binary);
   }
-  const binary = choice === 'auto' ? findOnPath('redis-server', searchPath) : undefined;
   if (binary !== undefined) return startRedisServer(binary);
   if (choice === 'auto') {
     warn(
-      'redis-server is not installed: using an in-memory Redis stand-in (ioredis-mock). ' +
-        'Install redis-server (apt-get install redis-server, or brew install redis) to run on real Redis.',
+      `redis-server is not installed: using an in-memory Redis stand-in (ioredis-mock). ${INSTALL_HINT} to run on real Redis.`,
     );
   }
   return startInMemoryRedis();
+}
+
+const INSTALL_HINT = 'Install redis-server (apt-get install redis-server, or brew install redis)';
+
+function externalRedis(choice: Exclude<RedisChoice, string>): LocalRedis {
+  const stop = async () => undefined;
+  if ('cluster' in choice) {
+    const settings = clusterSettings(choice.cluster);
+    return { kind: 'external-cluster', host: settings.host, port: settings.port, settings, stop };
+  }
+  return {
+    kind: 'external',
+    host: choice.host,
+    port: choice.port,
+    settings: standalone(choice.host, choice.port),
+    stop,
+  };
 }

@@ -9,6 +9,7 @@ import {
   type AccessConfig,
   type AccessConfigInput,
   ConfigError,
+  hostPort,
   integer,
   knownFields,
   LOCAL_SECRET_ENV,
@@ -312,7 +313,20 @@ export function gatewayConfig(gateway: GatewayDefinition, localPlatformUrl: stri
 
 function redisChoice(value: unknown): RedisChoice | undefined {
   if (value === undefined) return undefined;
-  if (value === 'auto' || value === 'in-memory') return value;
+  if (value === 'auto' || value === 'in-memory' || value === 'cluster') return value;
+  if (typeof value === 'string') {
+    throw new ConfigError(
+      'local.redis',
+      `must be auto, in-memory, cluster or an object (got ${JSON.stringify(value)})`,
+    );
+  }
+  if (typeof value === 'object' && value !== null && 'cluster' in value) {
+    const { cluster } = knownFields('local.redis', value, ['cluster']);
+    if (!Array.isArray(cluster) || cluster.length === 0) {
+      throw new ConfigError('local.redis.cluster', 'must be a non-empty list of "host:port" seed nodes');
+    }
+    return { cluster: cluster.map((seed, i) => hostPort(`local.redis.cluster[${i}]`, seed)) };
+  }
   const fields = knownFields('local.redis', value, ['host', 'port']);
   return {
     host: nonEmpty('local.redis.host', fields.host),

@@ -6,7 +6,6 @@
  */
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
-import type Redis from 'ioredis';
 import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { accessCacheOf } from '../lambdas/core/access';
 import type { RejectedUsage } from '../lambdas/core/cache';
@@ -16,7 +15,7 @@ import { identitySourceHeaders } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
-import { createRedisClient } from '../lambdas/core/redis-client';
+import { createRedisClient, type RedisConnection } from '../lambdas/core/redis-client';
 import type { SweepResult } from '../lambdas/core/reporting';
 import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handler';
 import { swaggerDocument } from '../lambdas/docs/swagger';
@@ -230,11 +229,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logger.warn(line),
     );
     cleanup.push(() => redis.stop());
-    const redisClients: Redis[] = [];
-    const newRedisClient = (config: AccessConfig): Redis => {
+    const redisClients: RedisConnection[] = [];
+    const newRedisClient = (config: AccessConfig): RedisConnection => {
       const client =
         redis.createInMemoryClient?.() ??
-        createRedisClient(config.redis ?? { host: redis.host, port: redis.port, tls: false }, {
+        createRedisClient(config.redis ?? redis.settings, {
           logger,
           ...(options.redisCommandTimeoutMs !== undefined && {
             commandTimeoutMs: options.redisCommandTimeoutMs,
@@ -277,7 +276,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       );
       const config: AccessConfig = {
         ...gatewayConfig(gateway, platform?.url ?? ''),
-        redis: { host: redis.host, port: redis.port, tls: false },
+        redis: redis.settings,
         topicArn,
       };
       const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');

@@ -17,10 +17,12 @@ const STOP_TIMEOUT_MS = 30_000;
 /** Signals this soon after the first are relayed copies of it, not a second Ctrl-C. */
 const DUPLICATE_SIGNAL_MS = 1000;
 
-const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--verbose]
-  --config FILE  a local stack file (default: the bundled demo, local/demo.stack.json)
-  --port N       the gateway's port (default: the file's local.port, else ${DEFAULT_PORT}; 0 picks a free one)
-  --verbose      also print the handlers' info and debug logs`;
+const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--redis-cluster] [--verbose]
+  --config FILE    a local stack file (default: the bundled demo, local/demo.stack.json)
+  --port N         the gateway's port (default: the file's local.port, else ${DEFAULT_PORT}; 0 picks a free one)
+  --redis-cluster  run on a local Redis Cluster of three primaries (cluster mode), started and stopped
+                   with the stack, instead of the file's local.redis
+  --verbose        also print the handlers' info and debug logs`;
 
 /** What a flush could not deliver, one line each; none when every allowed call reached the platform. */
 export function shutdownWarnings(result: FlushResult): string[] {
@@ -69,6 +71,7 @@ function portOf(text: string | undefined): number | undefined {
 const OPTIONS = {
   config: { type: 'string' },
   port: { type: 'string' },
+  'redis-cluster': { type: 'boolean' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -100,6 +103,7 @@ async function main(argv: readonly string[]): Promise<number> {
     stack = await startLocalStack({
       stack: definition,
       port,
+      ...(args.values['redis-cluster'] && { redis: 'cluster' as const }),
       logger,
       accessLog: (entry) =>
         console.log(

@@ -9,7 +9,6 @@ import type {
   APIGatewayAuthorizerResultContext,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
-import type Redis from 'ioredis';
 import { type AccessDecision, createAccessAuthorizerOnSns } from '../core/access';
 import type { AccessConfig } from '../core/config';
 import { SERVICE_NAME } from '../core/metric-names';
@@ -22,6 +21,7 @@ import {
   type MetricsPort,
 } from '../core/observability';
 import type { PlatformPort } from '../core/platform/types';
+import type { RedisConnection } from '../core/redis-client';
 
 export const AUTHORIZER_SERVICE_NAME = SERVICE_NAME.authorizer;
 
@@ -31,7 +31,7 @@ export const AUTHORIZER_ERROR = 'authorizer_error';
 export interface AuthorizerDeps {
   readonly config: AccessConfig;
   /** Undefined: no cache, every call asks the platform (authrep). */
-  readonly redis?: Redis;
+  readonly redis?: RedisConnection;
   readonly sns: SNSClient;
   readonly platform: PlatformPort;
   /** Epoch ms; default Date.now. */

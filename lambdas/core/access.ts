@@ -23,7 +23,6 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import type Redis from 'ioredis';
 import { AccessCache, type CheckResult, type LimitFeedback, type LimitInfo } from './cache';
 import { type AccessConfig, ConfigError } from './config';
 import { credentialIdOf, credentialIdPrefix, extractCredential, keyIdOf } from './credentials';
@@ -31,7 +30,7 @@ import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageM
 import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
-import { REDIS_COMMAND_TIMEOUT_MS } from './redis-client';
+import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
 
@@ -68,7 +67,7 @@ export interface AccessRequest {
 export interface AccessAuthorizerDeps {
   readonly config: AccessConfig;
   /** Undefined: no cache, every call is an authrep. */
-  readonly redis?: Redis;
+  readonly redis?: RedisConnection;
   /** Required with redis. */
   readonly publisher?: ReportPublisher;
   readonly platform: PlatformPort;
@@ -96,7 +95,11 @@ const FIRST_CALL_STORE_MS = 500;
 const FIRST_CALL_POLL_MS = 10;
 
 /** The cache for a configuration, shared by the authorizer and the reporter. */
-export function accessCacheOf(redis: Redis, config: AccessConfig, readyWaitMs?: number): AccessCache {
+export function accessCacheOf(
+  redis: RedisConnection,
+  config: AccessConfig,
+  readyWaitMs?: number,
+): AccessCache {
   return new AccessCache(redis, {
     negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
     leaseMs: reportLeaseMs(config),

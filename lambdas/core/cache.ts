@@ -23,7 +23,14 @@ import {
 } from './keys';
 import { periodWindow } from './periods';
 import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from './platform/types';
-import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
+import {
+  commandTimeoutOf,
+  ensureConnected,
+  onEveryPrimary,
+  primariesOf,
+  REDIS_CONNECT_TIMEOUT_MS,
+  type RedisConnection,
+} from './redis-client';
 import {
   type CredentialAnswer,
   type CredentialState,
@@ -313,12 +320,12 @@ export class AccessCache {
   private readonly hotPathDeadlineMs: number | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly options: AccessCacheOptions,
   ) {
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
     this.wallClock = options.wallClock ?? Date.now;
-    const commandTimeout = redis.options?.commandTimeout;
+    const commandTimeout = commandTimeoutOf(redis);
     this.hotPathDeadlineMs =
       options.hotPathDeadlineMs ??
       (commandTimeout === undefined ? undefined : commandTimeout + DEADLINE_SKEW_MS);
@@ -500,57 +507,35 @@ export class AccessCache {
     await pipeline.exec();
   }
 
-  /** Every budget's usage the platform refused to take. */
+  /**
+   * Every budget's usage the platform refused to take, from every primary. Unlike the sweep, this view
+   * fails when a primary cannot be read rather than leave that primary's usage out.
+   */
   async rejectedUsage(): Promise<RejectedUsage[]> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const found: RejectedUsage[] = [];
-    for (const key of await this.scanKeys(REJECTED_KEY_PATTERN)) {
-      const credentialId = credentialIdOfKey(key);
-      if (credentialId === undefined) continue;
-      const usage = pairsToUsage(Object.entries(await this.redis.hgetall(key)).flat());
-      if (Object.keys(usage).length > 0) found.push({ credentialId, usage });
-    }
-    return found;
-  }
-
-  private async scanKeys(pattern: string): Promise<string[]> {
-    const found = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) found.add(key);
-    } while (cursor !== '0');
-    return [...found];
+    const perPrimary = await Promise.all(
+      (await primariesOf(this.redis)).map((primary) => rejectedOn(primary)),
+    );
+    return perPrimary.flat();
   }
 
   /**
    * Credentials with usage unreported since `before` or earlier, at most `limit`. Found by SCAN over
-   * the `since` keys: a global index would be another slot, which the hot-path script must not touch
-   * on a sharded Redis. (On a cluster, run this against each primary.)
+   * the `since` keys of every primary: a global index would be another slot, which the hot-path script
+   * must not touch on a sharded Redis. A primary that cannot be scanned (a failover under way) is left
+   * to the next sweep; the others' credentials are still returned, taken in turn from each primary.
    */
   async unreportedSince(before: number, limit: number): Promise<string[]> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const found: string[] = [];
-    const seen = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', SINCE_KEY_PATTERN, 'COUNT', 1000);
-      cursor = next;
-      const fresh = keys.filter((key) => !seen.has(key));
-      for (const key of fresh) seen.add(key);
-      // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
-      const pipeline = this.redis.pipeline();
-      for (const key of fresh) pipeline.get(key);
-      const values = fresh.length > 0 ? ((await pipeline.exec()) ?? []) : [];
-      fresh.forEach((key, i) => {
-        const id = credentialIdOfSinceKey(key);
-        const [error, value] = values[i] ?? [null, null];
-        if (!id || error || typeof value !== 'string' || found.length >= limit) return;
-        if (Number(value) <= before) found.push(id);
-      });
-    } while (cursor !== '0' && found.length < limit);
-    return found;
+    const perPrimary = await onEveryPrimary(this.redis, (primary) => unreportedOn(primary, before, limit));
+    const found = new Set<string>();
+    for (let i = 0; found.size < limit && perPrimary.some((ids) => i < ids.length); i++) {
+      for (const ids of perPrimary) {
+        const id = ids[i];
+        if (id !== undefined && found.size < limit) found.add(id);
+      }
+    }
+    return [...found];
   }
 
   private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
@@ -558,4 +543,50 @@ export class AccessCache {
     const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
     return call.call(this.redis, ...keys, ...args);
   }
+}
+
+/** The keys of one node that match `pattern`, a batch per SCAN reply (a key may come twice). */
+async function* scanOn(node: Redis, pattern: string): AsyncGenerator<string[]> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    yield keys;
+  } while (cursor !== '0');
+}
+
+/** One node's credentials with usage unreported since `before`, at most `limit`. */
+async function unreportedOn(node: Redis, before: number, limit: number): Promise<string[]> {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  for await (const keys of scanOn(node, SINCE_KEY_PATTERN)) {
+    const fresh = keys.filter((key) => !seen.has(key));
+    for (const key of fresh) seen.add(key);
+    // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
+    const pipeline = node.pipeline();
+    for (const key of fresh) pipeline.get(key);
+    const values = fresh.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    fresh.forEach((key, i) => {
+      const id = credentialIdOfSinceKey(key);
+      const [error, value] = values[i] ?? [null, null];
+      if (!id || error || typeof value !== 'string' || found.length >= limit) return;
+      if (Number(value) <= before) found.push(id);
+    });
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
+/** One node's usage the platform refused to take, by budget. */
+async function rejectedOn(node: Redis): Promise<RejectedUsage[]> {
+  const found = new Map<string, RejectedUsage>();
+  for await (const keys of scanOn(node, REJECTED_KEY_PATTERN)) {
+    for (const key of keys) {
+      const credentialId = credentialIdOfKey(key);
+      if (credentialId === undefined || found.has(credentialId)) continue;
+      const usage = pairsToUsage(Object.entries(await node.hgetall(key)).flat());
+      if (Object.keys(usage).length > 0) found.set(credentialId, { credentialId, usage });
+    }
+  }
+  return [...found.values()];
 }

@@ -4,7 +4,7 @@
  * throws a ConfigError that names the setting.
  */
 import { SETTING_ENV, SETTING_NAMES, SETTINGS, type Setting, type SettingValues } from './settings';
-import { ConfigError, integer, nonEmpty } from './validation';
+import { ConfigError, integer, nonEmpty, oneOf } from './validation';
 
 export {
   CREDENTIAL_MODES,
@@ -29,9 +29,27 @@ export {
 
 export const DEFAULT_REDIS_PORT = 6379;
 
-export interface RedisSettings {
+/**
+ * How the client reaches Redis. `standalone`: one primary endpoint (a replication group without
+ * cluster mode, a single redis-server). `cluster`: Redis Cluster (ElastiCache with cluster mode
+ * enabled, ElastiCache Serverless, a local cluster): host:port is the configuration endpoint or any
+ * node, and the client finds every primary and its slots from there.
+ */
+export type RedisMode = 'standalone' | 'cluster';
+export const REDIS_MODES: readonly RedisMode[] = ['standalone', 'cluster'];
+
+export interface RedisNode {
   readonly host: string;
   readonly port: number;
+}
+
+export interface RedisSettings {
+  /** Default standalone; parseConfig always sets it. */
+  readonly mode?: RedisMode;
+  readonly host: string;
+  readonly port: number;
+  /** Cluster mode only: more startup nodes, tried when host:port does not answer. */
+  readonly seeds?: readonly RedisNode[];
   readonly tls: boolean;
   /** AUTH token given directly (local runs). */
   readonly password?: string;
@@ -53,11 +71,33 @@ export type AccessConfigInput = Partial<SettingValues> & {
   readonly redis?: Partial<RedisSettings> & { readonly host: string };
 };
 
+/** A `host:port` text (a Redis node, a cluster seed). */
+export function hostPort(setting: string, value: unknown): RedisNode {
+  const text = nonEmpty(setting, value);
+  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(text.trim());
+  if (!match) throw new ConfigError(setting, `must be host:port (got ${JSON.stringify(text)})`);
+  return {
+    host: match[1] as string,
+    port: integer(setting, Number(match[2]), 1, 65535),
+  };
+}
+
+function redisSeeds(mode: RedisMode | undefined, seeds: readonly RedisNode[]): RedisNode[] {
+  if (mode !== 'cluster') throw new ConfigError('redis.seeds', 'are for redis.mode cluster only');
+  if (!Array.isArray(seeds)) throw new ConfigError('redis.seeds', 'must be a list of nodes');
+  return seeds.map((seed, i) => ({
+    host: nonEmpty(`redis.seeds[${i}].host`, seed?.host),
+    port: integer(`redis.seeds[${i}].port`, seed?.port, 1, 65535),
+  }));
+}
+
 function parseRedis(input: AccessConfigInput['redis']): RedisSettings | undefined {
   if (input === undefined) return undefined;
   return {
+    mode: oneOf('redis.mode', input.mode ?? 'standalone', REDIS_MODES),
     host: nonEmpty('redis.host', input.host),
     port: integer('redis.port', input.port ?? DEFAULT_REDIS_PORT, 1, 65535),
+    ...(input.seeds !== undefined && { seeds: redisSeeds(input.mode, input.seeds) }),
     tls: input.tls ?? false,
     ...(input.password !== undefined && { password: nonEmpty('redis.password', input.password) }),
     ...(input.authSecretArn !== undefined && {
@@ -87,8 +127,11 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
 /** Environment variable names: the CDK writes them, the handlers read them. */
 export const ENV = {
   ...SETTING_ENV,
+  redisMode: 'REDIS_MODE',
   redisHost: 'REDIS_HOST',
   redisPort: 'REDIS_PORT',
+  /** Cluster mode: more startup nodes, `host:port` comma-separated. */
+  redisSeeds: 'REDIS_SEEDS',
   redisTls: 'REDIS_TLS',
   redisAuthSecretArn: 'REDIS_AUTH_SECRET_ARN',
 } as const;
@@ -116,6 +159,12 @@ function envBoolean(env: Env, name: string): boolean | undefined {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(name, `must be true or false (got ${JSON.stringify(raw)})`);
+}
+
+function envNodes(env: Env, name: string): RedisNode[] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  return raw.split(',').map((text) => hostPort(name, text));
 }
 
 function defined<T extends object>(value: T): T {
@@ -147,8 +196,10 @@ export function configFromEnv(env: Env = process.env): AccessConfig {
     ...(localCredential && { platformCredential: localCredential }),
     ...(redisHost && {
       redis: defined({
+        mode: (env[ENV.redisMode] || undefined) as RedisMode | undefined,
         host: redisHost,
         port: envInteger(env, ENV.redisPort),
+        seeds: envNodes(env, ENV.redisSeeds),
         tls: envBoolean(env, ENV.redisTls),
         password: env[LOCAL_SECRET_ENV.redisPassword] || undefined,
         authSecretArn: env[ENV.redisAuthSecretArn] || undefined,
@@ -168,7 +219,9 @@ export function configToEnv(config: AccessConfig): Record<string, string> {
   });
   return defined({
     ...Object.fromEntries(settings),
+    [ENV.redisMode]: config.redis?.mode,
     [ENV.redisHost]: config.redis?.host,
+    [ENV.redisSeeds]: config.redis?.seeds?.map((seed) => `${seed.host}:${seed.port}`).join(','),
     [ENV.redisPort]: config.redis ? String(config.redis.port) : undefined,
     [ENV.redisTls]: config.redis ? String(config.redis.tls) : undefined,
     [ENV.redisAuthSecretArn]: config.redis?.authSecretArn,

@@ -16,7 +16,6 @@
  * platform's 202 and the acknowledgement makes the next attempt send that usage a second time).
  */
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
 import { accessCacheOf, sealerOf } from './access';
 import type { AccessCache, LimitRefusal, UsageBucket } from './cache';
 import type { AccessConfig } from './config';
@@ -30,6 +29,7 @@ import type {
   Transaction,
   Usage,
 } from './platform/types';
+import type { RedisConnection } from './redis-client';
 import type { CredentialSealer } from './seal';
 import {
   type CredentialAnswer,
@@ -75,7 +75,7 @@ export type ResyncObserver = (resynced: ResyncedUsage) => Promise<void> | void;
 
 export interface ReportingDeps {
   readonly config: AccessConfig;
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly platform: PlatformPort;
   readonly now: () => number;
   readonly logger: LogPort;
@@ -211,6 +211,10 @@ export async function drainUsage(
           credential: credentialIdPrefix(credentialId),
           error: errorMessage(error),
         });
+        // The script may have run with its answer lost (a timeout, a cut connection): its lease would
+        // keep every retry busy for the lease's whole length. The lease is ours to give back; usage it
+        // put in flight stays there and the next drain resends it.
+        await cache.release(credentialId, lease).catch(() => undefined);
         outcome.failed.push(credentialId);
         return;
       }

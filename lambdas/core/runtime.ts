@@ -4,11 +4,10 @@
  * it; the handlers themselves take these as deps.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type Redis from 'ioredis';
 import { type AccessConfig, ConfigError, configFromEnv, ENV, LOCAL_SECRET_ENV } from './config';
 import { createLogger, createMetrics, type LogPort, type MetricsPort } from './observability';
 import { type PlatformClient, platformClientFromConfig } from './platform/client';
-import { createRedisClient } from './redis-client';
+import { createRedisClient, type RedisConnection } from './redis-client';
 
 /** Deadline of one Secrets Manager read, SDK retries included. */
 export const SECRET_TIMEOUT_MS = 2000;
@@ -16,7 +15,7 @@ export const SECRET_TIMEOUT_MS = 2000;
 export interface Runtime {
   /** The configuration with `platformCredential` filled from the secret when one is configured. */
   readonly config: AccessConfig;
-  readonly redis?: Redis;
+  readonly redis?: RedisConnection;
   readonly platform: PlatformClient;
   readonly logger: LogPort;
   readonly metrics: MetricsPort;

@@ -3,7 +3,6 @@
  * and the sweep for usage whose message was lost. Both flush through the same core (reporting.ts).
  */
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type Redis from 'ioredis';
 import type { AccessConfig } from '../core/config';
 import { credentialIdPrefix } from '../core/credentials';
 import { parseReportMessage } from '../core/message';
@@ -16,6 +15,7 @@ import {
   type MetricsPort,
 } from '../core/observability';
 import type { PlatformPort } from '../core/platform/types';
+import type { RedisConnection } from '../core/redis-client';
 import {
   createUsageFlusher,
   type ReportingDeps,
@@ -28,7 +28,7 @@ export const REPORTER_SERVICE_NAME = SERVICE_NAME.reporter;
 
 export interface ReporterDeps {
   readonly config: AccessConfig;
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly platform: PlatformPort;
   /** Epoch ms; default Date.now. */
   readonly now?: () => number;

@@ -4,13 +4,16 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { type AccessConfig, configToEnv } from '../../lambdas/core/config';
+import { type AccessConfig, configToEnv, type RedisMode } from '../../lambdas/core/config';
 
 /** Where the Lambdas reach Redis. */
 export interface RedisEndpoint {
+  /** The primary endpoint, or in cluster mode the configuration endpoint (the seed). */
   readonly host: string;
   readonly port: number;
   readonly tls: boolean;
+  /** @default 'standalone' */
+  readonly mode?: RedisMode;
 }
 
 export interface AccessBindingsProps {

@@ -5,6 +5,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,6 +96,35 @@ function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
   });
 }
 
+/**
+ * Six calls with a roomy key, then `stop`: the first call was reported by its authrep, the others wait
+ * in Redis for the window until the stop flushes them; the CLI exits 0.
+ */
+async function callThenStop(started: Started, platform: RunningPlatform, stop: () => void): Promise<void> {
+  const calls = 6;
+  for (let i = 0; i < calls; i++) {
+    expect((await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status).toBe(
+      200,
+    );
+  }
+  expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
+  stop();
+  expect(await exitOf(started.child), started.output()).toBe(0);
+  expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+}
+
+/** Whether something listens on the loopback port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 interface DelayingProxy {
   readonly url: string;
   /** From now on every request waits this long before it is forwarded. */
@@ -180,17 +210,7 @@ describe('npm start (local/start.ts) as a child process', () => {
         const file = stackFileUsing(platform.url);
         // The tsx CLI relays SIGINT and SIGTERM to the stack but dies of SIGHUP itself.
         const started = await startCli(['--config', file, '--port', '0'], { bare: signal === 'SIGHUP' });
-        const calls = 6;
-        for (let i = 0; i < calls; i++) {
-          expect(
-            (await call(`${started.url}/v1/words/w.json`, { headers: { apikey: 'key-roomy' } })).status,
-          ).toBe(200);
-        }
-        // The first call was reported by its authrep; the others wait in Redis for the window.
-        expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(1);
-        started.child.kill(signal);
-        expect(await exitOf(started.child)).toBe(0);
-        expect(platform.usage(USER_SERVICE, 'app-roomy', 'hits', 'hour')).toBe(calls);
+        await callThenStop(started, platform, () => started.child.kill(signal));
       } finally {
         await platform?.stop();
       }
@@ -222,6 +242,22 @@ describe('npm start (local/start.ts) as a child process', () => {
     } finally {
       if (started?.child.exitCode === null) process.kill(-(started.child.pid as number), 'SIGKILL');
       await slowPlatform?.stop();
+      await platform?.stop();
+    }
+  });
+
+  it('runs on a local three-primary Redis cluster with --redis-cluster, flushes on Ctrl-C and stops the cluster', async () => {
+    let platform: RunningPlatform | undefined;
+    try {
+      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+      const file = stackFileUsing(platform.url);
+      const started = await startCli(['--config', file, '--port', '0', '--redis-cluster']);
+      const line = started.output().match(/Redis cluster \(redis-server, cluster mode\) on (.*)/)?.[1];
+      const nodes = (line ?? '').split(', ').map((node) => Number(node.split(':')[1]));
+      expect(nodes, started.output()).toHaveLength(3);
+      await callThenStop(started, platform, () => process.kill(-(started.child.pid as number), 'SIGINT'));
+      for (const port of nodes) expect(await accepts(port)).toBe(false);
+    } finally {
       await platform?.stop();
     }
   });

@@ -177,6 +177,13 @@ describe('local stack file', () => {
       'platform.services[0].applications[0].appKeys[0] is a key the gateway always refuses (too_long)',
     ],
     ['a bad local port', file(GATEWAY, { local: { port: 70000 } }), 'local.port must be'],
+    ['an unknown Redis choice', file(GATEWAY, { local: { redis: 'sharded' } }), 'local.redis must be auto'],
+    ['an empty cluster', file(GATEWAY, { local: { redis: { cluster: [] } } }), 'local.redis.cluster must be'],
+    [
+      'a cluster seed without a port',
+      file(GATEWAY, { local: { redis: { cluster: ['127.0.0.1:7000', '127.0.0.1'] } } }),
+      'local.redis.cluster[1] must be host:port',
+    ],
     [
       'an origin with a path',
       file({ ...GATEWAY, cors: { allowOrigins: ['https://portal.example.com/docs'] } }),
@@ -231,6 +238,18 @@ describe('local stack file', () => {
   ])('refuses %s with a message naming the setting', (_, value, message) => {
     expect(() => parseStackFile(value, {})).toThrow(ConfigError);
     expect(() => parseStackFile(value, {})).toThrow(message);
+  });
+
+  it('takes a Redis of its own, a local cluster, or a running cluster by its seeds', () => {
+    const redisOf = (redis: unknown) => parseStackFile(file(GATEWAY, { local: { redis } }), {}).local.redis;
+    expect(redisOf({ host: '127.0.0.1', port: 6379 })).toEqual({ host: '127.0.0.1', port: 6379 });
+    expect(redisOf('cluster')).toBe('cluster');
+    expect(redisOf({ cluster: ['127.0.0.1:7000', '127.0.0.1:7001'] })).toEqual({
+      cluster: [
+        { host: '127.0.0.1', port: 7000 },
+        { host: '127.0.0.1', port: 7001 },
+      ],
+    });
   });
 
   it('refuses a file that repeats a key, naming where', () => {

@@ -48,6 +48,14 @@ describe('context from `npx cdk deploy -c key=value`', () => {
     [{ serviceId: '1', natGateways: '3' }, /natGateways must be an integer from 1 to 2/],
     [{ serviceId: '1', cacheEngine: 'memcached' }, /cacheEngine must be one of redis, valkey/],
     [{ serviceId: '1', cacheNodeType: 'large' }, /cacheNodeType must be an ElastiCache node type/],
+    [{ serviceId: '1', redisShards: 'three' }, /^Invalid context redisShards: must be a whole number/],
+    [{ serviceId: '1', redisShards: '0' }, /redisShards must be an integer from 1 to 500/],
+    [{ serviceId: '1', redisServerless: 'yes' }, /^Invalid context redisServerless: must be true or false/],
+    [
+      { serviceId: '1', redisServerless: 'true', redisShards: '2' },
+      /redisServerless is true, so redisShards/,
+    ],
+    [{ serviceId: '1', serverlessMaxStorageGb: '5' }, /serverlessLimits apply to a serverless cache/],
     [{ serviceId: '1', tracing: 'yes' }, /^Invalid context tracing: must be true or false/],
     [{ serviceId: '1', alarmEmail: 'ops' }, /alarmEmail must be an email address/],
     [
@@ -170,6 +178,25 @@ describe('operations settings from context', () => {
       alarmEmail: 'ops@example.com',
       providerKeySecretKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc',
     });
+  });
+
+  it('read the sharded and the serverless cache settings', () => {
+    expect(
+      accessStackPropsFromContext(testApp({ serviceId: '1', redisShards: '3', replicasPerShard: '2' })),
+    ).toMatchObject({ redisShards: 3, replicasPerShard: 2 });
+    const serverless = accessStackPropsFromContext(
+      testApp({
+        serviceId: '1',
+        redisServerless: 'true',
+        serverlessMaxStorageGb: '10',
+        serverlessMaxEcpuPerSecond: '20000',
+      }),
+    );
+    expect(serverless).toMatchObject({
+      redisServerless: true,
+      serverlessLimits: { maxDataStorageGb: 10, maxEcpuPerSecond: 20000 },
+    });
+    expect(accessStackPropsFromContext(testApp({ serviceId: '1' })).serverlessLimits).toBeUndefined();
   });
 
   it('mail every alarm to -c alarmEmail through a TLS-only topic', () => {

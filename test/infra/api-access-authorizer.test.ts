@@ -47,6 +47,36 @@ describe('settings it refuses', () => {
     [{ cacheNodeType: 't4g.micro' }, /cacheNodeType must be an ElastiCache node type/],
     [{ cacheEngine: 'memcached' as never }, /cacheEngine must be one of redis, valkey/],
     [{ platformUrl: 'ftp://x' }, /platformUrl must use http or https/],
+    [{ redisShards: 0 }, /redisShards must be an integer from 1 to 500/],
+    [{ redisShards: 501 }, /redisShards must be an integer from 1 to 500/],
+    [{ redisShards: 1.5 }, /redisShards must be an integer from 1 to 500/],
+    [{ redisShards: 2, replicasPerShard: 6 }, /replicasPerShard must be an integer from 0 to 5/],
+    [{ replicasPerShard: 1 }, /replicasPerShard applies to a sharded cache: set redisShards too/],
+    [
+      { redisShards: 100, replicasPerShard: 5 },
+      /redisShards with 5 replicas each makes 600 nodes, over the 500 one cluster may have/,
+    ],
+    [
+      { redisShards: 3, replicasPerShard: 0, multiAz: true },
+      /replicasPerShard is 0, so no shard has a replica in another AZ: multiAz must not be true/,
+    ],
+    [
+      { redisServerless: true, redisShards: 3 },
+      /redisServerless is true, so redisShards \(settings of a replication group's nodes\) must not be given/,
+    ],
+    [
+      { redisServerless: true, cacheNodeType: 'cache.t4g.small' },
+      /redisServerless is true, so cacheNodeType/,
+    ],
+    [{ serverlessLimits: { maxEcpuPerSecond: 5000 } }, /serverlessLimits apply to a serverless cache/],
+    [
+      { redisServerless: true, serverlessLimits: { maxDataStorageGb: 0 } },
+      /serverlessLimits.maxDataStorageGb must be an integer from 1 to 5000/,
+    ],
+    [
+      { redisServerless: true, serverlessLimits: { maxEcpuPerSecond: 999 } },
+      /serverlessLimits.maxEcpuPerSecond must be an integer from 1000 to 15000000/,
+    ],
   ])('refuses %j with a message naming the setting', (props, message) => {
     expect(() => build(props)).toThrow(message);
   });
@@ -114,6 +144,70 @@ describe('alarms', () => {
 
   it('all notify the alarm topic', () => {
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([expect.anything()]);
+  });
+});
+
+/** The Redis settings the functions get, as configFromEnv reads them back. */
+function redisEnvironment(template: Template): Record<string, unknown> {
+  const [authorizer] = Object.values(resourcesOfType(template, 'AWS::Lambda::Function')).filter(
+    (fn) =>
+      (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
+        ?.REDIS_HOST,
+  );
+  const variables = (authorizer?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  return Object.fromEntries(Object.entries(variables).filter(([name]) => name.startsWith('REDIS_')));
+}
+
+describe('a sharded or serverless cache', () => {
+  it('redisShards: a cluster-mode-enabled group, one replica per shard by default, reached in cluster mode', () => {
+    const template = Template.fromStack(build({ redisShards: 4 }).stack);
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      ClusterMode: 'enabled',
+      NumNodeGroups: 4,
+      ReplicasPerNodeGroup: 1,
+      MultiAZEnabled: true,
+      AutomaticFailoverEnabled: true,
+    });
+    const group = Object.keys(resourcesOfType(template, 'AWS::ElastiCache::ReplicationGroup'))[0];
+    expect(redisEnvironment(template)).toMatchObject({
+      REDIS_MODE: 'cluster',
+      REDIS_HOST: { 'Fn::GetAtt': [group, 'ConfigurationEndPoint.Address'] },
+      REDIS_PORT: '6379',
+      REDIS_TLS: 'true',
+      REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^AccessRedisAuthToken/) },
+    });
+  });
+
+  it('redisShards with multiAz false: no replicas, and one NAT gateway', () => {
+    const template = Template.fromStack(build({ redisShards: 2, multiAz: false }).stack);
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      NumNodeGroups: 2,
+      ReplicasPerNodeGroup: 0,
+      MultiAZEnabled: false,
+    });
+    template.resourceCountIs('AWS::EC2::NatGateway', 1);
+  });
+
+  it('redisServerless: a serverless cache and no replication group, reached in cluster mode with AUTH', () => {
+    const template = Template.fromStack(build({ redisServerless: true, cacheEngine: 'valkey' }).stack);
+    template.resourceCountIs('AWS::ElastiCache::ReplicationGroup', 0);
+    template.resourceCountIs('AWS::ElastiCache::ServerlessCache', 1);
+    const cache = Object.keys(resourcesOfType(template, 'AWS::ElastiCache::ServerlessCache'))[0];
+    expect(redisEnvironment(template)).toMatchObject({
+      REDIS_MODE: 'cluster',
+      REDIS_HOST: { 'Fn::GetAtt': [cache, 'Endpoint.Address'] },
+      REDIS_TLS: 'true',
+      REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^AccessRedisAuthToken/) },
+    });
+  });
+
+  it('the default: one primary with cluster mode disabled, reached as a standalone Redis', () => {
+    const template = Template.fromStack(build().stack);
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      NumCacheClusters: 2,
+      ClusterMode: Match.absent(),
+    });
+    expect(redisEnvironment(template)).toMatchObject({ REDIS_MODE: 'standalone' });
   });
 });
 

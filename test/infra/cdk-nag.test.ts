@@ -21,6 +21,17 @@ describe.each([
       natGateways: '1',
     },
   ],
+  ['a sharded cache', { serviceId: '2555417735060', redisShards: '3', replicasPerShard: '1' }],
+  [
+    'a serverless cache',
+    {
+      serviceId: '2555417735060',
+      redisServerless: 'true',
+      cacheEngine: 'valkey',
+      serverlessMaxStorageGb: '10',
+      serverlessMaxEcpuPerSecond: '20000',
+    },
+  ],
 ])('cdk-nag on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });

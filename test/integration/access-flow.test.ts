@@ -1,27 +1,26 @@
 /**
- * The authorizer and the reporter end to end on real components: a redis-server on a free loopback
- * port, the local platform served over HTTP and called by the real platform client, and the local SNS
- * endpoint called by the real SDK client. One clock is shared by the platform and the handlers.
+ * The authorizer and the reporter end to end on real components: Redis on free loopback ports (one
+ * redis-server, then a cluster of three primaries), the local platform served over HTTP and called by
+ * the real platform client, and the local SNS endpoint called by the real SDK client. One clock is
+ * shared by the platform and the handlers.
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import type Redis from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { type AuthorizerHandler, createAuthorizerHandler } from '../../lambdas/authorizer/handler';
 import { type AccessConfig, type AccessConfigInput, parseConfig } from '../../lambdas/core/config';
 import { credentialIdOf } from '../../lambdas/core/credentials';
 import { silentMetrics } from '../../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../../lambdas/core/platform/client';
-import { createRedisClient, ensureConnected } from '../../lambdas/core/redis-client';
 import { createReporterHandler, createSweepHandler } from '../../lambdas/reporter/handler';
 import { type PlatformConfig, type RunningPlatform, startPlatform } from '../../local/platform';
-import { type LocalRedis, startRedisServer } from '../../local/redis';
 import {
   LOCAL_AWS_CREDENTIALS,
   LOCAL_REGION,
   type SnsEndpoint,
   startSnsEndpoint,
 } from '../../local/sns-endpoint';
+import { describeOnTopologies, REAL_REDIS_TOPOLOGIES, type TestRedis } from '../support/redis-topology';
 import { CapturingLogger, dumpRedis } from '../unit/core/fakes';
 import { authorizerEvent, sqsEvent } from '../unit/handlers/fixtures';
 
@@ -73,7 +72,7 @@ function platformConfig(hourlyLimit: number): PlatformConfig {
   };
 }
 
-let redisServer: LocalRedis;
+let redis: TestRedis;
 let sns: SnsEndpoint;
 let snsClient: SNSClient;
 let topicArn: string;
@@ -83,11 +82,9 @@ let clock: number;
 let platform: RunningPlatform;
 let config: AccessConfig;
 let logger: CapturingLogger;
-const clients: Redis[] = [];
 const platformClients: PlatformClient[] = [];
 
 beforeAll(async () => {
-  redisServer = await startRedisServer('/usr/bin/redis-server');
   sns = await startSnsEndpoint();
   topicArn = sns.addTopic('usage', (message) => messages.push(message.message));
   snsClient = new SNSClient({ endpoint: sns.url, region: LOCAL_REGION, credentials: LOCAL_AWS_CREDENTIALS });
@@ -96,7 +93,6 @@ beforeAll(async () => {
 afterAll(async () => {
   snsClient?.destroy();
   await sns?.stop();
-  await redisServer?.stop();
 });
 
 async function start(hourlyLimit = LIMIT, overrides: Partial<AccessConfigInput> = {}) {
@@ -110,17 +106,15 @@ async function start(hourlyLimit = LIMIT, overrides: Partial<AccessConfigInput> 
       { method: 'POST', pattern: '/v1/words/{word}.json', metric: 'post_word', delta: 1 },
     ],
     reportWindowSeconds: 10,
-    redis: { host: redisServer.host, port: redisServer.port },
+    redis: redis.settings,
     topicArn,
     ...overrides,
   });
 }
 
-async function redisConnection(): Promise<Redis> {
-  const client = createRedisClient(config.redis ?? { host: '', port: 0, tls: false });
-  clients.push(client);
-  await ensureConnected(client);
-  return client;
+/** A new connection, as a new Lambda container opens. */
+function redisConnection() {
+  return redis.client();
 }
 
 function platformClient(): PlatformClient {
@@ -173,27 +167,25 @@ function hits(appId = 'app-1'): number {
   return platform.usage(SERVICE, appId, 'hits', 'hour');
 }
 
-beforeEach(async () => {
-  clock = Date.UTC(2030, 0, 1, 10, 30);
-  messages = [];
-  logger = new CapturingLogger();
-  const flush = createRedisClient({ host: redisServer.host, port: redisServer.port, tls: false });
-  await ensureConnected(flush);
-  await flush.flushall();
-  await flush.quit();
-});
+describeOnTopologies(REAL_REDIS_TOPOLOGIES, (target) => {
+  beforeEach(async () => {
+    redis = target();
+    clock = Date.UTC(2030, 0, 1, 10, 30);
+    messages = [];
+    logger = new CapturingLogger();
+    await redis.flushAll();
+  });
 
-afterEach(async () => {
-  expect(JSON.stringify([logger.lines, messages])).not.toContain(KEY);
-  const dump = await dumpRedis(clients[0] ?? (await redisConnection()));
-  expect(dump).not.toContain(KEY);
-  expect(dump).not.toContain(PROVIDER_KEY);
-  await Promise.all(clients.splice(0).map((client) => client.quit()));
-  for (const client of platformClients.splice(0)) client.close();
-  await platform.stop();
-});
+  afterEach(async () => {
+    expect(JSON.stringify([logger.lines, messages])).not.toContain(KEY);
+    const dump = await dumpRedis(await redisConnection());
+    expect(dump).not.toContain(KEY);
+    expect(dump).not.toContain(PROVIDER_KEY);
+    await redis.closeClients();
+    for (const client of platformClients.splice(0)) client.close();
+    await platform.stop();
+  });
 
-describe('access flow on redis-server and the local platform', () => {
   it('the first call reports 1 hit; N cached calls are N reported hits once the reporter has run', async () => {
     await start();
     const handle = await authorizer();

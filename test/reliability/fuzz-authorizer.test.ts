@@ -9,12 +9,11 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import fc from 'fast-check';
-import type Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizerHandler } from '../../lambdas/authorizer/handler';
 import { METRIC, silentLogger } from '../../lambdas/core/observability';
 import { createPlatformClient, type PlatformClient } from '../../lambdas/core/platform/client';
-import { createRedisClient } from '../../lambdas/core/redis-client';
+import { createRedisClient, type RedisConnection } from '../../lambdas/core/redis-client';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import {
   LOCAL_AWS_CREDENTIALS,
@@ -36,7 +35,7 @@ let platform: RunningPlatform;
 let sns: SnsEndpoint;
 let snsClient: SNSClient;
 let platformClient: PlatformClient;
-let redis: Redis;
+let redis: RedisConnection;
 let fixture: ServiceFixture;
 let authorizer: Authorizer;
 const metrics = countingMetrics();

@@ -5,7 +5,6 @@
  */
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSEvent } from 'aws-lambda';
-import type Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBaselineAuthorizer, createBaselineReporter } from '../../../bench/baseline';
 import {
@@ -21,7 +20,7 @@ import { createSnsClientWithLatency } from '../../../bench/sns-client';
 import { type AccessConfig, parseConfig } from '../../../lambdas/core/config';
 import type { PlatformClient } from '../../../lambdas/core/platform/client';
 import { platformClientFromConfig } from '../../../lambdas/core/platform/client';
-import { createRedisClient } from '../../../lambdas/core/redis-client';
+import { createRedisClient, type RedisConnection } from '../../../lambdas/core/redis-client';
 import { type RunningPlatform, startPlatform } from '../../../local/platform';
 import { findOnPath, type LocalRedis, startRedisServer } from '../../../local/redis';
 import {
@@ -38,7 +37,7 @@ const GET_WORD = ENDPOINTS[0] as (typeof ENDPOINTS)[number];
 let redisServer: LocalRedis;
 let platform: RunningPlatform;
 let snsEndpoint: SnsEndpoint;
-let redis: Redis;
+let redis: RedisConnection;
 let sns: SNSClient;
 let platformClient: PlatformClient;
 let config: AccessConfig;

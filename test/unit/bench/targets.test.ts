@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   evaluateTargets,
+  largestShareDeviation,
   soundnessProblems,
   type TargetInputs,
   windowsSpanned,
@@ -115,6 +116,24 @@ describe('evaluateTargets', () => {
     expect(publishes?.target).toContain('<= 2');
     expect(publishes?.target).toContain('12.34 s / 10 s window');
     expect(publishes?.measured).toBe('1');
+  });
+});
+
+describe('the spread-cluster share of each primary', () => {
+  it('measures the largest distance from an even split', () => {
+    expect(largestShareDeviation([100, 100, 100])).toBe(0);
+    expect(largestShareDeviation([115, 100, 85])).toBeCloseTo(0.15);
+    expect(largestShareDeviation([0, 0])).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('passes within ±15 % of an even split, and is only judged when the run has a cluster', () => {
+    expect(failing({ ...passing, authorizationsPerPrimary: [6_900, 6_600, 6_500] })).toEqual([]);
+    expect(failing({ ...passing, authorizationsPerPrimary: [7_800, 6_600, 5_600] })).toEqual([
+      'cluster-primary-share',
+    ]);
+    expect(evaluateTargets(passing).map((t) => t.id)).not.toContain('cluster-primary-share');
+    const share = evaluateTargets({ ...passing, authorizationsPerPrimary: [50, 30, 20] }).at(-1);
+    expect(share?.measured).toBe('50.0% / 30.0% / 20.0% (largest deviation 50.0%)');
   });
 });
 

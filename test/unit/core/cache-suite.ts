@@ -1,13 +1,15 @@
 /**
  * The cache's behaviour, run by the unit tests on ioredis-mock and by the integration tests on a real
- * redis-server (the scripts must behave alike on fengari and on Redis's own Lua).
+ * redis-server and on a Redis Cluster (the scripts must behave alike on fengari and on Redis's own Lua,
+ * and every script must stay within one slot).
  */
-import type Redis from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/core/cache';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import type { AuthorizationStatus, UsageReport } from '../../../lambdas/core/platform/types';
+import type { RedisConnection } from '../../../lambdas/core/redis-client';
 import { ACTIVE, type CredentialAnswer } from '../../../lambdas/core/snapshot';
+import type { TestRedis } from '../../support/redis-topology';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -49,9 +51,10 @@ function status(usageReports: UsageReport[]): AuthorizationStatus {
 /** The pending field of a metric in the hour bucket of T0 (the bucket of an hourly-limited plan). */
 const inHour = (metric: string, hourStart = T0) => `${hourStart}:${metric}`;
 
-/** Runs the suite on the Redis that `connect` gives (a client on an empty or flushable data set). */
-export function describeAccessCache(connect: () => Promise<Redis>): void {
-  let redis: Redis;
+/** Runs the suite on the Redis `target` gives, emptied before each test. */
+export function describeAccessCache(target: () => TestRedis): void {
+  let connected: RedisConnection | undefined;
+  let redis: RedisConnection;
   let cache: AccessCache;
   const keys = credentialKeys(ID);
 
@@ -81,8 +84,9 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
   }
 
   beforeEach(async () => {
-    redis = await connect();
-    await redis.flushall();
+    connected ??= await target().client();
+    redis = connected;
+    await target().flushAll();
     cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 30_000 });
   });
 
@@ -122,7 +126,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       await storeActive([hourly('hits', 100, 0), perMinute('hits', 10, 0, minuteStart)]);
       await check({ now: minuteStart + 30_000 });
       expect(await pending()).toEqual({ [`${minuteStart}:get_word`]: '1' });
-      await redis.flushall();
+      await target().flushAll();
       const eternal: UsageReport = {
         metric: 'hits',
         period: 'eternity',
@@ -180,7 +184,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         kind: 'allow',
         limit: { period: 'minute', resetAt: minuteStart + 2 * MINUTE, remaining: 2 },
       });
-      await redis.flushall();
+      await target().flushAll();
       await storeActive([
         { metric: 'hits', period: 'eternity', maxValue: 5, currentValue: 5, exceeded: false },
       ]);
@@ -190,7 +194,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         publish: true,
         limit: { metric: 'hits', period: 'eternity', max: 5 },
       });
-      await redis.flushall();
+      await target().flushAll();
       await storeActive([]);
       expect(await check()).toEqual({ kind: 'allow', plan: 'Basic', publish: true, overLimit: false });
     });
@@ -426,7 +430,7 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
         now: T0,
         budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
       });
-      expect(await redis.keys('*')).toEqual([keys.negative]);
+      expect(await target().keys()).toEqual([keys.negative]);
       expect(await check()).toMatchObject({
         kind: 'cached',
         state: { kind: 'invalid', code: 'user_key_invalid' },
@@ -513,8 +517,8 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
 
     it('an unknown credential leaves only its negative entry; a wrong app key only its key fact', async () => {
       await answered({ kind: 'invalid_credential', code: 'user_key_invalid', message: 'invalid' }, '');
-      expect(await redis.keys('*')).toEqual([keys.negative]);
-      await redis.flushall();
+      expect(await target().keys()).toEqual([keys.negative]);
+      await target().flushAll();
       await answered({ kind: 'authorized', ...status([hourly('hits', 100, 7)]) }, 'a'.repeat(64));
       await answered({
         kind: 'denied',
@@ -632,14 +636,17 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
   });
 
   describe('rejected usage', () => {
-    it('is kept per budget and metric, and found by a scan', async () => {
+    it('is kept per budget and metric, and found by a scan of every primary', async () => {
       await cache.keepRejected(ID, { ghost: 3 });
       await cache.keepRejected(ID, { ghost: 2 });
       await cache.keepRejected('d'.repeat(64), { phantom: 1 });
+      // Slot 13894: on another primary than the two above (slots 2156 and 247) on a three-primary cluster.
+      await cache.keepRejected('f'.repeat(64), { phantom: 2 });
       const found = await cache.rejectedUsage();
       expect(found.sort((a, b) => a.credentialId.localeCompare(b.credentialId))).toEqual([
         { credentialId: ID, usage: { ghost: 5 } },
         { credentialId: 'd'.repeat(64), usage: { phantom: 1 } },
+        { credentialId: 'f'.repeat(64), usage: { phantom: 2 } },
       ]);
     });
   });
@@ -652,6 +659,15 @@ export function describeAccessCache(connect: () => Promise<Redis>): void {
       expect((await cache.unreportedSince(T0 + 1000, 10)).sort()).toEqual([ids[0], ids[1]]);
       expect(await cache.unreportedSince(T0 - 1, 10)).toEqual([]);
       expect(await cache.unreportedSince(T0 + 5000, 2)).toHaveLength(2);
+    });
+
+    it('finds the usage of many budgets, wherever their keys live, within the limit', async () => {
+      const ids = Array.from({ length: 40 }, (_, i) => i.toString(16).padStart(64, 'a'));
+      for (const id of ids) await cache.admit(id, SEALED, { hits: 1 }, T0, 0);
+      expect((await cache.unreportedSince(T0, 100)).sort()).toEqual([...ids].sort());
+      const some = await cache.unreportedSince(T0, 10);
+      expect(new Set(some).size).toBe(10);
+      for (const id of some) expect(ids).toContain(id);
     });
   });
 }

@@ -1,12 +1,11 @@
-import type Redis from 'ioredis';
-import RedisMock from 'ioredis-mock';
 import { describe, expect, it } from 'vitest';
 import { bucketsOf } from '../../../lambdas/core/cache';
+import { describeOnTopologies } from '../../support/redis-topology';
 import { describeAccessCache } from './cache-suite';
 
-// Without a command timeout: ioredis-mock's TIME is off by up to a second and a half, so the hot-path
-// deadline runs only where it is set explicitly (and in the same suite on redis-server).
-describeAccessCache(async () => new RedisMock() as unknown as Redis);
+// The in-memory stand-in has no command timeout: ioredis-mock's TIME is off by up to a second and a
+// half, so the hot-path deadline runs only where it is set explicitly (and in the same suite on Redis).
+describeOnTopologies(['in-memory'], describeAccessCache);
 
 describe('bucketsOf', () => {
   it('reads in-flight fields as buckets, oldest first, with usage kept before buckets existed last', () => {

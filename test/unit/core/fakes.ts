@@ -20,6 +20,7 @@ import type {
   Usage,
   UsageReport,
 } from '../../../lambdas/core/platform/types';
+import { onEveryPrimary, type RedisConnection } from '../../../lambdas/core/redis-client';
 
 export type PlatformCall =
   | { readonly op: 'authorize' | 'authrep'; readonly credential: Credential; readonly usage: Usage }
@@ -171,16 +172,19 @@ export function countingRedis(redis: Redis): { redis: Redis; calls: string[] } {
   return { redis: proxy, calls };
 }
 
-/** Every key and every value (hash fields too) of the data set, for scanning for secrets. */
-export async function dumpRedis(redis: Redis): Promise<string> {
-  const parts: string[] = [];
-  for (const key of await redis.keys('*')) {
-    parts.push(key);
-    const type = await redis.type(key);
-    if (type === 'string') parts.push(String(await redis.get(key)));
-    if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
-  }
-  return parts.join('\n');
+/** Every key and every value (hash fields too) of the data set (every primary's), for scanning for secrets. */
+export async function dumpRedis(redis: RedisConnection): Promise<string> {
+  const perPrimary = await onEveryPrimary(redis, async (primary) => {
+    const parts: string[] = [];
+    for (const key of await primary.keys('*')) {
+      parts.push(key);
+      const type = await primary.type(key);
+      if (type === 'string') parts.push(String(await primary.get(key)));
+      if (type === 'hash') parts.push(JSON.stringify(await primary.hgetall(key)));
+    }
+    return parts;
+  });
+  return perPrimary.flat().join('\n');
 }
 
 /** A usage hash (pending or in flight) summed per metric over its period buckets (`<start>:<metric>`). */

@@ -182,6 +182,28 @@ describe('drain', () => {
     });
     expect(logger.lines).toContainEqual(expect.objectContaining({ level: 'warn' }));
   });
+
+  it('a drain that ran but whose answer was lost leaves the budget free for the next drain, which resends it', async () => {
+    await pending('key-a', { hits: 1 });
+    // The script runs in Redis, then the command times out: the lease it took is its own.
+    const lateAnswer = new Proxy(redis, {
+      get: (target, property, receiver) =>
+        property === 'accessDrain'
+          ? async (...args: unknown[]) => {
+              await (Reflect.get(target, property, receiver) as (...a: unknown[]) => Promise<unknown>).apply(
+                target,
+                args,
+              );
+              throw new Error('Command timed out');
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    const cache = new AccessCache(lateAnswer, { negativeTtlMs: 60_000, leaseMs: 60_000 });
+    expect(await drainUsage(ports({ cache }), [idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
+    expect(await redis.exists(credentialKeys(idOf('key-a')).lease)).toBe(0);
+    const [again] = await drained('key-a');
+    expect(again).toMatchObject({ usage: { hits: 1 }, resent: true });
+  });
 });
 
 describe('verify (with the resync)', () => {

@@ -1,0 +1,301 @@
+/**
+ * The product's cluster-mode client (redis-client.ts clusterOptions) against real Redis Clusters on
+ * loopback: redirections run a command once, a command cut off by a dropped connection is never sent
+ * again, and the TLS + AUTH shape of ElastiCache (a certificate that names the configuration endpoint,
+ * nodes announced by address) connects to every primary.
+ */
+
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import Redis, { Cluster, type ClusterOptions } from 'ioredis';
+import { generate } from 'selfsigned';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisSettings } from '../../lambdas/core/config';
+import { clusterOptions, ensureConnected, REDIS_COMMAND_TIMEOUT_MS } from '../../lambdas/core/redis-client';
+import {
+  type ClusterNodeProcess,
+  findOnPath,
+  freePort,
+  spawnRedisServer,
+  terminateProcess,
+} from '../../local/redis';
+import { startTcpProxy, type TcpProxy } from '../reliability/support/tcp-proxy';
+import { ClusterAdmin } from '../support/cluster-admin';
+import { startRedisTopology, type TestRedis } from '../support/redis-topology';
+
+const clients: Cluster[] = [];
+afterEach(() => {
+  for (const client of clients.splice(0)) client.disconnect();
+});
+
+function track(client: Cluster): Cluster {
+  client.on('error', () => undefined);
+  client.on('node error', () => undefined);
+  clients.push(client);
+  return client;
+}
+
+describe('cluster client on a three-primary cluster', () => {
+  let redis: TestRedis;
+  let admin: ClusterAdmin;
+
+  beforeAll(async () => {
+    redis = await startRedisTopology('cluster');
+    admin = new ClusterAdmin(redis.cluster?.nodes ?? []);
+  });
+
+  afterAll(async () => {
+    admin?.close();
+    await redis?.stop();
+  });
+
+  it('runs a command redirected by MOVED or ASK exactly once', async () => {
+    const client = await redis.client();
+    const key = 'am:{redirected}:count';
+    expect(await client.incr(key)).toBe(1);
+    const slot = await admin.slotOf(key);
+    const owner = await admin.ownerOf(slot);
+    const target = (await admin.primaries()).find((primary) => primary.id !== owner.id);
+    if (!target) throw new Error('no other primary');
+    // While the slot is open the key is already on the target: the old owner answers ASK.
+    await admin.moveSlot(slot, target, async () => {
+      expect(await client.incr(key)).toBe(2);
+    });
+    // Once moved, the old owner answers MOVED.
+    expect(await client.incr(key)).toBe(3);
+    expect(await admin.node(target).get(key)).toBe('3');
+  });
+
+  it('never sends a redirected command again once its caller has given up on it', async () => {
+    const client = await redis.client();
+    const [counted, missing] = ['am:{late}:pending', 'am:{late}:inflight'];
+    await client.set(counted, '0');
+    const slot = await admin.slotOf(counted);
+    const owner = await admin.ownerOf(slot);
+    const target = (await admin.primaries()).find((primary) => primary.id !== owner.id);
+    if (!target) throw new Error('no other primary');
+    // Two keys of a slot being migrated, one of them absent: Redis answers TRYAGAIN until the move ends.
+    const script = "redis.call('incr', KEYS[1]); return redis.call('exists', KEYS[2])";
+    await admin.moveSlot(slot, target, async () => {
+      const startedAt = performance.now();
+      await expect(client.eval(script, 2, counted, missing)).rejects.toThrow('Command timed out');
+      expect(performance.now() - startedAt).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 200);
+      // The move ends while ioredis would still be retrying: a late resend would now run.
+      await sleep(80);
+    });
+    await sleep(500);
+    expect(await admin.node(target).get(counted)).toBe('0');
+    expect(await client.eval(script, 2, counted, missing)).toBe(0);
+    expect(await client.get(counted)).toBe('1');
+  });
+
+  it('never sends again a command cut off by a dropped connection, even once the line is back', async () => {
+    const nodes = redis.cluster?.nodes ?? [];
+    const proxies = new Map<number, TcpProxy>();
+    for (const node of nodes) proxies.set(node.port, await startTcpProxy(node.host, node.port));
+    try {
+      const client = track(clusterThroughProxies(redis.settings, nodes, proxies));
+      await ensureConnected(client);
+      const key = 'am:{dropped}:count';
+      await client.set(key, '0');
+      const owner = await admin.ownerOf(await admin.slotOf(key));
+      const line = proxies.get(owner.port) as TcpProxy;
+      // The owner holds the write; the connection drops under it, then the line comes back at once.
+      await admin.node(owner).call('CLIENT', 'PAUSE', '1500', 'WRITE');
+      const cut = client.incr(key).then(
+        () => 'answered',
+        (error: Error) => error.message,
+      );
+      await sleep(100);
+      line.cut();
+      await sleep(20);
+      line.restore();
+      expect(await cut).not.toBe('answered');
+      await admin.node(owner).call('CLIENT', 'UNPAUSE');
+      await sleep(500);
+      // A resend would have reached the owner through the restored line and run after the pause.
+      expect(await admin.node(owner).get(key)).toBe('0');
+      expect(await client.incr(key)).toBe(1);
+    } finally {
+      for (const proxy of proxies.values()) await proxy.stop();
+    }
+  });
+});
+
+describe('cluster client on a cluster with a dead primary', () => {
+  let redis: TestRedis;
+
+  beforeAll(async () => {
+    redis = await startRedisTopology('cluster');
+  });
+
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('connects through the live nodes, and serves the live shards', async () => {
+    const nodes = redis.cluster?.nodes ?? [];
+    const admin = new ClusterAdmin(nodes);
+    try {
+      const keys = Array.from({ length: 30 }, (_, i) => `am:{dead-${i}}:since`);
+      const owners = await Promise.all(
+        keys.map(async (key) => (await admin.ownerOf(await admin.slotOf(key))).port),
+      );
+      const [dead] = nodes as [ClusterNodeProcess];
+      await terminateProcess(dead.child, 'SIGKILL');
+      // A new client (a cold Lambda) while the shard has no primary: each connect picks nodes at random.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const client = await redis.client();
+        for (const [i, key] of keys.entries()) {
+          if (owners[i] !== dead.port) expect(await client.set(key, '1')).toBe('OK');
+        }
+        await redis.closeClients();
+      }
+    } finally {
+      admin.close();
+    }
+  });
+});
+
+/** The product's cluster client, with every node reached through its proxy (natMap), as NAT would. */
+function clusterThroughProxies(
+  settings: RedisSettings,
+  nodes: readonly ClusterNodeProcess[],
+  proxies: ReadonlyMap<number, TcpProxy>,
+): Cluster {
+  const natMap = Object.fromEntries(
+    nodes.map((node) => {
+      const proxy = proxies.get(node.port) as TcpProxy;
+      return [`${node.host}:${node.port}`, { host: proxy.host, port: proxy.port }];
+    }),
+  );
+  const [first] = nodes as [ClusterNodeProcess];
+  const seed = proxies.get(first.port) as TcpProxy;
+  return new Cluster([{ host: seed.host, port: seed.port }], { ...clusterOptions(settings), natMap });
+}
+
+describe('cluster client on a TLS + AUTH cluster, as ElastiCache runs one', () => {
+  const TOKEN = 'local-auth-token-0123456789';
+  /** The certificate names `localhost` only, as ElastiCache's names its endpoints, never an address. */
+  const ENDPOINT = 'localhost';
+  let directory: string;
+  let certificate: string;
+  let nodes: ClusterNodeProcess[] = [];
+
+  beforeAll(async () => {
+    const binary = findOnPath('redis-server') ?? '/usr/bin/redis-server';
+    directory = await mkdtemp(join(tmpdir(), 'redis-tls-cluster-'));
+    const pems = await generate([{ name: 'commonName', value: ENDPOINT }], {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: ENDPOINT }] }],
+    });
+    certificate = pems.cert;
+    const certFile = join(directory, 'cert.pem');
+    const keyFile = join(directory, 'key.pem');
+    await writeFile(certFile, pems.cert);
+    await writeFile(keyFile, pems.private);
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort();
+      const child = await spawnRedisServer(binary, port, [
+        ...['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes'],
+        ...['--tls-cert-file', certFile, '--tls-key-file', keyFile, '--tls-ca-cert-file', certFile],
+        ...['--tls-auth-clients', 'no', '--requirepass', TOKEN, '--masterauth', TOKEN],
+        ...['--cluster-enabled', 'yes', '--dir', directory, '--cluster-config-file', `nodes-${port}.conf`],
+      ]);
+      nodes.push({ host: '127.0.0.1', port, child });
+    }
+    const cli = findOnPath('redis-cli') ?? '/usr/bin/redis-cli';
+    await promisify(execFile)(
+      cli,
+      [
+        ...['--tls', '--cacert', certFile, '--insecure', '-a', TOKEN, '--no-auth-warning'],
+        ...['--cluster', 'create', ...nodes.map((node) => `${node.host}:${node.port}`), '--cluster-yes'],
+      ],
+      { timeout: 30_000 },
+    );
+    await waitUntilOk(nodes, { password: TOKEN, tls: { ca: certificate, servername: ENDPOINT } });
+  });
+
+  afterAll(async () => {
+    await Promise.all(nodes.map((node) => terminateProcess(node.child, 'SIGTERM')));
+    nodes = [];
+    if (directory) await rm(directory, { recursive: true, force: true });
+  });
+
+  /** The product's options for the endpoint, plus trust in the local certificate (ElastiCache's is public). */
+  function elastiCacheClient(
+    settings: Partial<RedisSettings>,
+    trust: (options: ClusterOptions) => ClusterOptions,
+  ) {
+    const [first] = nodes as [ClusterNodeProcess];
+    const full: RedisSettings = { mode: 'cluster', host: ENDPOINT, port: first.port, tls: true, ...settings };
+    return track(new Cluster([{ host: full.host, port: full.port }], trust(clusterOptions(full))));
+  }
+
+  const trustLocalCa = (options: ClusterOptions): ClusterOptions => ({
+    ...options,
+    redisOptions: { ...options.redisOptions, tls: { ...options.redisOptions?.tls, ca: certificate } },
+  });
+
+  it('reaches every primary by the addresses the cluster announces, checked against the endpoint name', async () => {
+    const client = elastiCacheClient({ password: TOKEN }, trustLocalCa);
+    await ensureConnected(client);
+    const keys = Array.from({ length: 30 }, (_, i) => `am:{tls-${i}}:since`);
+    for (const key of keys) await client.set(key, key);
+    for (const key of keys) expect(await client.get(key)).toBe(key);
+    const primaries = client.nodes('master');
+    expect(primaries).toHaveLength(3);
+    for (const primary of primaries) {
+      expect(primary.options.host).toBe('127.0.0.1');
+      expect(primary.status).toBe('ready');
+    }
+  });
+
+  it('fails on nodes announced by address when the certificate is checked against the address', async () => {
+    const client = elastiCacheClient({ password: TOKEN }, (options) => ({
+      ...options,
+      redisOptions: { ...options.redisOptions, tls: { ca: certificate } },
+    }));
+    expect(await firstWrite(client, 'am:{no-servername}:since')).not.toBe('answered');
+  });
+
+  it('is refused without the AUTH token', async () => {
+    const client = elastiCacheClient({}, trustLocalCa);
+    expect(await firstWrite(client, 'am:{no-auth}:since')).not.toBe('answered');
+  });
+});
+
+/** 'answered', or why the connect or the write failed. */
+function firstWrite(client: Cluster, key: string): Promise<string> {
+  return ensureConnected(client)
+    .then(() => client.set(key, '1'))
+    .then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+}
+
+async function waitUntilOk(
+  nodes: readonly ClusterNodeProcess[],
+  options: { password: string; tls: { ca: string; servername: string } },
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  const admins = nodes.map(
+    (node) => new Redis({ host: node.host, port: node.port, lazyConnect: true, ...options }),
+  );
+  try {
+    for (;;) {
+      const states = await Promise.all(admins.map((admin) => admin.cluster('INFO')));
+      if (states.every((info) => info.includes('cluster_state:ok'))) return;
+      if (Date.now() > deadline) throw new Error('the TLS cluster did not become ok');
+      await sleep(100);
+    }
+  } finally {
+    for (const admin of admins) admin.disconnect();
+  }
+}
