@@ -154,7 +154,8 @@ function redisEnvironment(template: Template): Record<string, unknown> {
       (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
         ?.REDIS_HOST,
   );
-  const variables = (authorizer?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  if (authorizer === undefined) throw new Error('no function has REDIS_HOST in its environment');
+  const variables = (authorizer.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
   return Object.fromEntries(Object.entries(variables).filter(([name]) => name.startsWith('REDIS_')));
 }
 
