@@ -1,5 +1,5 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
-import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
+import { CREDENTIAL_SCHEMES, type CredentialExample } from '../lambdas/core/credentials';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
@@ -31,7 +31,7 @@ function samplePaths(gateway: GatewayDefinition): { method: string; path: string
 }
 
 interface Consumer {
-  readonly headers: readonly [string, string][];
+  readonly example: CredentialExample;
   readonly label: string;
 }
 
@@ -40,17 +40,23 @@ function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][
   const { config } = gateway;
   const scheme = CREDENTIAL_SCHEMES[config.credentialMode];
   if (service === undefined) {
-    return [{ headers: scheme.exampleHeaders(config), label: 'an application of your platform' }];
+    return [{ example: scheme.example(config), label: 'an application of your platform' }];
   }
   return service.applications.map((application) => ({
-    headers: scheme.exampleHeaders(config, application),
+    example: scheme.example(config, application),
     label: `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`,
   }));
 }
 
-function curl(method: string, url: string, headers: readonly [string, string][]): string {
-  const headerFlags = headers.map(([name, value]) => `-H ${shellQuote(`${name}: ${value}`)}`).join(' ');
-  return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags} ${shellQuote(url)}`;
+function curl(method: string, url: string, example: CredentialExample): string {
+  const headerFlags = example.headers
+    .map(([name, value]) => `-H ${shellQuote(`${name}: ${value}`)}`)
+    .join(' ');
+  const query = example.query.map(([name, value]) => `${name}=${value}`).join('&');
+  const target = query === '' ? url : `${url}${url.includes('?') ? '&' : '?'}${query}`;
+  // A shell variable in the query (an access token) stays outside single quotes.
+  const quoted = target.includes('$') ? `"${target}"` : shellQuote(target);
+  return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags === '' ? '' : `${headerFlags} `}${quoted}`;
 }
 
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
@@ -80,7 +86,7 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
     for (const consumer of consumers(definition, gateway)) {
       lines.push(`  # ${consumer.label}`);
       for (const { method, path } of samples) {
-        lines.push(`  ${curl(method, `${gateway.url}${path}`, consumer.headers)}`);
+        lines.push(`  ${curl(method, `${gateway.url}${path}`, consumer.example)}`);
       }
     }
   });

@@ -12,7 +12,7 @@ import { accessCacheOf } from '../lambdas/core/access';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import type { AccessConfig } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
-import { identitySourceHeaders } from '../lambdas/core/credentials';
+import { credentialHeaderNames, identitySourcesOf } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
@@ -277,7 +277,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       });
       const hiddenNames = configuredSecretHeaders(config);
       const { cors } = gateway;
-      const identitySources = identitySourceHeaders(config);
+      const identitySources = identitySourcesOf(config);
       const docs = createDocsHandler({
         document: swaggerDocument({
           basePath: gateway.basePath,
@@ -297,7 +297,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         apiId: LOCAL_API_ID,
         stage: LOCAL_STAGE,
         methods: cors
-          ? [...methods, ...corsPreflightMethods(methods, corsPreflightOptions(cors, identitySources))]
+          ? [
+              ...methods,
+              ...corsPreflightMethods(methods, corsPreflightOptions(cors, credentialHeaderNames(config))),
+            ]
           : methods,
         identitySources,
         authorizer,

@@ -5,7 +5,11 @@
 
 export const DEFAULT_PLATFORM_URL = 'https://su1.3scale.net';
 
-export type CredentialMode = 'user_key' | 'app_id';
+export type CredentialMode = 'user_key' | 'app_id' | 'oauth';
+/** Where user_key and app_id credentials travel: request headers (API Gateway's habit) or the query string. */
+export type CredentialLocation = 'header' | 'query';
+/** The claim of an access token that names the client (the platform application): one, or both in turn. */
+export type TokenClientIdClaim = 'client_id' | 'azp';
 export type FailureMode = 'strict' | 'resilient' | 'allow';
 export type LimitMode = 'hard' | 'soft';
 export type PlatformAuthKind = 'provider_key' | 'service_token';
@@ -44,6 +48,27 @@ export interface AccessConfig {
   readonly credentialHeader: string;
   readonly appIdHeader: string;
   readonly appKeyHeader: string;
+  /** Where user_key and app_id credentials travel (oauth mode takes a token from either place). */
+  readonly credentialLocation: CredentialLocation;
+  /**
+   * oauth mode: the token issuer's URL (the `iss` claim). With no `oidcJwksUrl` it is the built-in
+   * issuer, whose token endpoint and keys live under this URL.
+   */
+  readonly oidcIssuer?: string;
+  /** oauth mode: where the issuer's signing keys are published; default `<oidcIssuer>/.well-known/jwks.json`. */
+  readonly oidcJwksUrl?: string;
+  /** oauth mode: true when `oidcJwksUrl` was given: an external OpenID provider issues the tokens. */
+  readonly oidcExternalIssuer: boolean;
+  /** oauth mode: the `aud` a token must carry; default the issuer URL. */
+  readonly oidcAudience?: string;
+  /** oauth mode: signature algorithms accepted (asymmetric only; never `none` or HS*). */
+  readonly oidcAlgorithms: readonly TokenAlgorithm[];
+  /** oauth mode: the claim naming the client; undefined tries `client_id`, then `azp`. */
+  readonly oidcClientIdClaim?: TokenClientIdClaim;
+  /** Lifetime of the built-in issuer's access tokens. */
+  readonly tokenTtlSeconds: number;
+  /** The KMS key (id, ARN or alias) the built-in issuer signs with in AWS. */
+  readonly tokenSigningKeyId?: string;
   /** Empty: every request counts 1 hit. */
   readonly mappingRules: readonly MappingRule[];
   readonly failureMode: FailureMode;
@@ -60,10 +85,13 @@ export interface AccessConfig {
 }
 
 /** What callers may give; everything but serviceId has a default. */
-export type AccessConfigInput = Partial<Omit<AccessConfig, 'redis' | 'mappingRules'>> & {
+export type AccessConfigInput = Partial<
+  Omit<AccessConfig, 'redis' | 'mappingRules' | 'oidcAlgorithms' | 'oidcExternalIssuer'>
+> & {
   readonly serviceId: string;
   readonly mappingRules?: readonly MappingRule[];
   readonly redis?: Partial<RedisSettings> & { readonly host: string };
+  readonly oidcAlgorithms?: readonly string[];
 };
 
 export class ConfigError extends Error {
@@ -83,6 +111,9 @@ export const DEFAULTS = {
   credentialHeader: 'apikey',
   appIdHeader: 'app_id',
   appKeyHeader: 'app_key',
+  credentialLocation: 'header',
+  oidcAlgorithms: ['ES256', 'RS256'],
+  tokenTtlSeconds: 3600,
   failureMode: 'strict',
   limitMode: 'hard',
   reportWindowSeconds: 10,
@@ -91,6 +122,27 @@ export const DEFAULTS = {
   reportTimeoutMs: 5000,
   redisPort: 6379,
 } as const;
+
+/**
+ * Signature algorithms an access token may use: asymmetric ones only. `none` would accept anything, and an
+ * HMAC (HS*) key would have to be the issuer's public key, which anyone can fetch and sign with.
+ */
+export const TOKEN_ALGORITHMS = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'EdDSA',
+] as const;
+export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
+
+/** The built-in issuer's tokens live from one minute to one day. */
+export const TOKEN_TTL_BOUNDS = { min: 60, max: 86_400 } as const;
 
 /** SQS caps the delivery delay, and so the report window, at 15 minutes. */
 export const MAX_REPORT_WINDOW_SECONDS = 900;
@@ -184,6 +236,67 @@ export function validateMappingRules(rules: unknown, setting = 'mappingRules'): 
   });
 }
 
+function urlText(setting: string, value: unknown): string {
+  httpUrl(setting, value);
+  return (value as string).replace(/\/+$/, '');
+}
+
+function tokenAlgorithms(value: readonly string[] | undefined): TokenAlgorithm[] {
+  const list = value ?? DEFAULTS.oidcAlgorithms;
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new ConfigError('oidcAlgorithms', `must list at least one of ${TOKEN_ALGORITHMS.join(', ')}`);
+  }
+  return [...new Set(list.map((alg, i) => oneOf(`oidcAlgorithms[${i}]`, alg, TOKEN_ALGORITHMS)))];
+}
+
+type TokenSettings = Pick<
+  AccessConfig,
+  | 'oidcIssuer'
+  | 'oidcJwksUrl'
+  | 'oidcExternalIssuer'
+  | 'oidcAudience'
+  | 'oidcAlgorithms'
+  | 'oidcClientIdClaim'
+  | 'tokenTtlSeconds'
+  | 'tokenSigningKeyId'
+>;
+
+/**
+ * The token settings. oauth mode needs the issuer; its keys default to the built-in issuer's JWKS under
+ * it, and its audience to the issuer itself. Other modes keep whatever was given, validated, unused.
+ */
+function tokenSettings(input: AccessConfigInput, mode: CredentialMode): TokenSettings {
+  const issuer =
+    input.oidcIssuer === undefined && mode !== 'oauth' ? undefined : urlText('oidcIssuer', input.oidcIssuer);
+  const jwksUrl =
+    input.oidcJwksUrl === undefined ? undefined : httpUrl('oidcJwksUrl', input.oidcJwksUrl).href;
+  const audience = optionalNonEmpty('oidcAudience', input.oidcAudience) ?? issuer;
+  return {
+    ...(issuer !== undefined && {
+      oidcIssuer: issuer,
+      oidcJwksUrl: jwksUrl ?? `${issuer}/.well-known/jwks.json`,
+    }),
+    oidcExternalIssuer: jwksUrl !== undefined,
+    ...(audience !== undefined && { oidcAudience: audience }),
+    oidcAlgorithms: tokenAlgorithms(input.oidcAlgorithms),
+    ...(input.oidcClientIdClaim !== undefined && {
+      oidcClientIdClaim: oneOf<TokenClientIdClaim>('oidcClientIdClaim', input.oidcClientIdClaim, [
+        'client_id',
+        'azp',
+      ]),
+    }),
+    tokenTtlSeconds: integer(
+      'tokenTtlSeconds',
+      input.tokenTtlSeconds ?? DEFAULTS.tokenTtlSeconds,
+      TOKEN_TTL_BOUNDS.min,
+      TOKEN_TTL_BOUNDS.max,
+    ),
+    ...(input.tokenSigningKeyId !== undefined && {
+      tokenSigningKeyId: nonEmpty('tokenSigningKeyId', input.tokenSigningKeyId),
+    }),
+  };
+}
+
 /** Applies defaults and validates; throws ConfigError naming the first bad setting. */
 export function parseConfig(input: AccessConfigInput): AccessConfig {
   const serviceId = nonEmpty('serviceId', input.serviceId);
@@ -205,6 +318,11 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
         }),
       }
     : undefined;
+  const credentialMode = oneOf('credentialMode', input.credentialMode ?? DEFAULTS.credentialMode, [
+    'user_key',
+    'app_id',
+    'oauth',
+  ]);
   return {
     serviceId,
     platformUrl: platformUrl(input.platformUrl ?? DEFAULTS.platformUrl),
@@ -214,13 +332,15 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
     ]),
     ...(platformCredential !== undefined && { platformCredential }),
     ...(platformCredentialSecretArn !== undefined && { platformCredentialSecretArn }),
-    credentialMode: oneOf('credentialMode', input.credentialMode ?? DEFAULTS.credentialMode, [
-      'user_key',
-      'app_id',
-    ]),
+    credentialMode,
     credentialHeader: headerName('credentialHeader', input.credentialHeader ?? DEFAULTS.credentialHeader),
     appIdHeader: headerName('appIdHeader', input.appIdHeader ?? DEFAULTS.appIdHeader),
     appKeyHeader: headerName('appKeyHeader', input.appKeyHeader ?? DEFAULTS.appKeyHeader),
+    credentialLocation: oneOf('credentialLocation', input.credentialLocation ?? DEFAULTS.credentialLocation, [
+      'header',
+      'query',
+    ]),
+    ...tokenSettings(input, credentialMode),
     mappingRules: validateMappingRules(input.mappingRules ?? []),
     failureMode: oneOf('failureMode', input.failureMode ?? DEFAULTS.failureMode, [
       'strict',
@@ -267,6 +387,14 @@ export const ENV = {
   credentialHeader: 'CREDENTIAL_HEADER',
   appIdHeader: 'APP_ID_HEADER',
   appKeyHeader: 'APP_KEY_HEADER',
+  credentialLocation: 'CREDENTIAL_LOCATION',
+  oidcIssuer: 'OIDC_ISSUER',
+  oidcJwksUrl: 'OIDC_JWKS_URL',
+  oidcAudience: 'OIDC_AUDIENCE',
+  oidcAlgorithms: 'OIDC_ALGORITHMS',
+  oidcClientIdClaim: 'OIDC_CLIENT_ID_CLAIM',
+  tokenTtlSeconds: 'TOKEN_TTL_SECONDS',
+  tokenSigningKeyId: 'TOKEN_SIGNING_KEY_ID',
   mappingRules: 'MAPPING_RULES',
   failureMode: 'FAILURE_MODE',
   limitMode: 'LIMIT_MODE',
@@ -306,6 +434,13 @@ function envBoolean(env: Env, name: string): boolean | undefined {
   throw new ConfigError(name, `must be true or false (got ${JSON.stringify(raw)})`);
 }
 
+/** A comma-separated list; undefined when unset or empty. */
+function envList(env: Env, name: string): string[] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return raw.split(',').map((item) => item.trim());
+}
+
 function envJson(env: Env, name: string): unknown {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -337,6 +472,14 @@ export function configFromEnv(env: Env = process.env): AccessConfig {
       credentialHeader: env[ENV.credentialHeader] || undefined,
       appIdHeader: env[ENV.appIdHeader] || undefined,
       appKeyHeader: env[ENV.appKeyHeader] || undefined,
+      credentialLocation: (env[ENV.credentialLocation] || undefined) as CredentialLocation | undefined,
+      oidcIssuer: env[ENV.oidcIssuer] || undefined,
+      oidcJwksUrl: env[ENV.oidcJwksUrl] || undefined,
+      oidcAudience: env[ENV.oidcAudience] || undefined,
+      oidcAlgorithms: envList(env, ENV.oidcAlgorithms),
+      oidcClientIdClaim: (env[ENV.oidcClientIdClaim] || undefined) as TokenClientIdClaim | undefined,
+      tokenTtlSeconds: envInteger(env, ENV.tokenTtlSeconds),
+      tokenSigningKeyId: env[ENV.tokenSigningKeyId] || undefined,
       mappingRules: envJson(env, ENV.mappingRules) as MappingRule[] | undefined,
       failureMode: (env[ENV.failureMode] || undefined) as FailureMode | undefined,
       limitMode: (env[ENV.limitMode] || undefined) as LimitMode | undefined,
@@ -372,6 +515,15 @@ export function configToEnv(config: AccessConfig): Record<string, string> {
     [ENV.credentialHeader]: config.credentialHeader,
     [ENV.appIdHeader]: config.appIdHeader,
     [ENV.appKeyHeader]: config.appKeyHeader,
+    [ENV.credentialLocation]: config.credentialLocation,
+    [ENV.oidcIssuer]: config.oidcIssuer,
+    // Only an external issuer's keys URL: the built-in one follows the issuer.
+    [ENV.oidcJwksUrl]: config.oidcExternalIssuer ? config.oidcJwksUrl : undefined,
+    [ENV.oidcAudience]: config.oidcAudience,
+    [ENV.oidcAlgorithms]: config.oidcAlgorithms.join(','),
+    [ENV.oidcClientIdClaim]: config.oidcClientIdClaim,
+    [ENV.tokenTtlSeconds]: String(config.tokenTtlSeconds),
+    [ENV.tokenSigningKeyId]: config.tokenSigningKeyId,
     [ENV.mappingRules]: JSON.stringify(config.mappingRules),
     [ENV.failureMode]: config.failureMode,
     [ENV.limitMode]: config.limitMode,
