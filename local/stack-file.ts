@@ -21,7 +21,12 @@ import { type CorsSettings, parseCors } from '../lambdas/core/cors';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
-import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
+import {
+  CREDENTIAL_MODE_OF,
+  loadPlatformConfig,
+  type PlatformConfig,
+  type ServiceConfig,
+} from './platform/config';
 import type { RedisChoice } from './redis';
 import { parseRoute, type Route } from './routes';
 
@@ -205,7 +210,8 @@ function gateway(
     serviceId,
     ...(externalPlatform && { platformUrl: fields.platformUrl as string }),
     ...platformCredential(at, fields, service, env),
-    credentialMode: (fields.credentialMode ?? service?.authentication) as AccessConfig['credentialMode'],
+    credentialMode: (fields.credentialMode ??
+      (service && CREDENTIAL_MODE_OF[service.authentication])) as AccessConfig['credentialMode'],
     reportWindowSeconds: (fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS) as number,
     ...Object.fromEntries(
       [
@@ -234,7 +240,7 @@ function gateway(
   };
   const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
   if (service !== undefined) checkRuleMetrics(at, mappingRules, service);
-  if (service !== undefined && service.authentication !== credentialMode) {
+  if (service !== undefined && CREDENTIAL_MODE_OF[service.authentication] !== credentialMode) {
     throw new ConfigError(
       `${at}.credentialMode`,
       `is ${String(fields.credentialMode)} but service ${serviceId} uses ${service.authentication}`,

@@ -107,9 +107,9 @@ describe('provider key from an existing secret', () => {
 describe('app_id credential mode', () => {
   const template = Template.fromStack(stackFromContext({ serviceId: '1', credentialMode: 'app_id' }));
 
-  it('takes the app_id and app_key headers as identity sources', () => {
+  it('takes only the app_id header as identity source: an application without keys reaches the authorizer', () => {
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
-      IdentitySource: 'method.request.header.app_id,method.request.header.app_key',
+      IdentitySource: 'method.request.header.app_id',
       AuthorizerResultTtlInSeconds: 0,
     });
   });
