@@ -33,6 +33,18 @@ function samplePaths(gateway: GatewayDefinition): { method: string; path: string
 interface Consumer {
   readonly example: CredentialExample;
   readonly label: string;
+  /** In oauth mode, the token request that comes first (client id and secret in the query string). */
+  readonly tokenRequest?: string;
+}
+
+/** The specification's token request: client credentials in the query string of POST /oauth/token. */
+function tokenRequest(url: string, clientId: string, clientSecret: string): string {
+  const query = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: clientSecret,
+  });
+  return `curl -i -X POST ${shellQuote(`${url}/oauth/token?${query}`)}`;
 }
 
 function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][number]): Consumer[] {
@@ -44,6 +56,10 @@ function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][
   }
   return service.applications.map((application) => ({
     example: scheme.example(config, application),
+    ...(config.credentialMode === 'oauth' &&
+      application.appKeys[0] !== undefined && {
+        tokenRequest: tokenRequest(gateway.url, application.id, application.appKeys[0]),
+      }),
     label: `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`,
   }));
 }
@@ -85,6 +101,9 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
     const samples = samplePaths(gatewayDefinition);
     for (const consumer of consumers(definition, gateway)) {
       lines.push(`  # ${consumer.label}`);
+      if (consumer.tokenRequest) {
+        lines.push(`  ${consumer.tokenRequest}    # then ACCESS_TOKEN=<its access_token>`);
+      }
       for (const { method, path } of samples) {
         lines.push(`  ${curl(method, `${gateway.url}${path}`, consumer.example)}`);
       }

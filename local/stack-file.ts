@@ -86,6 +86,11 @@ const GATEWAY_SETTINGS = [
   'providerKey',
   'serviceToken',
   'credentialMode',
+  'credentialLocation',
+  'oidcIssuer',
+  'oidcJwksUrl',
+  'oidcAudience',
+  'tokenTtlSeconds',
   'credentialHeader',
   'appIdHeader',
   'appKeyHeader',
@@ -216,6 +221,11 @@ function gateway(
     ...Object.fromEntries(
       [
         'mappingRules',
+        'credentialLocation',
+        'oidcIssuer',
+        'oidcJwksUrl',
+        'oidcAudience',
+        'tokenTtlSeconds',
         'credentialHeader',
         'appIdHeader',
         'appKeyHeader',
@@ -269,14 +279,23 @@ function checkRuleMetrics(at: string, rules: readonly MappingRule[], service: Se
   });
 }
 
-/** The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform. */
-export function gatewayConfig(gateway: GatewayDefinition, localPlatformUrl: string): AccessConfig {
+/**
+ * The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform,
+ * and in oauth mode without an issuer the API itself issues tokens: its URL (`localIssuerUrl`) is the issuer.
+ */
+export function gatewayConfig(
+  gateway: GatewayDefinition,
+  localPlatformUrl: string,
+  localIssuerUrl = `${LOCAL_PLATFORM_PLACEHOLDER}${gateway.basePath}`,
+): AccessConfig {
+  const input = gateway.configInput;
+  const builtInIssuer = input.credentialMode === 'oauth' && input.oidcIssuer === undefined;
   return prefixed(gateway.setting, () =>
-    parseConfig(
-      gateway.externalPlatform
-        ? gateway.configInput
-        : { ...gateway.configInput, platformUrl: localPlatformUrl },
-    ),
+    parseConfig({
+      ...input,
+      ...(!gateway.externalPlatform && { platformUrl: localPlatformUrl }),
+      ...(builtInIssuer && { oidcIssuer: localIssuerUrl }),
+    }),
   );
 }
 

@@ -22,6 +22,15 @@ import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handl
 import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
+import {
+  DISCOVERY_PATH,
+  JWKS_PATH,
+  redisFailedClients,
+  TOKEN_PATH,
+  TokenEndpoint,
+} from '../lambdas/token/endpoint';
+import { createTokenHandler } from '../lambdas/token/handler';
+import { localTokenSigner } from '../lambdas/token/signer';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
@@ -35,7 +44,7 @@ import {
 import { withHeaders, withOverrides } from './gateway-responses';
 import { type RunningPlatform, startPlatform } from './platform';
 import { LocalQueue } from './queue';
-import { type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
+import { freePort, type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
 import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION, type SnsEndpoint, startSnsEndpoint } from './sns-endpoint';
 import { type GatewayDefinition, gatewayConfig, parseStackFile, type StackDefinition } from './stack-file';
 
@@ -179,6 +188,14 @@ async function stopAll(steps: readonly (() => Promise<unknown> | unknown)[]): Pr
   if (failure !== undefined) throw failure;
 }
 
+/** The token endpoint's routes, open like the docs: a client has no token yet. */
+const TOKEN_ROUTES = [`POST ${TOKEN_PATH}`, `GET ${JWKS_PATH}`, `GET ${DISCOVERY_PATH}`];
+
+/** An oauth API whose tokens this stack issues (no external issuer's keys URL given). */
+function builtInIssuer(config: AccessConfig): boolean {
+  return config.credentialMode === 'oauth' && !config.oidcExternalIssuer;
+}
+
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const definition = isDefinition(options.stack) ? options.stack : parseStackFile(options.stack, options.env);
   const logger = options.logger ?? silent;
@@ -232,6 +249,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const topicNames = new Set<string>();
     const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
 
+    // The issuer URL of an oauth API is its own URL, so the port is chosen before the APIs are wired.
+    const port = options.port || (await freePort());
+    const gatewayUrl = `http://127.0.0.1:${port}`;
+    const signer = await localTokenSigner();
+    const tokenFunction = (config: AccessConfig) => {
+      const failedClientsRedis = newRedisClient(config);
+      const endpoint = new TokenEndpoint({
+        config: { ...config, oidcIssuer: config.oidcIssuer ?? gatewayUrl },
+        platform: platformClientFromConfig(config, config.platformCredential ?? ''),
+        signer,
+        failedClients: redisFailedClients(failedClientsRedis),
+        logger,
+        now: options.now ?? Date.now,
+      });
+      return createTokenHandler(async () => endpoint, logger);
+    };
+
     const wire = (gateway: GatewayDefinition) => {
       const name = resourceName(gateway.configInput.serviceId, topicNames);
       let queue: LocalQueue | undefined;
@@ -239,7 +273,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queue?.send(message.message, message.messageAttributes),
       );
       const config: AccessConfig = {
-        ...gatewayConfig(gateway, platform?.url ?? ''),
+        ...gatewayConfig(gateway, platform?.url ?? '', `${gatewayUrl}${gateway.basePath}`),
         redis: { host: redis.host, port: redis.port, tls: false },
         topicArn,
       };
@@ -291,6 +325,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const methods = [
         ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
         ...openMethods(DOCS_ROUTES, docs),
+        ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, tokenFunction(config)) : []),
       ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
@@ -316,7 +351,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const gateway = await startGateway({
       apis: wired.map(({ api }) => api),
-      port: options.port ?? 0,
+      port,
       ...(options.accessLog && { onResponse: options.accessLog }),
     });
     cleanup.push(() => gateway.stop());
