@@ -24,7 +24,8 @@ async function token(base: string, secret = 'demo-oauth-secret') {
     method: 'POST',
     signal: AbortSignal.timeout(10_000),
   });
-  return { status: response.status, body: await response.json(), headers: response.headers };
+  const body = (await response.json()) as { error?: string; access_token?: string };
+  return { status: response.status, body, headers: response.headers };
 }
 
 describe('the demo OAuth API', () => {
@@ -47,7 +48,7 @@ describe('the demo OAuth API', () => {
     const issued = await token(api.url);
     expect(issued.status).toBe(200);
     expect(issued.headers.get('cache-control')).toBe('no-store');
-    const accessToken: string = issued.body.access_token;
+    const accessToken = issued.body.access_token ?? '';
 
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
