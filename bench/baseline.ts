@@ -63,7 +63,7 @@ export function createBaselineAuthorizer(
   if (!topicArn)
     throw new ConfigError('topicArn', 'is required: the baseline publishes one message per cache hit');
   return async (event) => {
-    const extraction = extractCredential(deps.config, event.headers, event.multiValueHeaders);
+    const extraction = await extractCredential(deps.config, event.headers, event.multiValueHeaders, event);
     if (!extraction.ok) throw new Error('Unauthorized');
     const usage = mapper.usageOf(mappedRequestOf(event));
     if (usage === undefined) return policy('Deny', event.methodArn);

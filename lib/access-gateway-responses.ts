@@ -4,7 +4,7 @@
  * local gateway serves exactly what a deployed API serves.
  */
 import { type AccessConfig, ConfigError } from '../lambdas/core/config';
-import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
+import { CREDENTIAL_SCHEMES, type CredentialSettings as SchemeSettings } from '../lambdas/core/credentials';
 
 export type AccessGatewayResponseType =
   | 'UNAUTHORIZED'
@@ -17,12 +17,11 @@ export interface AccessGatewayResponse {
   readonly statusCode: number;
   /** Body template; API Gateway fills `$context.authorizer.reason` from the Deny's context. */
   readonly template: string;
+  /** Static response headers (raw values; a gateway response maps only static or request values). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-type CredentialSettings = Pick<
-  AccessConfig,
-  'credentialMode' | 'credentialHeader' | 'appIdHeader' | 'appKeyHeader'
->;
+type CredentialSettings = Pick<AccessConfig, 'credentialMode'> & SchemeSettings;
 
 function credentialHint(config: CredentialSettings): string {
   return CREDENTIAL_SCHEMES[config.credentialMode].hint(config);
@@ -85,6 +84,7 @@ const UNAVAILABLE = JSON.stringify({
 });
 
 export function accessGatewayResponses(config: CredentialSettings): readonly AccessGatewayResponse[] {
+  const challenge = CREDENTIAL_SCHEMES[config.credentialMode].challenge?.(config);
   return [
     {
       type: 'UNAUTHORIZED',
@@ -93,6 +93,7 @@ export function accessGatewayResponses(config: CredentialSettings): readonly Acc
         message: `Missing or invalid credential: ${credentialHint(config)}`,
         reason: 'invalid_credential',
       }),
+      ...(challenge !== undefined && { headers: { 'WWW-Authenticate': challenge } }),
     },
     {
       type: 'ACCESS_DENIED',

@@ -1,5 +1,9 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
-import { CREDENTIAL_SCHEMES, type ExampleApplication } from '../lambdas/core/credentials';
+import {
+  CREDENTIAL_SCHEMES,
+  type CredentialExample,
+  type ExampleApplication,
+} from '../lambdas/core/credentials';
 import { SOAP_CREDENTIAL_SCHEMES } from '../lambdas/core/soap/access-header';
 import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
@@ -34,10 +38,22 @@ function samplePaths(gateway: GatewayDefinition): { method: string; path: string
 }
 
 interface Consumer {
-  readonly headers: readonly [string, string][];
+  readonly example: CredentialExample;
   readonly label: string;
   /** Undefined: an application of a platform elsewhere (placeholders). */
   readonly application?: ExampleApplication;
+  /** In oauth mode, the token request that comes first (client id and secret in the query string). */
+  readonly tokenRequest?: string;
+}
+
+/** The specification's token request: client credentials in the query string of POST /oauth/token. */
+function tokenRequest(url: string, clientId: string, clientSecret: string): string {
+  const query = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: clientSecret,
+  });
+  return `curl -i -X POST ${shellQuote(`${url}/oauth/token?${query}`)}`;
 }
 
 function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][number]): Consumer[] {
@@ -45,10 +61,14 @@ function consumers(definition: StackDefinition, gateway: LocalStack['gateways'][
   const { config } = gateway;
   const scheme = CREDENTIAL_SCHEMES[config.credentialMode];
   if (service === undefined) {
-    return [{ headers: scheme.exampleHeaders(config), label: 'an application of your platform' }];
+    return [{ example: scheme.example(config), label: 'an application of your platform' }];
   }
   return service.applications.map((application) => ({
-    headers: scheme.exampleHeaders(config, application),
+    example: scheme.example(config, application),
+    ...(config.credentialMode === 'oauth' &&
+      application.appKeys[0] !== undefined && {
+        tokenRequest: tokenRequest(gateway.url, application.id, application.appKeys[0]),
+      }),
     label: `application ${application.id}, plan ${application.plan}${application.state === 'active' ? '' : `, ${application.state}`}`,
     application,
   }));
@@ -78,13 +98,24 @@ function soapCurl(url: string, namespace: string, operation: string, elements: [
     ['Content-Type', 'text/xml; charset=utf-8'],
     ['SOAPAction', `"urn:example:${operation}"`],
   ];
-  return curl('POST', url, headers, envelope);
+  return curl('POST', url, { headers, query: [] }, envelope);
 }
 
-function curl(method: string, url: string, headers: readonly [string, string][], data?: string): string {
-  const headerFlags = headers.map(([name, value]) => `-H ${shellQuote(`${name}: ${value}`)}`).join(' ');
-  const dataFlag = data === undefined ? '' : ` --data ${shellQuote(data)}`;
-  return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags}${dataFlag} ${shellQuote(url)}`;
+function curl(
+  method: string,
+  url: string,
+  example: Pick<CredentialExample, 'headers' | 'query'>,
+  data?: string,
+): string {
+  const headerFlags = example.headers
+    .map(([name, value]) => `-H ${shellQuote(`${name}: ${value}`)}`)
+    .join(' ');
+  const query = example.query.map(([name, value]) => `${name}=${value}`).join('&');
+  const target = query === '' ? url : `${url}${url.includes('?') ? '&' : '?'}${query}`;
+  // A shell variable in the query (an access token) stays outside single quotes.
+  const quoted = target.includes('$') ? `"${target}"` : shellQuote(target);
+  const dataFlag = data === undefined ? '' : `--data ${shellQuote(data)} `;
+  return `curl -i ${method === 'GET' ? '' : `-X ${method} `}${headerFlags === '' ? '' : `${headerFlags} `}${dataFlag}${quoted}`;
 }
 
 function nodesOf(redis: LocalRedis): string {
@@ -127,8 +158,11 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
       lines.push(`  SOAP: POST ${gateway.soapUrl} (credential and method in the SOAP header)`);
     for (const consumer of consumers(definition, gateway)) {
       lines.push(`  # ${consumer.label}`);
+      if (consumer.tokenRequest) {
+        lines.push(`  ${consumer.tokenRequest}    # then ACCESS_TOKEN=<its access_token>`);
+      }
       for (const { method, path } of samples) {
-        lines.push(`  ${curl(method, `${gateway.url}${path}`, consumer.headers)}`);
+        lines.push(`  ${curl(method, `${gateway.url}${path}`, consumer.example)}`);
       }
       if (gateway.soapUrl !== undefined && soap !== undefined && operation !== undefined) {
         const elements = SOAP_CREDENTIAL_SCHEMES[config.credentialMode].exampleElements(consumer.application);

@@ -78,12 +78,20 @@ export function withOverrides(
     readonly type: GatewayResponseType;
     readonly statusCode: number;
     readonly template: string;
+    readonly headers?: Readonly<Record<string, string>>;
   }[],
   base: GatewayResponses = DEFAULT_GATEWAY_RESPONSES,
 ): GatewayResponses {
   const merged: Record<GatewayResponseType, GatewayResponse> = { ...base };
-  for (const { type, statusCode, template } of overrides)
-    merged[type] = { ...base[type], statusCode, template };
+  for (const { type, statusCode, template, headers } of overrides) {
+    const combined = { ...base[type].headers, ...headers };
+    merged[type] = {
+      ...base[type],
+      statusCode,
+      template,
+      ...(Object.keys(combined).length > 0 && { headers: combined }),
+    };
+  }
   return merged;
 }
 

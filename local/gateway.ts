@@ -7,6 +7,7 @@
  * path (like the base path mappings of a custom domain name); the base path is not part of the path the
  * API sees.
  */
+
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type {
@@ -15,6 +16,7 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
+import type { IdentitySource } from '../lambdas/core/credentials';
 import { isProtectedMethod } from '../lib/access-gateway-responses';
 import { requestAuthorizerEvent } from './authorizer-event';
 import {
@@ -52,7 +54,7 @@ export interface GatewayApi {
   readonly stage: string;
   readonly methods: readonly ApiMethod[];
   /** Header names of the authorizer's identity sources: a call missing one gets 401 without an invocation. */
-  readonly identitySources: readonly string[];
+  readonly identitySources: readonly IdentitySource[];
   readonly authorizer: AuthorizerFunction;
   readonly responses?: GatewayResponses;
 }
@@ -192,8 +194,17 @@ function queryParameters(search: URLSearchParams) {
   return { queryStringParameters: any ? single : null, multiValueQueryStringParameters: any ? multi : null };
 }
 
-function hasHeader(headers: RequestHeaders, name: string): boolean {
-  const wanted = name.toLowerCase();
+/** API Gateway refuses a call whose identity source is missing or empty before invoking the authorizer. */
+function hasIdentitySource(
+  headers: RequestHeaders,
+  query: ReturnType<typeof queryParameters>,
+  source: IdentitySource,
+): boolean {
+  if (source.location === 'query') {
+    const value = query.queryStringParameters?.[source.name];
+    return value !== undefined && value.trim() !== '';
+  }
+  const wanted = source.name.toLowerCase();
   return Object.entries(headers.headers).some(
     ([key, value]) => key.toLowerCase() === wanted && value.trim() !== '',
   );
@@ -360,7 +371,7 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
 
     /** The authorizer's context for the backend, or undefined once the call has been answered. */
     const authorize = async (): Promise<Record<string, unknown> | undefined> => {
-      if (!api.identitySources.every((name) => hasHeader(headers, name)))
+      if (!api.identitySources.every((source) => hasIdentitySource(headers, query, source)))
         return gatewayResponse('UNAUTHORIZED');
       let verdict: ReturnType<typeof evaluateAuthorizerResult>;
       const authorizerStartedAt = Date.now();

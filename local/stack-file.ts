@@ -24,7 +24,12 @@ import { parseSoapSettings, SOAP_ENV, type SoapSettings } from '../lambdas/core/
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
-import { loadPlatformConfig, type PlatformConfig, type ServiceConfig } from './platform/config';
+import {
+  CREDENTIAL_MODE_OF,
+  loadPlatformConfig,
+  type PlatformConfig,
+  type ServiceConfig,
+} from './platform/config';
 import type { RedisChoice } from './redis';
 import { findRoute, parseRoute, type Route } from './routes';
 
@@ -216,7 +221,7 @@ function gateway(
     serviceId,
     platformUrl: externalPlatform ? fields.platformUrl : undefined,
     ...platformCredential(at, fields, service, env),
-    credentialMode: fields.credentialMode ?? service?.authentication,
+    credentialMode: fields.credentialMode ?? (service && CREDENTIAL_MODE_OF[service.authentication]),
     reportWindowSeconds: fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS,
   } as AccessConfigInput;
   const soap = soapRoute(at, fields, routes);
@@ -232,7 +237,7 @@ function gateway(
   };
   const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
   if (service !== undefined) checkRuleMetrics(at, mappingRules, service);
-  if (service !== undefined && service.authentication !== credentialMode) {
+  if (service !== undefined && CREDENTIAL_MODE_OF[service.authentication] !== credentialMode) {
     throw new ConfigError(
       `${at}.credentialMode`,
       `is ${String(fields.credentialMode)} but service ${serviceId} uses ${service.authentication}`,
@@ -300,14 +305,23 @@ function checkRuleMetrics(at: string, rules: readonly MappingRule[], service: Se
   });
 }
 
-/** The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform. */
-export function gatewayConfig(gateway: GatewayDefinition, localPlatformUrl: string): AccessConfig {
+/**
+ * The validated AccessConfig of a gateway; `localPlatformUrl` is used unless the file names a platform,
+ * and in oauth mode without an issuer the API itself issues tokens: its URL (`localIssuerUrl`) is the issuer.
+ */
+export function gatewayConfig(
+  gateway: GatewayDefinition,
+  localPlatformUrl: string,
+  localIssuerUrl = `${LOCAL_PLATFORM_PLACEHOLDER}${gateway.basePath}`,
+): AccessConfig {
+  const input = gateway.configInput;
+  const builtInIssuer = input.credentialMode === 'oauth' && input.oidcIssuer === undefined;
   return prefixed(gateway.setting, () =>
-    parseConfig(
-      gateway.externalPlatform
-        ? gateway.configInput
-        : { ...gateway.configInput, platformUrl: localPlatformUrl },
-    ),
+    parseConfig({
+      ...input,
+      ...(!gateway.externalPlatform && { platformUrl: localPlatformUrl }),
+      ...(builtInIssuer && { oidcIssuer: localIssuerUrl }),
+    }),
   );
 }
 

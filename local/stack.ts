@@ -9,9 +9,9 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { accessCacheOf } from '../lambdas/core/access';
 import type { RejectedUsage } from '../lambdas/core/cache';
-import type { AccessConfig } from '../lambdas/core/config';
+import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
-import { identitySourceHeaders } from '../lambdas/core/credentials';
+import { credentialHeaderNames, identitySourcesOf } from '../lambdas/core/credentials';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
@@ -22,6 +22,15 @@ import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
 import { createSoapAccessProxyHandler } from '../lambdas/soap/handler';
+import {
+  DISCOVERY_PATH,
+  JWKS_PATH,
+  redisFailedClients,
+  TOKEN_PATH,
+  TokenEndpoint,
+} from '../lambdas/token/endpoint';
+import { createTokenHandler } from '../lambdas/token/handler';
+import { localTokenSigner } from '../lambdas/token/signer';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
@@ -36,7 +45,7 @@ import {
 import { withHeaders, withOverrides } from './gateway-responses';
 import { type RunningPlatform, startPlatform } from './platform';
 import { LocalQueue } from './queue';
-import { type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
+import { freePort, type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
 import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION, type SnsEndpoint, startSnsEndpoint } from './sns-endpoint';
 import { type SoapEchoServer, startSoapEcho } from './soap-echo';
 import {
@@ -210,6 +219,14 @@ function soapMethod(
   };
 }
 
+/** The token endpoint's routes, open like the docs: a client has no token yet. */
+const TOKEN_ROUTES = [`POST ${TOKEN_PATH}`, `GET ${JWKS_PATH}`, `GET ${DISCOVERY_PATH}`];
+
+/** An oauth API whose tokens this stack issues (no external issuer's keys URL given). */
+function builtInIssuer(config: AccessConfig): boolean {
+  return config.credentialMode === 'oauth' && !externalIssuer(config);
+}
+
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const definition = isDefinition(options.stack) ? options.stack : parseStackFile(options.stack, options.env);
   const logger = options.logger ?? silent;
@@ -268,6 +285,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const topicNames = new Set<string>();
     const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
 
+    // The issuer URL of an oauth API is its own URL, so the port is chosen before the APIs are wired.
+    const port = options.port || (await freePort());
+    const gatewayUrl = `http://127.0.0.1:${port}`;
+    const signer = await localTokenSigner();
+    const tokenFunction = (config: AccessConfig) => {
+      const failedClientsRedis = newRedisClient(config);
+      const endpoint = new TokenEndpoint({
+        config: { ...config, oidcIssuer: config.oidcIssuer ?? gatewayUrl },
+        platform: platformClientFromConfig(config, config.platformCredential ?? ''),
+        signer,
+        failedClients: redisFailedClients(failedClientsRedis),
+        logger,
+        now: options.now ?? Date.now,
+      });
+      return createTokenHandler(async () => endpoint, logger);
+    };
+
     const wire = (gateway: GatewayDefinition) => {
       const name = resourceName(gateway.configInput.serviceId, topicNames);
       let queue: LocalQueue | undefined;
@@ -275,7 +309,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queue?.send(message.message, message.messageAttributes),
       );
       const config: AccessConfig = {
-        ...gatewayConfig(gateway, platform?.url ?? ''),
+        ...gatewayConfig(gateway, platform?.url ?? '', `${gatewayUrl}${gateway.basePath}`),
         redis: redis.settings,
         topicArn,
       };
@@ -317,7 +351,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         : [];
       const hiddenNames = configuredSecretHeaders(config);
       const { cors } = gateway;
-      const identitySources = identitySourceHeaders(config);
+      const identitySources = identitySourcesOf(config);
       const docs = createDocsHandler({
         document: swaggerDocument({
           basePath: gateway.basePath,
@@ -332,13 +366,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
         ...openMethods(DOCS_ROUTES, docs),
         ...soapMethods,
+        ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, tokenFunction(config)) : []),
       ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
         apiId: LOCAL_API_ID,
         stage: LOCAL_STAGE,
         methods: cors
-          ? [...methods, ...corsPreflightMethods(methods, corsPreflightOptions(cors, identitySources))]
+          ? [
+              ...methods,
+              ...corsPreflightMethods(methods, corsPreflightOptions(cors, credentialHeaderNames(config))),
+            ]
           : methods,
         identitySources,
         authorizer,
@@ -355,7 +393,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const gateway = await startGateway({
       apis: wired.map(({ api }) => api),
-      port: options.port ?? 0,
+      port,
       ...(options.accessLog && { onResponse: options.accessLog }),
     });
     cleanup.push(() => gateway.stop());

@@ -25,7 +25,13 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { AccessCache, type CheckResult, type LimitFeedback, type LimitInfo } from './cache';
 import { type AccessConfig, ConfigError } from './config';
-import { credentialIdOf, credentialIdPrefix, extractCredential, keyIdOf } from './credentials';
+import {
+  type CredentialReader,
+  credentialIdOf,
+  credentialIdPrefix,
+  credentialReaderOf,
+  keyIdOf,
+} from './credentials';
 import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
 import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
@@ -144,9 +150,11 @@ export class AccessAuthorizer {
   private readonly windowMs: number;
   private readonly softLimits: boolean;
   private readonly cached: CacheParts | undefined;
+  private readonly readCredential: CredentialReader;
 
   constructor(private readonly deps: AccessAuthorizerDeps) {
     const { config } = deps;
+    this.readCredential = credentialReaderOf(config);
     this.mapper = compileMappingRules(config.mappingRules);
     this.windowMs = config.reportWindowSeconds * 1000;
     this.softLimits = config.limitMode === 'soft';
@@ -164,8 +172,10 @@ export class AccessAuthorizer {
 
   /** The decision for a REST call, from the REQUEST authorizer event API Gateway sends. */
   async decide(event: APIGatewayRequestAuthorizerEvent): Promise<AccessDecision> {
-    const { config, logger } = this.deps;
-    const extraction = extractCredential(config, event.headers, event.multiValueHeaders);
+    const { logger } = this.deps;
+    // A token is verified here, before any Redis, platform or SNS call (a reader that cannot fetch the
+    // issuer's keys throws: the handler answers authorizer_error, not 401).
+    const extraction = await this.readCredential(event);
     if (!extraction.ok) {
       this.count(METRIC.malformedCredential);
       logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });

@@ -7,7 +7,9 @@ import { SETTING_ENV, SETTING_NAMES, SETTINGS, type Setting, type SettingValues 
 import { ConfigError, integer, nonEmpty, oneOf } from './validation';
 
 export {
+  CREDENTIAL_LOCATIONS,
   CREDENTIAL_MODES,
+  type CredentialLocation,
   type CredentialMode,
   DEFAULT_PLATFORM_URL,
   type FailureMode,
@@ -15,6 +17,9 @@ export {
   MAX_REPORT_WINDOW_SECONDS,
   type MappingRule,
   type PlatformAuthKind,
+  TOKEN_ALGORITHMS,
+  type TokenAlgorithm,
+  type TokenClientIdClaim,
   validateMappingRules,
 } from './settings';
 export {
@@ -106,6 +111,16 @@ function parseRedis(input: AccessConfigInput['redis']): RedisSettings | undefine
   };
 }
 
+/** An external OpenID provider issues the tokens when its keys URL is given; else the built-in issuer. */
+export function externalIssuer(config: Pick<AccessConfig, 'oidcJwksUrl'>): boolean {
+  return config.oidcJwksUrl !== undefined;
+}
+
+/** Where the issuer's signing keys are: the external provider's JWKS, or the built-in issuer's. */
+export function jwksUrlOf(config: Pick<AccessConfig, 'oidcIssuer' | 'oidcJwksUrl'>): string | undefined {
+  return config.oidcJwksUrl ?? (config.oidcIssuer && `${config.oidcIssuer}/.well-known/jwks.json`);
+}
+
 /** Every setting of the table with its default applied and checked; absent optional ones left out. */
 function parseSettings(input: Readonly<Record<string, unknown>>): SettingValues {
   const entries = SETTING_NAMES.map((name) => [name, SETTINGS[name].parse(name, input[name])] as const);
@@ -115,8 +130,15 @@ function parseSettings(input: Readonly<Record<string, unknown>>): SettingValues 
 /** Applies defaults and validates; throws ConfigError naming the first bad setting. */
 export function parseConfig(input: AccessConfigInput): AccessConfig {
   const redis = parseRedis(input.redis);
+  const settings = parseSettings(input);
+  if (settings.credentialMode === 'oauth' && settings.oidcIssuer === undefined) {
+    throw new ConfigError(
+      'oidcIssuer',
+      'is required in oauth mode (the issuer whose tokens the API accepts)',
+    );
+  }
   return {
-    ...parseSettings(input),
+    ...settings,
     ...(input.platformCredential !== undefined && {
       platformCredential: nonEmpty('platformCredential', input.platformCredential),
     }),

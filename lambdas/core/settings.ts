@@ -12,7 +12,7 @@ export const DEFAULT_PLATFORM_URL = 'https://su1.3scale.net';
 /** SQS caps the delivery delay, and so the report window, at 15 minutes. */
 export const MAX_REPORT_WINDOW_SECONDS = 900;
 
-export const CREDENTIAL_MODES = ['user_key', 'app_id'] as const;
+export const CREDENTIAL_MODES = ['user_key', 'app_id', 'oauth'] as const;
 export type CredentialMode = (typeof CREDENTIAL_MODES)[number];
 export const FAILURE_MODES = ['strict', 'resilient', 'allow'] as const;
 export type FailureMode = (typeof FAILURE_MODES)[number];
@@ -20,6 +20,29 @@ export const LIMIT_MODES = ['hard', 'soft'] as const;
 export type LimitMode = (typeof LIMIT_MODES)[number];
 export const PLATFORM_AUTH_KINDS = ['provider_key', 'service_token'] as const;
 export type PlatformAuthKind = (typeof PLATFORM_AUTH_KINDS)[number];
+/** Where user_key and app_id credentials travel: request headers (API Gateway's habit) or the query string. */
+export const CREDENTIAL_LOCATIONS = ['header', 'query'] as const;
+export type CredentialLocation = (typeof CREDENTIAL_LOCATIONS)[number];
+/** The claim of an access token that names the client (the platform application). */
+export const TOKEN_CLIENT_ID_CLAIMS = ['client_id', 'azp'] as const;
+export type TokenClientIdClaim = (typeof TOKEN_CLIENT_ID_CLAIMS)[number];
+/**
+ * Signature algorithms an access token may use: asymmetric ones only. `none` would accept anything, and an
+ * HMAC (HS*) key would have to be the issuer's public key, which anyone can fetch and sign with.
+ */
+export const TOKEN_ALGORITHMS = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'EdDSA',
+] as const;
+export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
 
 export interface MappingRule {
   /** HTTP method, upper case, or `ANY`. */
@@ -134,6 +157,41 @@ function json<T, const E extends Entry>(entry: E, parse: Setting<T>['parse']): S
   );
 }
 
+function optionalChoice<T extends string, const E extends Entry>(
+  entry: E,
+  allowed: readonly T[],
+): Sourced<T | undefined, E> {
+  return setting(entry, (name, value) => (value === undefined ? undefined : oneOf(name, value, allowed)));
+}
+
+function optionalUrl<const E extends Entry>(entry: E): Sourced<string | undefined, E> {
+  return setting(entry, (name, value) => {
+    if (value === undefined) return undefined;
+    httpUrl(name, value);
+    return String(value).replace(/\/+$/, '');
+  });
+}
+
+/** A non-empty list of allowed values, written as `a,b` in the environment and in `-c` context. */
+function list<T extends string, const E extends Entry>(
+  entry: E,
+  allowed: readonly T[],
+  fallback: readonly T[],
+): Sourced<readonly T[], E> {
+  return setting(
+    entry,
+    (name, value) => {
+      const given = value ?? fallback;
+      if (!Array.isArray(given) || given.length === 0) {
+        throw new ConfigError(name, `must list at least one of ${allowed.join(', ')}`);
+      }
+      return [...new Set(given.map((item, i) => oneOf(`${name}[${i}]`, item, allowed)))];
+    },
+    (_name, text) => text.split(',').map((item) => item.trim()),
+    (value) => value.join(','),
+  );
+}
+
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY']);
 
 export function validateMappingRules(rules: unknown, setting = 'mappingRules'): MappingRule[] {
@@ -208,6 +266,62 @@ export const SETTINGS = {
     { env: 'APP_KEY_HEADER', sources: ['stackFile'], description: 'the header carrying the app key' },
     'app_key',
   ),
+  credentialLocation: choice(
+    {
+      env: 'CREDENTIAL_LOCATION',
+      sources: EVERYWHERE,
+      description:
+        'where user_key and app_id credentials travel: headers, or the query string as the platform gateway reads them',
+    },
+    CREDENTIAL_LOCATIONS,
+    'header',
+  ),
+  oidcIssuer: optionalUrl({
+    env: 'OIDC_ISSUER',
+    sources: EVERYWHERE,
+    description:
+      "oauth mode: the tokens' issuer (`iss`); without oidcJwksUrl, the built-in issuer at this URL",
+  }),
+  oidcJwksUrl: optionalUrl({
+    env: 'OIDC_JWKS_URL',
+    sources: EVERYWHERE,
+    description: "oauth mode: an external OpenID provider's JWKS; default the built-in issuer's",
+  }),
+  oidcAudience: optional({
+    env: 'OIDC_AUDIENCE',
+    sources: EVERYWHERE,
+    description: 'oauth mode: the `aud` a token must carry; default the issuer URL',
+  }),
+  oidcAlgorithms: list(
+    {
+      env: 'OIDC_ALGORITHMS',
+      sources: EVERYWHERE,
+      description: 'oauth mode: signature algorithms accepted (asymmetric only)',
+    },
+    TOKEN_ALGORITHMS,
+    ['ES256', 'RS256'],
+  ),
+  oidcClientIdClaim: optionalChoice(
+    {
+      env: 'OIDC_CLIENT_ID_CLAIM',
+      sources: EVERYWHERE,
+      description: 'oauth mode: the claim naming the client; default client_id, then azp',
+    },
+    TOKEN_CLIENT_ID_CLAIMS,
+  ),
+  tokenTtlSeconds: wholeNumber(
+    {
+      env: 'TOKEN_TTL_SECONDS',
+      sources: EVERYWHERE,
+      description: "lifetime of the built-in issuer's access tokens",
+    },
+    { min: 60, max: 86_400 },
+    3600,
+  ),
+  tokenSigningKeyId: optional({
+    env: 'TOKEN_SIGNING_KEY_ID',
+    description: 'the KMS key the built-in issuer signs with (AWS)',
+  }),
   mappingRules: json(
     {
       env: 'MAPPING_RULES',

@@ -14,7 +14,17 @@ import {
 } from '../../lib/access-gateway-responses';
 import { findRoute, type Route } from '../../local/routes';
 import type { DenyReason } from '../core/access';
-import { type AccessConfig, ConfigError, type CredentialMode, knownFields, nonEmpty } from '../core/config';
+import {
+  type AccessConfig,
+  ConfigError,
+  type CredentialMode,
+  externalIssuer,
+  knownFields,
+  nonEmpty,
+} from '../core/config';
+import type { CredentialSettings } from '../core/credentials';
+import { appIdPartNames } from '../core/credentials/app-id';
+import { userKeyName } from '../core/credentials/user-key';
 import { compileMappingRules, type QueryParameters, type UsageMapper } from '../core/mapping';
 import type { Usage } from '../core/platform/types';
 
@@ -34,10 +44,8 @@ export interface DocsSettings {
   readonly merge?: Readonly<Record<string, unknown>>;
 }
 
-type DocumentedConfig = Pick<
-  AccessConfig,
-  'serviceId' | 'credentialMode' | 'credentialHeader' | 'appIdHeader' | 'appKeyHeader' | 'mappingRules'
->;
+type DocumentedConfig = Pick<AccessConfig, 'serviceId' | 'credentialMode' | 'mappingRules' | 'oidcJwksUrl'> &
+  CredentialSettings;
 
 export interface DocumentedApi {
   /** Where consumers reach the API's paths: '' or '/appid' locally, '/prod' on an execute-api URL. */
@@ -71,37 +79,62 @@ type SecurityScheme =
       readonly description: string;
     };
 
-type CredentialSettings = Pick<AccessConfig, 'credentialHeader' | 'appIdHeader' | 'appKeyHeader'>;
+type SecuritySettings = CredentialSettings & Pick<AccessConfig, 'oidcJwksUrl'>;
+
+/** The built-in issuer's token endpoint, under its issuer URL (lambdas/token). */
+export function tokenUrlOf(issuer: string): string {
+  return `${issuer}/oauth/token`;
+}
 
 /**
  * How each credential mode appears in `securityDefinitions`; every definition of a mode is required
  * together. A new mode is one more entry (OAuth: an `oauth2` definition, flow `application`, its tokenUrl).
  */
 const SECURITY_DEFINITIONS: {
-  readonly [mode in CredentialMode]: (settings: CredentialSettings) => Record<string, SecurityScheme>;
+  readonly [mode in CredentialMode]: (settings: SecuritySettings) => Record<string, SecurityScheme>;
 } = {
   user_key: (settings) => ({
     user_key: {
       type: 'apiKey',
-      in: 'header',
-      name: settings.credentialHeader,
+      in: settings.credentialLocation,
+      name: userKeyName(settings),
       description: "The application's user key.",
     },
   }),
   app_id: (settings) => ({
     app_id: {
       type: 'apiKey',
-      in: 'header',
-      name: settings.appIdHeader,
+      in: settings.credentialLocation,
+      name: appIdPartNames(settings).appId,
       description: "The application's id.",
     },
     app_key: {
       type: 'apiKey',
-      in: 'header',
-      name: settings.appKeyHeader,
+      in: settings.credentialLocation,
+      name: appIdPartNames(settings).appKey,
       description: 'One of the application keys.',
     },
   }),
+  oauth: (settings): Record<string, SecurityScheme> =>
+    externalIssuer(settings) || settings.oidcIssuer === undefined
+      ? {
+          bearer: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: `Bearer followed by an access token of ${settings.oidcIssuer ?? 'the identity provider'}.`,
+          },
+        }
+      : {
+          oauth2: {
+            type: 'oauth2',
+            flow: 'application',
+            tokenUrl: tokenUrlOf(settings.oidcIssuer),
+            scopes: {},
+            description:
+              'An access token for the application (client credentials: its id and one of its keys); sent as Authorization: Bearer.',
+          },
+        },
 };
 
 /** What a consumer reads about each 403 reason. */

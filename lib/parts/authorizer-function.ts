@@ -5,7 +5,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { identitySourceHeaders } from '../../lambdas/core/credentials';
+import { identitySourcesOf } from '../../lambdas/core/credentials';
 import { METRIC } from '../../lambdas/core/metric-names';
 import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
 import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
@@ -43,8 +43,10 @@ export class AuthorizerFunction implements AccessPart {
     NagSuppressions.addResourceSuppressions(this.function, [
       { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
     ]);
-    this.identitySources = identitySourceHeaders(props.bindings.config).map((name) =>
-      IdentitySource.header(name),
+    this.identitySources = identitySourcesOf(props.bindings.config).map((source) =>
+      source.location === 'header'
+        ? IdentitySource.header(source.name)
+        : IdentitySource.queryString(source.name),
     );
     this.alarms = this.authorizerAlarms();
   }

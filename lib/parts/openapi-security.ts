@@ -20,7 +20,7 @@ const OPERATIONS: Readonly<Record<string, string>> = {
 export interface AccessSecurityScheme {
   /** The scheme's name in the document. */
   readonly name: string;
-  /** Request headers API Gateway requires, as `method.request.header.<name>`. */
+  /** Request parameters API Gateway requires, as `method.request.header.<name>` or `.querystring.<name>`. */
   readonly identitySources: readonly string[];
   /** The Lambda invocation URI of the authorizer. */
   readonly authorizerUri: string;
@@ -42,14 +42,16 @@ function isObject(value: unknown): value is Json {
 
 /** The OpenAPI object declaring the scheme (type apiKey, with API Gateway's custom-authorizer extensions). */
 export function securitySchemeObject(scheme: AccessSecurityScheme): Json {
+  // The first identity source names the parameter; a token scheme has none and travels as Authorization.
+  const first = /^method\.request\.(header|querystring)\.(.+)$/.exec(scheme.identitySources[0] ?? '');
   return {
     type: 'apiKey',
-    name: (scheme.identitySources[0] ?? '').replace(/^method\.request\.header\./, ''),
-    in: 'header',
+    name: first?.[2] ?? 'Authorization',
+    in: first?.[1] === 'querystring' ? 'query' : 'header',
     'x-amazon-apigateway-authtype': 'custom',
     'x-amazon-apigateway-authorizer': {
       type: 'request',
-      identitySource: scheme.identitySources.join(', '),
+      ...(scheme.identitySources.length > 0 && { identitySource: scheme.identitySources.join(', ') }),
       authorizerUri: scheme.authorizerUri,
       // The authorizer caches in Redis itself; a gateway cache would skip its usage counting.
       authorizerResultTtlInSeconds: 0,

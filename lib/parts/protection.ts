@@ -88,21 +88,31 @@ interface GatewayResponses {
   readonly headers?: Record<string, string>;
 }
 
+/** A response's own static headers as mapping expressions (quoted), with the CORS ones. */
+function headerMappings(response: AccessGatewayResponse, cors: GatewayResponses['headers']) {
+  const own = Object.entries(response.headers ?? {}).map(([name, value]) => [name, `'${value}'`]);
+  const all = { ...cors, ...Object.fromEntries(own) };
+  return Object.keys(all).length === 0 ? undefined : all;
+}
+
 /** The responses as OpenAPI's `x-amazon-apigateway-gateway-responses` entries. */
 function openApiGatewayResponses({ responses, headers }: GatewayResponses): Record<string, unknown> {
   return Object.fromEntries(
-    responses.map((response) => [
-      response.type,
-      {
-        statusCode: response.statusCode,
-        responseTemplates: { 'application/json': response.template },
-        ...(headers && {
-          responseParameters: Object.fromEntries(
-            Object.entries(headers).map(([name, value]) => [`gatewayresponse.header.${name}`, value]),
-          ),
-        }),
-      },
-    ]),
+    responses.map((response) => {
+      const mappings = headerMappings(response, headers);
+      return [
+        response.type,
+        {
+          statusCode: response.statusCode,
+          responseTemplates: { 'application/json': response.template },
+          ...(mappings && {
+            responseParameters: Object.fromEntries(
+              Object.entries(mappings).map(([name, value]) => [`gatewayresponse.header.${name}`, value]),
+            ),
+          }),
+        },
+      ];
+    }),
   );
 }
 
@@ -200,7 +210,10 @@ export class ApiProtection extends Construct implements IAuthorizer {
       name: SECURITY_SCHEME_NAME,
       type: 'REQUEST',
       authorizerUri: this.authorizerFunction.invocationUri(this),
-      identitySource: this.authorizerFunction.identitySources.join(','),
+      // None in oauth mode (a token travels in one of two places); API Gateway allows that with no result cache.
+      ...(this.authorizerFunction.identitySources.length > 0 && {
+        identitySource: this.authorizerFunction.identitySources.join(','),
+      }),
       // The authorizer caches in Redis itself; a gateway cache would skip its usage counting.
       authorizerResultTtlInSeconds: 0,
     });
@@ -242,11 +255,12 @@ export class ApiProtection extends Construct implements IAuthorizer {
 
   private addGatewayResponses(api: RestApiBase, { responses, headers }: GatewayResponses): void {
     for (const response of responses) {
+      const mappings = headerMappings(response, headers);
       api.addGatewayResponse(`AccessResponse${response.type}`, {
         type: ResponseType.of(response.type),
         statusCode: String(response.statusCode),
         templates: { 'application/json': response.template },
-        ...(headers && { responseHeaders: headers }),
+        ...(mappings && { responseHeaders: mappings }),
       });
     }
   }

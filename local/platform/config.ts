@@ -46,11 +46,25 @@ export interface ApplicationConfig {
   readonly referrerFilters: readonly string[];
 }
 
+/**
+ * How a service's applications authenticate: a user key, an app id (with keys when it has some), or
+ * OpenID Connect (apisonator's backend_version "oauth"): an app id whose key, the client secret, is
+ * checked only when one is given.
+ */
+export type PlatformAuthentication = 'user_key' | 'app_id' | 'oidc';
+
+/** The gateway credential mode that serves each platform authentication. */
+export const CREDENTIAL_MODE_OF: Readonly<Record<PlatformAuthentication, CredentialMode>> = {
+  user_key: 'user_key',
+  app_id: 'app_id',
+  oidc: 'oauth',
+};
+
 export interface ServiceConfig {
   readonly id: string;
   readonly providerKey?: string;
   readonly serviceToken?: string;
-  readonly authentication: CredentialMode;
+  readonly authentication: PlatformAuthentication;
   readonly state: ServiceState;
   /** Roots of the metric tree; `hits` is one of them. */
   readonly metrics: readonly MetricConfig[];
@@ -133,7 +147,7 @@ const anyValue = () => undefined;
 function application(
   setting: string,
   value: unknown,
-  authentication: CredentialMode,
+  authentication: PlatformAuthentication,
   plans: ReadonlySet<string>,
 ): ApplicationConfig {
   const fields = knownFields(setting, value, [
@@ -154,8 +168,11 @@ function application(
   if (authentication === 'user_key' && userKey === undefined) {
     throw new ConfigError(`${setting}.userKey`, 'is required in a user_key service');
   }
-  if (authentication === 'app_id' && userKey !== undefined) {
-    throw new ConfigError(`${setting}.userKey`, 'does not apply to an app_id service (use appKeys)');
+  if (authentication !== 'user_key' && userKey !== undefined) {
+    throw new ConfigError(
+      `${setting}.userKey`,
+      `does not apply to an ${authentication} service (use appKeys)`,
+    );
   }
   const appKeys = keyList(`${setting}.appKeys`, fields.appKeys ?? [], consumerKey);
   if (authentication === 'user_key' && appKeys.length > 0) {
@@ -188,7 +205,11 @@ function service(setting: string, value: unknown): ServiceConfig {
   if (providerKey === undefined && serviceToken === undefined) {
     throw new ConfigError(setting, 'needs a providerKey or a serviceToken (or both)');
   }
-  const authentication = oneOf(`${setting}.authentication`, fields.authentication, ['user_key', 'app_id']);
+  const authentication = oneOf<PlatformAuthentication>(`${setting}.authentication`, fields.authentication, [
+    'user_key',
+    'app_id',
+    'oidc',
+  ]);
   const metricNames = new Set<string>();
   const metrics = metricTree(`${setting}.metrics`, fields.metrics ?? [{ name: TOP_METRIC }], metricNames);
   if (!metrics.some((metric) => metric.name === TOP_METRIC)) {

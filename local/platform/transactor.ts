@@ -208,17 +208,38 @@ function referrerMatches(filter: string, referrer: string): boolean {
   return new RegExp(`^${pattern}$`, 's').test(referrer);
 }
 
+function appKeyInvalid(appKey: string | undefined): Denial {
+  return {
+    code: 'application_key_invalid',
+    text: appKey ? `application key "${appKey}" is invalid` : 'application key is missing',
+  };
+}
+
+/**
+ * The key validator of the service's authentication: an app_id service asks for one of the keys of an
+ * application that has keys (Validators::Key); an OIDC service checks a key only when one is given, and
+ * then it must be one of the application's (Validators::OauthKey: an empty key is refused).
+ */
+function checkKey(service: Service, application: Application, values: ParamHash): Denial | undefined {
+  const appKey = typeof values.app_key === 'string' ? strip(values.app_key) : undefined;
+  switch (service.authentication) {
+    case 'user_key':
+      return undefined;
+    case 'app_id':
+      if (application.appKeys.size === 0) return undefined;
+      return appKey !== undefined && application.appKeys.has(appKey) ? undefined : appKeyInvalid(appKey);
+    case 'oidc':
+      if (values.app_key === undefined) return undefined;
+      return appKey !== undefined && appKey !== '' && application.appKeys.has(appKey)
+        ? undefined
+        : appKeyInvalid(appKey);
+  }
+}
+
 /** The validators before limits, in the platform's order; the first failure is the answer. */
 function checkAccess(service: Service, application: Application, values: ParamHash): Denial | undefined {
-  if (service.authentication === 'app_id' && application.appKeys.size > 0) {
-    const appKey = typeof values.app_key === 'string' ? strip(values.app_key) : undefined;
-    if (appKey === undefined || !application.appKeys.has(appKey)) {
-      return {
-        code: 'application_key_invalid',
-        text: appKey ? `application key "${appKey}" is invalid` : 'application key is missing',
-      };
-    }
-  }
+  const keyDenial = checkKey(service, application, values);
+  if (keyDenial !== undefined) return keyDenial;
   if (application.referrerFilters.length > 0) {
     const referrer = typeof values.referrer === 'string' ? values.referrer : undefined;
     const allowed =

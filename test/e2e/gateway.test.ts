@@ -10,6 +10,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../lambdas/core/cors';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
 import { accessGatewayResponses } from '../../lib/access-gateway-responses';
@@ -32,14 +33,7 @@ const routes = ['GET /v1/words/{word}', 'POST /v1/words/{word}', 'ANY /files/{pa
 );
 const PORTAL = 'https://portal.example.com';
 const DOCS_ORIGIN = 'http://127.0.0.1:8080';
-const responses = withOverrides(
-  accessGatewayResponses({
-    credentialMode: 'user_key',
-    credentialHeader: 'apikey',
-    appIdHeader: 'app_id',
-    appKeyHeader: 'app_key',
-  }),
-);
+const responses = withOverrides(accessGatewayResponses(parseConfig({ serviceId: 's1' })));
 
 function policy(
   effect: 'Allow' | 'Deny',
@@ -105,7 +99,7 @@ async function gatewayWith(
           }),
           ...extraMethods,
         ],
-        identitySources: ['apikey'],
+        identitySources: [{ location: 'header', name: 'apikey' }],
         authorizer: (event) => {
           events.push(event);
           return authorizer(event);

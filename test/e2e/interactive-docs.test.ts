@@ -34,6 +34,7 @@ describe('the demo stack: documentation and CORS', () => {
     expect(stack.gateways.map((gateway) => gateway.docsUrl)).toEqual([
       `${stack.gateway.url}/docs`,
       `${stack.gateway.url}/appid/docs`,
+      `${stack.gateway.url}/oauth-api/docs`,
     ]);
     for (const gateway of stack.gateways) {
       expect(lines).toContain(

@@ -28,14 +28,20 @@ function file(gateway: unknown, extra: Record<string, unknown> = {}) {
 const GATEWAY = { serviceId: 'svc-1', routes: ['GET /v1/words/{word}'] };
 
 describe('local stack file', () => {
-  it('reads the bundled demo: a user_key API and an app_id API under /appid', () => {
+  it('reads the bundled demo: a user_key API, an app_id API under /appid and an oauth API under /oauth-api', () => {
     const demo = readStackFile(DEMO_STACK_FILE, {});
     expect(demo.gateways.map((gateway) => [gateway.basePath, gateway.configInput.credentialMode])).toEqual([
       ['', 'user_key'],
       ['/appid', 'app_id'],
+      ['/oauth-api', 'oauth'],
     ]);
-    expect(demo.platform?.services.map((service) => service.authentication)).toEqual(['user_key', 'app_id']);
+    expect(demo.platform?.services.map((service) => service.authentication)).toEqual([
+      'user_key',
+      'app_id',
+      'oidc',
+    ]);
     expect(demo.gateways.map((gateway) => [gateway.cors, gateway.docs.version])).toEqual([
+      [{ allowOrigins: ['*'] }, 'v1'],
       [{ allowOrigins: ['*'] }, 'v1'],
       [{ allowOrigins: ['*'] }, 'v1'],
     ]);
@@ -50,7 +56,11 @@ describe('local stack file', () => {
 
   it('adds the SOAP route with any SOAP setting: POST /soap to the demo echo unless it names a backend', () => {
     const demo = readStackFile(DEMO_STACK_FILE, {});
-    expect(demo.gateways.map((gateway) => gateway.soap?.route.resource)).toEqual(['/soap', undefined]);
+    expect(demo.gateways.map((gateway) => gateway.soap?.route.resource)).toEqual([
+      '/soap',
+      undefined,
+      undefined,
+    ]);
     const [echoed] = parseStackFile(file({ ...GATEWAY, soapNamespace: 'urn:x' }), {}).gateways;
     expect(echoed?.soap).toMatchObject({
       route: { method: 'POST', resource: '/soap' },

@@ -35,7 +35,8 @@ describe('context from `npx cdk deploy -c key=value`', () => {
     [{ serviceId: '1', negativeCacheTtlSeconds: '0' }, /negativeCacheTtlSeconds must be an integer from 1/],
     [{ serviceId: '1', failureMode: 'lenient' }, /failureMode must be one of strict, resilient, allow/],
     [{ serviceId: '1', limitMode: 'none' }, /limitMode must be one of hard, soft/],
-    [{ serviceId: '1', credentialMode: 'oauth' }, /credentialMode must be one of user_key, app_id/],
+    [{ serviceId: '1', credentialMode: 'oauth' }, /oidcIssuer is required in oauth mode/],
+    [{ serviceId: '1', credentialMode: 'basic' }, /credentialMode must be one of user_key, app_id, oauth/],
     [
       { serviceId: '1', platformAuthKind: 'password' },
       /platformAuthKind must be one of provider_key, service_token/,
@@ -115,9 +116,9 @@ describe('provider key from an existing secret', () => {
 describe('app_id credential mode', () => {
   const template = Template.fromStack(stackFromContext({ serviceId: '1', credentialMode: 'app_id' }));
 
-  it('takes the app_id and app_key headers as identity sources', () => {
+  it('takes only the app_id header as identity source: an application without keys reaches the authorizer', () => {
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
-      IdentitySource: 'method.request.header.app_id,method.request.header.app_key',
+      IdentitySource: 'method.request.header.app_id',
       AuthorizerResultTtlInSeconds: 0,
     });
   });
@@ -215,7 +216,7 @@ describe('operations settings from context', () => {
   it('trace the stage and the functions with -c tracing=true, and neither by default', () => {
     const traced = Template.fromStack(stackFromContext({ serviceId: '1', tracing: 'true' }));
     traced.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
-    traced.resourcePropertiesCountIs('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } }, 4);
+    traced.resourcePropertiesCountIs('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } }, 5);
     const untraced = Template.fromStack(stackFromContext({ serviceId: '1' }));
     untraced.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: false });
     untraced.resourcePropertiesCountIs('AWS::Lambda::Function', { TracingConfig: Match.anyValue() }, 0);

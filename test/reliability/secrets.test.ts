@@ -27,6 +27,8 @@ import { findSecrets } from './support/secret-scan';
 let harness: Harness | undefined;
 let capture: OutputCapture | undefined;
 const savedLogLevel = process.env.POWERTOOLS_LOG_LEVEL;
+/** The modes whose consumers send keys (tokens are scanned apart). */
+type KeyMode = Exclude<CredentialMode, 'oauth'>;
 
 afterEach(async () => {
   capture?.restore();
@@ -48,11 +50,11 @@ interface Run {
 }
 
 /** The credential headers of a call in this mode; `key` is the user key or the app key. */
-function credentialHeaders(mode: CredentialMode, key: string, appId = 'app-0'): Record<string, string> {
+function credentialHeaders(mode: KeyMode, key: string, appId = 'app-0'): Record<string, string> {
   return mode === 'user_key' ? { apikey: key } : { app_id: appId, app_key: key };
 }
 
-async function realisticRun(mode: CredentialMode): Promise<Run> {
+async function realisticRun(mode: KeyMode): Promise<Run> {
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
   const h = await startHarness({
     apps: 4,

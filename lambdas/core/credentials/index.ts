@@ -7,30 +7,36 @@ import { createHash } from 'node:crypto';
 import type { CredentialMode } from '../config';
 import type { Credential } from '../platform/types';
 import { appIdPlatformCredential, appIdScheme } from './app-id';
+import { oauthScheme } from './oauth';
 import type {
-  CredentialExtraction,
+  CredentialReader,
   CredentialScheme,
   CredentialSettings,
+  IdentitySource,
   PlatformCredential,
   PlatformCredentials,
 } from './scheme';
 import { userKeyPlatformCredential, userKeyScheme } from './user-key';
-import type { HeaderMap, MultiValueHeaderMap } from './values';
+import type { CredentialRequest, HeaderMap, MultiValueHeaderMap } from './values';
 
 export type {
+  CredentialExample,
   CredentialExtraction,
+  CredentialReader,
   CredentialScheme,
   CredentialSettings,
   ExampleApplication,
+  IdentitySource,
   ParameterPair,
 } from './scheme';
-export type { HeaderMap, MalformedReason, MultiValueHeaderMap } from './values';
+export type { CredentialRequest, HeaderMap, MalformedReason, MultiValueHeaderMap } from './values';
 export { checkedValue, MAX_CREDENTIAL_BYTES } from './values';
 
 /** Every credential mode's scheme: a new mode is one module, and the compiler names what it lacks. */
 export const CREDENTIAL_SCHEMES: Readonly<Record<CredentialMode, CredentialScheme>> = {
   user_key: userKeyScheme,
   app_id: appIdScheme,
+  oauth: oauthScheme,
 };
 
 const PLATFORM_CREDENTIALS: PlatformCredentials = {
@@ -54,18 +60,29 @@ export function parseCredential(value: unknown): Credential | undefined {
 
 type ModeSettings = CredentialSettings & { readonly credentialMode: CredentialMode };
 
-/** The headers API Gateway must see on a call before it invokes the authorizer (its identity sources). */
-export function identitySourceHeaders(config: ModeSettings): string[] {
+/** What API Gateway must see on a call before it invokes the authorizer (its identity sources). */
+export function identitySourcesOf(config: ModeSettings): IdentitySource[] {
   return CREDENTIAL_SCHEMES[config.credentialMode].identitySources(config);
 }
 
-/** The request's credential in the configured mode, or why it is malformed. */
+/** The request headers a credential travels in (a browser must be allowed to send them). */
+export function credentialHeaderNames(config: ModeSettings): string[] {
+  return CREDENTIAL_SCHEMES[config.credentialMode].example(config).headers.map(([name]) => name);
+}
+
+/** The configured mode's credential reader: built once per container, then called for each request. */
+export function credentialReaderOf(config: ModeSettings): CredentialReader {
+  return CREDENTIAL_SCHEMES[config.credentialMode].reader(config);
+}
+
+/** The request's credential in the configured mode, or why it is malformed (a reader built for one call). */
 export function extractCredential(
   config: ModeSettings,
   headers: HeaderMap,
   multiValueHeaders: MultiValueHeaderMap,
-): CredentialExtraction {
-  return CREDENTIAL_SCHEMES[config.credentialMode].extract({ headers, multiValueHeaders }, config);
+  query: Omit<CredentialRequest, 'headers' | 'multiValueHeaders'> = {},
+): ReturnType<CredentialReader> {
+  return credentialReaderOf(config)({ headers, multiValueHeaders, ...query });
 }
 
 /** Each field prefixed with its byte length, so no two field lists encode alike whatever they contain. */

@@ -6,7 +6,7 @@
  *   authorize/authrep and report parameters, what to redact, what its credential id is made of, and
  *   how a sealed copy is read back.
  */
-import type { AccessConfig } from '../config';
+import type { AccessConfig, CredentialLocation } from '../config';
 import type { Credential } from '../platform/types';
 import type { CredentialRequest, MalformedReason } from './values';
 
@@ -14,12 +14,48 @@ export type PlatformCredentialKind = Credential['kind'];
 export type CredentialOf<K extends PlatformCredentialKind> = Extract<Credential, { readonly kind: K }>;
 export type ParameterPair = readonly [name: string, value: string];
 
-/** What a scheme may read from the configuration: where each part of its credential travels. */
-export type CredentialSettings = Pick<AccessConfig, 'credentialHeader' | 'appIdHeader' | 'appKeyHeader'>;
+/**
+ * What a scheme may read from the configuration: where each part of its credential travels, and for
+ * access tokens who issues them, for which audience, with which algorithms.
+ */
+export type CredentialSettings = Pick<
+  AccessConfig,
+  | 'credentialHeader'
+  | 'appIdHeader'
+  | 'appKeyHeader'
+  | 'credentialLocation'
+  | 'oidcIssuer'
+  | 'oidcJwksUrl'
+  | 'oidcAudience'
+  | 'oidcAlgorithms'
+  | 'oidcClientIdClaim'
+  | 'platformTimeoutMs'
+>;
 
 export type CredentialExtraction =
   | { readonly ok: true; readonly credential: Credential }
+  /** `header` names where the bad part travels (a header or query parameter name). */
   | { readonly ok: false; readonly header: string; readonly reason: MalformedReason };
+
+/**
+ * Reads one request's credential. Built once per container: a token scheme keeps its issuer's keys
+ * between calls. Key and id schemes answer synchronously.
+ */
+export type CredentialReader = (
+  request: CredentialRequest,
+) => CredentialExtraction | Promise<CredentialExtraction>;
+
+/** A request parameter API Gateway must see before it invokes the authorizer. */
+export interface IdentitySource {
+  readonly location: CredentialLocation;
+  readonly name: string;
+}
+
+/** How a consumer sends the credential, for a ready-to-paste curl command. */
+export interface CredentialExample {
+  readonly headers: readonly (readonly [string, string])[];
+  readonly query: readonly (readonly [string, string])[];
+}
 
 /** An application of the local platform, as a scheme shows it in a ready-to-paste curl command. */
 export interface ExampleApplication {
@@ -29,17 +65,23 @@ export interface ExampleApplication {
 }
 
 export interface CredentialScheme {
-  /** The request's credential, or why it is malformed. */
-  extract(request: CredentialRequest, settings: CredentialSettings): CredentialExtraction;
+  /** The reader of the request's credential (or of why it is malformed) for these settings. */
+  reader(settings: CredentialSettings): CredentialReader;
   /**
-   * Headers API Gateway must see before it invokes the authorizer: a call missing one is refused with
-   * 401 and never reaches the authorizer or its cache.
+   * Parameters API Gateway must see before it invokes the authorizer: a call missing one is refused with
+   * 401 and never reaches the authorizer or its cache. Only parts every call must carry: an optional
+   * app key, or a token that may travel in either of two places, is not one.
    */
-  identitySources(settings: CredentialSettings): string[];
+  identitySources(settings: CredentialSettings): IdentitySource[];
   /** How to send the credential, for the 401 answer: "send your key in the apikey header". */
   hint(settings: CredentialSettings): string;
-  /** Headers of a curl command for the application, or placeholders without one. */
-  exampleHeaders(settings: CredentialSettings, application?: ExampleApplication): [string, string][];
+  /** Header and query parameters of a curl command for the application, or placeholders without one. */
+  example(settings: CredentialSettings, application?: ExampleApplication): CredentialExample;
+  /**
+   * The `WWW-Authenticate` challenge of the 401 answer, when the scheme's standard defines one (RFC 6750
+   * for bearer tokens); a static value, as a gateway response header mapping must be.
+   */
+  challenge?(settings: CredentialSettings): string;
 }
 
 export interface PlatformCredential<K extends PlatformCredentialKind> {

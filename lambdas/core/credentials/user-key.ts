@@ -1,6 +1,10 @@
-/** The user key: one value identifies the application; consumers send it in a header (`apikey` by default). */
-import type { CredentialScheme, PlatformCredential } from './scheme';
-import { singleHeaderValue } from './values';
+/**
+ * The user key: one value identifies the application. Consumers send it in a header (`apikey` by
+ * default) or, with `credentialLocation: query`, in the `user_key` query parameter (the name the
+ * platform's own gateway reads by default).
+ */
+import type { CredentialScheme, CredentialSettings, PlatformCredential } from './scheme';
+import { singleValue } from './values';
 
 export const userKeyPlatformCredential: PlatformCredential<'user_key'> = {
   authParams: (credential) => [['user_key', credential.userKey]],
@@ -12,17 +16,31 @@ export const userKeyPlatformCredential: PlatformCredential<'user_key'> = {
     typeof value.userKey === 'string' ? { kind: 'user_key', userKey: value.userKey } : undefined,
 };
 
+/** The header, or the query parameter, that carries the user key. */
+export function userKeyName(settings: CredentialSettings): string {
+  return settings.credentialLocation === 'query' ? 'user_key' : settings.credentialHeader;
+}
+
+function where(settings: CredentialSettings): string {
+  return `the ${userKeyName(settings)} ${settings.credentialLocation === 'query' ? 'query parameter' : 'header'}`;
+}
+
 export const userKeyScheme: CredentialScheme = {
-  extract(request, settings) {
-    const header = settings.credentialHeader;
-    const userKey = singleHeaderValue(header, request);
-    if (!userKey.ok) return { ok: false, header, reason: userKey.reason };
-    if (userKey.value === undefined) return { ok: false, header, reason: 'missing' };
-    return { ok: true, credential: { kind: 'user_key', userKey: userKey.value } };
+  reader(settings) {
+    const name = userKeyName(settings);
+    return (request) => {
+      const userKey = singleValue(settings.credentialLocation, name, request);
+      if (!userKey.ok) return { ok: false, header: name, reason: userKey.reason };
+      if (userKey.value === undefined) return { ok: false, header: name, reason: 'missing' };
+      return { ok: true, credential: { kind: 'user_key', userKey: userKey.value } };
+    };
   },
-  identitySources: (settings) => [settings.credentialHeader],
-  hint: (settings) => `send your key in the ${settings.credentialHeader} header`,
-  exampleHeaders: (settings, application) => [
-    [settings.credentialHeader, application ? (application.userKey ?? '') : '<USER_KEY>'],
-  ],
+  identitySources: (settings) => [{ location: settings.credentialLocation, name: userKeyName(settings) }],
+  hint: (settings) => `send your key in ${where(settings)}`,
+  example(settings, application) {
+    const pair = [userKeyName(settings), application ? (application.userKey ?? '') : '<USER_KEY>'] as const;
+    return settings.credentialLocation === 'query'
+      ? { headers: [], query: [pair] }
+      : { headers: [pair], query: [] };
+  },
 };

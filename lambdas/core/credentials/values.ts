@@ -4,6 +4,7 @@
  * through here, so "malformed" means the same thing in every mode (invariant 6: refused with 401 before
  * any Redis, platform or SNS call).
  */
+import type { CredentialLocation } from '../config';
 
 /** Longest credential value accepted, in bytes; longer values are refused as malformed. */
 export const MAX_CREDENTIAL_BYTES = 256;
@@ -18,12 +19,21 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 export type HeaderMap = Readonly<Record<string, string | undefined>> | null | undefined;
 export type MultiValueHeaderMap = Readonly<Record<string, readonly string[] | undefined>> | null | undefined;
 
-export type MalformedReason = 'missing' | 'empty' | 'too_long' | 'bad_characters' | 'several_values';
+export type MalformedReason =
+  | 'missing'
+  | 'empty'
+  | 'too_long'
+  | 'bad_characters'
+  | 'several_values'
+  /** An access token that is not a JWT the configured issuer signed for this audience, or has expired. */
+  | 'invalid_token';
 
 /** The parts of a request a credential can travel in, as API Gateway hands them to the authorizer. */
 export interface CredentialRequest {
   readonly headers: HeaderMap;
   readonly multiValueHeaders: MultiValueHeaderMap;
+  readonly queryStringParameters?: HeaderMap;
+  readonly multiValueQueryStringParameters?: MultiValueHeaderMap;
 }
 
 export type ValueRead =
@@ -37,18 +47,27 @@ export type ValueRead =
 export function checkedValue(value: string | undefined, maxBytes = MAX_CREDENTIAL_BYTES): ValueRead {
   if (value === undefined) return { ok: true, value: undefined };
   if (value === '') return { ok: false, reason: 'empty' };
-  if (Buffer.byteLength(value, 'utf8') > maxBytes) return { ok: false, reason: 'too_long' };
+  if (value.length > maxBytes || Buffer.byteLength(value, 'utf8') > maxBytes) {
+    return { ok: false, reason: 'too_long' };
+  }
   if (value.includes(',')) return { ok: false, reason: 'several_values' };
   if (!PRINTABLE_ASCII.test(value)) return { ok: false, reason: 'bad_characters' };
   return { ok: true, value };
 }
+
+/** The checks a value passes once found: `checkedValue` unless a scheme's values look otherwise. */
+export type ValueCheck = (value: string | undefined) => ValueRead;
 
 /**
  * The single value of a header, its name matched case-insensitively in both `headers` and
  * `multiValueHeaders` (API Gateway fills both). Several values in any form are refused: a repeated
  * header, the same header under two spellings, or values a proxy joined with commas.
  */
-export function singleHeaderValue(name: string, request: CredentialRequest): ValueRead {
+export function singleHeaderValue(
+  name: string,
+  request: CredentialRequest,
+  check: ValueCheck = checkedValue,
+): ValueRead {
   const { headers, multiValueHeaders } = request;
   const wanted = name.toLowerCase();
   const spellings = new Set<string>();
@@ -63,7 +82,35 @@ export function singleHeaderValue(name: string, request: CredentialRequest): Val
   if (multi !== undefined) {
     if (multi.length > 1) return { ok: false, reason: 'several_values' };
     if (single !== undefined && single !== multi[0]) return { ok: false, reason: 'several_values' };
-    return checkedValue(multi[0]);
+    return check(multi[0]);
   }
-  return checkedValue(single);
+  return check(single);
+}
+
+/**
+ * The single value of a query-string parameter, its name matched exactly (query names are case
+ * sensitive, unlike header names). A repeated parameter is refused as several values.
+ */
+export function singleQueryValue(
+  name: string,
+  request: CredentialRequest,
+  check: ValueCheck = checkedValue,
+): ValueRead {
+  const multi = request.multiValueQueryStringParameters?.[name];
+  const single = request.queryStringParameters?.[name];
+  if (multi !== undefined) {
+    if (multi.length > 1) return { ok: false, reason: 'several_values' };
+    if (single !== undefined && single !== multi[0]) return { ok: false, reason: 'several_values' };
+    return check(multi[0]);
+  }
+  return check(single ?? undefined);
+}
+
+/** The single value of a credential part where the configuration says it travels. */
+export function singleValue(
+  location: CredentialLocation,
+  name: string,
+  request: CredentialRequest,
+): ValueRead {
+  return location === 'header' ? singleHeaderValue(name, request) : singleQueryValue(name, request);
 }

@@ -110,6 +110,7 @@ const PROBLEMS: Readonly<Record<MalformedReason, string>> = {
   too_long: 'is too long',
   bad_characters: 'may hold printable ASCII characters only',
   several_values: 'holds several values',
+  invalid_token: 'is not a valid access token',
 };
 
 /** The elements of the extension namespace among the header blocks, by local name. */

@@ -12,6 +12,9 @@ import {
 } from '../../../lambdas/core/config';
 import type { PlatformConfig } from '../../../local/platform';
 
+/** The modes whose consumers send keys (tokens are exercised apart). */
+type KeyMode = Exclude<CredentialMode, 'oauth'>;
+
 export const SERVICE_ID = '2555417735060';
 /** Two routes, two metrics under `hits`: the platform's `hits` counter is the count of allowed calls. */
 export const ROUTES = [
@@ -28,7 +31,7 @@ export interface Application {
 }
 
 export interface ServiceFixture {
-  readonly mode: CredentialMode;
+  readonly mode: KeyMode;
   /** Random per run: a leak of the provider key into any output is a real leak, not a constant. */
   readonly providerKey: string;
   readonly active: readonly Application[];
@@ -42,11 +45,7 @@ const KEY_SHAPES = ['rk:{0}', 'rk*{0}*', 'rk{{0}}', 'rk-{0}', 'RK:{0}:'];
  * `count` active applications (and one suspended) with keys that are random, printable and hostile.
  * In app_id mode each application has `keysPerApp` such app keys (`userKey` holds the first).
  */
-export function serviceFixture(
-  count: number,
-  mode: CredentialMode = 'user_key',
-  keysPerApp = 1,
-): ServiceFixture {
+export function serviceFixture(count: number, mode: KeyMode = 'user_key', keysPerApp = 1): ServiceFixture {
   const key = (i: number) =>
     (KEY_SHAPES[i % KEY_SHAPES.length] as string).replace('{0}', `${i}-${randomBytes(6).toString('hex')}`);
   const keys = (i: number) =>

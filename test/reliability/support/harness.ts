@@ -48,7 +48,7 @@ const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface HarnessOptions {
   readonly apps?: number;
-  readonly mode?: CredentialMode;
+  readonly mode?: Exclude<CredentialMode, 'oauth'>;
   /** app_id mode: keys of each application (default 1). */
   readonly keysPerApp?: number;
   readonly overrides?: Partial<AccessConfigInput>;

@@ -6,7 +6,7 @@ import {
   credentialIdOf,
   credentialIdPrefix,
   extractCredential,
-  identitySourceHeaders,
+  identitySourcesOf,
   keyIdOf,
   MAX_CREDENTIAL_BYTES,
 } from '../../../lambdas/core/credentials';
@@ -115,18 +115,70 @@ describe('extractCredential in app_id mode', () => {
   });
 });
 
-describe('identitySourceHeaders', () => {
-  it('names the key header in user_key mode, app id and app key headers in app_id mode', () => {
-    expect(identitySourceHeaders(userKeyMode)).toEqual(['apikey']);
-    expect(identitySourceHeaders(appIdMode)).toEqual(['app_id', 'app_key']);
+const header = (name: string) => ({ location: 'header', name });
+
+describe('identitySourcesOf', () => {
+  it('names the key header in user_key mode, only the app id header in app_id mode (keys are optional)', () => {
+    expect(identitySourcesOf(userKeyMode)).toEqual([header('apikey')]);
+    expect(identitySourcesOf(appIdMode)).toEqual([header('app_id')]);
   });
 
   it('follows the configured header names, which the config lower-cases', () => {
     const renamed = { credentialHeader: 'X-Api-Key', appIdHeader: 'X-App-Id', appKeyHeader: 'X-App-Key' };
-    expect(identitySourceHeaders(parseConfig({ serviceId: 's1', ...renamed }))).toEqual(['x-api-key']);
+    expect(identitySourcesOf(parseConfig({ serviceId: 's1', ...renamed }))).toEqual([header('x-api-key')]);
+    expect(identitySourcesOf(parseConfig({ serviceId: 's1', credentialMode: 'app_id', ...renamed }))).toEqual(
+      [header('x-app-id')],
+    );
+  });
+
+  it('names the platform parameters in the query string with credentialLocation query', () => {
+    expect(identitySourcesOf(parseConfig({ serviceId: 's1', credentialLocation: 'query' }))).toEqual([
+      { location: 'query', name: 'user_key' },
+    ]);
+  });
+});
+
+describe('credentialLocation query', () => {
+  const userKeyQuery = parseConfig({ serviceId: 's1', credentialLocation: 'query' });
+  const appIdQuery = parseConfig({ serviceId: 's1', credentialMode: 'app_id', credentialLocation: 'query' });
+
+  it('reads the user key from the user_key query parameter, not from the header', () => {
+    expect(extractCredential(userKeyQuery, {}, null, { queryStringParameters: { user_key: 'k-1' } })).toEqual(
+      {
+        ok: true,
+        credential: { kind: 'user_key', userKey: 'k-1' },
+      },
+    );
+    expect(extractCredential(userKeyQuery, { apikey: 'k-1' }, null)).toEqual({
+      ok: false,
+      header: 'user_key',
+      reason: 'missing',
+    });
+  });
+
+  it('reads app_id and app_key from the query, the key optional, names matched exactly', () => {
     expect(
-      identitySourceHeaders(parseConfig({ serviceId: 's1', credentialMode: 'app_id', ...renamed })),
-    ).toEqual(['x-app-id', 'x-app-key']);
+      extractCredential(appIdQuery, {}, null, { queryStringParameters: { app_id: 'a1', app_key: 'k' } }),
+    ).toEqual({ ok: true, credential: { kind: 'app_id', appId: 'a1', appKey: 'k' } });
+    expect(extractCredential(appIdQuery, {}, null, { queryStringParameters: { app_id: 'a1' } })).toEqual({
+      ok: true,
+      credential: { kind: 'app_id', appId: 'a1' },
+    });
+    expect(
+      extractCredential(appIdQuery, {}, null, { queryStringParameters: { APP_ID: 'a1' } }),
+    ).toMatchObject({
+      ok: false,
+      reason: 'missing',
+    });
+  });
+
+  it('refuses a repeated query parameter as several values', () => {
+    expect(
+      extractCredential(userKeyQuery, {}, null, {
+        queryStringParameters: { user_key: 'b' },
+        multiValueQueryStringParameters: { user_key: ['a', 'b'] },
+      }),
+    ).toEqual({ ok: false, header: 'user_key', reason: 'several_values' });
   });
 });
 

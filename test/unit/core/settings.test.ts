@@ -19,6 +19,14 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   credentialHeader: 'x-api-key',
   appIdHeader: 'x-app-id',
   appKeyHeader: 'x-app-key',
+  credentialLocation: 'query',
+  oidcIssuer: 'https://issuer.example.com',
+  oidcJwksUrl: 'https://keys.example.com/jwks.json',
+  oidcAudience: 'api://words',
+  oidcAlgorithms: ['RS256', 'ES256'],
+  oidcClientIdClaim: 'azp',
+  tokenTtlSeconds: 900,
+  tokenSigningKeyId: 'alias/tokens',
   mappingRules: [{ method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 2 }],
   failureMode: 'resilient',
   limitMode: 'soft',
@@ -27,7 +35,14 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   platformTimeoutMs: 800,
   reportTimeoutMs: 9000,
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:usage',
-  redis: { host: 'redis.internal', port: 6380, tls: true, authSecretArn: 'arn:aws:secretsmanager:x' },
+  redis: {
+    mode: 'cluster',
+    host: 'redis.internal',
+    port: 6380,
+    seeds: [{ host: 'redis-2.internal', port: 6380 }],
+    tls: true,
+    authSecretArn: 'arn:aws:secretsmanager:x',
+  },
 };
 
 describe('the settings table', () => {

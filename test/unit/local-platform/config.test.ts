@@ -126,7 +126,7 @@ describe('platform config validation', () => {
     [
       'a bad authentication',
       platform(service({ authentication: 'oauth' })),
-      'platform.services[0].authentication must be one of user_key, app_id (got "oauth")',
+      'platform.services[0].authentication must be one of user_key, app_id, oidc (got "oauth")',
     ],
     [
       'a bad application state',

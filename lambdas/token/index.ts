@@ -1,0 +1,39 @@
+/**
+ * Lambda entry of the token function: settings, platform client, Redis and the KMS signer once per
+ * container. In AWS the issuer's key is the KMS key named by TOKEN_SIGNING_KEY_ID.
+ */
+import { KMSClient } from '@aws-sdk/client-kms';
+import { ConfigError } from '../core/config';
+import { SERVICE_NAME } from '../core/metric-names';
+import { createLogger } from '../core/observability';
+import { loadRuntime, oncePerContainer } from '../core/runtime';
+import { redisFailedClients, TokenEndpoint } from './endpoint';
+import { createTokenHandler } from './handler';
+import { kmsTokenSigner } from './signer';
+
+const serviceName = `${SERVICE_NAME.authorizer}-token`;
+
+const endpoint = oncePerContainer(async () => {
+  const runtime = await loadRuntime(serviceName);
+  const { config } = runtime;
+  if (config.oidcIssuer === undefined)
+    throw new ConfigError('oidcIssuer', 'is required by the token function');
+  if (config.tokenSigningKeyId === undefined) {
+    throw new ConfigError(
+      'tokenSigningKeyId',
+      'is required by the token function (the KMS key it signs with)',
+    );
+  }
+  if (runtime.redis === undefined)
+    throw new ConfigError('redis', 'is required: failed client checks are kept there');
+  return new TokenEndpoint({
+    config: { ...config, oidcIssuer: config.oidcIssuer },
+    platform: runtime.platform,
+    signer: kmsTokenSigner(new KMSClient({ maxAttempts: 2 }), config.tokenSigningKeyId),
+    failedClients: redisFailedClients(runtime.redis),
+    logger: runtime.logger,
+    now: Date.now,
+  });
+});
+
+export const handler = createTokenHandler(endpoint, createLogger(serviceName));

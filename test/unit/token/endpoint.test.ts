@@ -1,0 +1,251 @@
+/**
+ * The token endpoint core with a fake platform and the local signer: every place credentials may travel,
+ * every RFC 6749 error, the platform's answers, the failed-check cache, and tokens the authorizer accepts.
+ */
+import { createLocalJWKSet } from 'jose';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../lambdas/core/config';
+import { AccessTokenVerifier } from '../../../lambdas/core/credentials/oauth';
+import type { Credential } from '../../../lambdas/core/platform/types';
+import {
+  type FailedClients,
+  TOKEN_PATH,
+  TokenEndpoint,
+  type TokenHttpRequest,
+} from '../../../lambdas/token/endpoint';
+import { localTokenSigner, type TokenSigner } from '../../../lambdas/token/signer';
+import {
+  authorized,
+  CapturingLogger,
+  denied,
+  FakePlatform,
+  invalidCredential,
+  UNAVAILABLE,
+} from '../core/fakes';
+
+const ISSUER = 'http://127.0.0.1:8080/oauth-api';
+const config = parseConfig({ serviceId: 's1', credentialMode: 'oauth', oidcIssuer: ISSUER });
+const SECRETS: Record<string, string> = { 'client-1': 'secret:with:colons', 'client-2': 's2' };
+
+let platform: FakePlatform;
+let signer: TokenSigner;
+let remembered: Map<string, number>;
+let logger: CapturingLogger;
+let endpoint: TokenEndpoint;
+
+const failedClients: FailedClients = {
+  has: async (hash) => remembered.has(hash),
+  add: async (hash, ttl) => void remembered.set(hash, ttl),
+};
+
+beforeEach(async () => {
+  platform = new FakePlatform();
+  platform.authorizeAnswer = (credential: Credential) =>
+    credential.kind === 'app_id' && SECRETS[credential.appId] === credential.appKey
+      ? authorized()
+      : credential.kind === 'app_id' && SECRETS[credential.appId] === undefined
+        ? invalidCredential('application_not_found')
+        : denied('application_key_invalid');
+  signer ??= await localTokenSigner();
+  remembered = new Map();
+  logger = new CapturingLogger();
+  endpoint = new TokenEndpoint({
+    config: { ...config, oidcIssuer: ISSUER },
+    platform,
+    signer,
+    failedClients,
+    logger,
+    now: Date.now,
+  });
+});
+
+function post(parts: Partial<TokenHttpRequest>) {
+  return endpoint.handle({ method: 'POST', headers: {}, query: {}, ...parts }, TOKEN_PATH);
+}
+
+const query = (values: Record<string, string>) =>
+  Object.fromEntries(Object.entries(values).map(([name, value]) => [name, [value]]));
+const form = (values: Record<string, string>) => ({
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(values).toString(),
+});
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const GRANT = { grant_type: 'client_credentials' };
+const CLIENT_1 = { client_id: 'client-1', client_secret: 'secret:with:colons' };
+
+async function verified(accessToken: string) {
+  const keys = createLocalJWKSet({ keys: [await signer.publicJwk()] });
+  return new AccessTokenVerifier(config, keys).verify(accessToken);
+}
+
+describe('a token for the client credentials', () => {
+  it('in the query string, a form body or HTTP Basic (a secret with colons): RFC 6749 5.1', async () => {
+    for (const answer of [
+      await post({ query: query({ ...GRANT, ...CLIENT_1 }) }),
+      await post(form({ ...GRANT, ...CLIENT_1 })),
+      await post({
+        headers: {
+          authorization: basic('client-1', 'secret:with:colons'),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'grant_type=client_credentials',
+      }),
+    ]) {
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', pragma: 'no-cache' });
+      const body = JSON.parse(answer.body);
+      expect(body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
+      expect(await verified(body.access_token)).toEqual({ ok: true, clientId: 'client-1' });
+    }
+    expect(platform.calls.map((call) => call.op === 'authorize' && call.credential)).toEqual(
+      Array(3).fill({ kind: 'app_id', appId: 'client-1', appKey: 'secret:with:colons' }),
+    );
+  });
+
+  it('is a JWT with iss, sub, client_id, aud, iat, exp and a fresh jti', async () => {
+    const tokens = await Promise.all(
+      [1, 2].map(
+        async () => JSON.parse((await post({ query: query({ ...GRANT, ...CLIENT_1 }) })).body).access_token,
+      ),
+    );
+    const [a, b] = tokens.map((t: string) =>
+      JSON.parse(Buffer.from(t.split('.')[1] as string, 'base64url').toString()),
+    );
+    expect(a).toMatchObject({ iss: ISSUER, sub: 'client-1', client_id: 'client-1', aud: ISSUER });
+    expect(a.exp - a.iat).toBe(3600);
+    expect(a.jti).not.toBe(b.jti);
+    const header = JSON.parse(
+      Buffer.from((tokens[0] as string).split('.')[0] as string, 'base64url').toString(),
+    );
+    expect(header).toEqual({ alg: 'ES256', typ: 'JWT', kid: (await signer.publicJwk()).kid });
+  });
+
+  it('is given to an application over its limits: the authorizer refuses its calls, not its token', async () => {
+    platform.authorizeAnswer = () => denied('limits_exceeded');
+    expect((await post({ query: query({ ...GRANT, ...CLIENT_1 }) })).statusCode).toBe(200);
+  });
+});
+
+describe('RFC 6749 5.2 errors', () => {
+  async function error(parts: Partial<TokenHttpRequest>) {
+    const answer = await post(parts);
+    return {
+      status: answer.statusCode,
+      ...JSON.parse(answer.body),
+      challenge: answer.headers['www-authenticate'],
+    };
+  }
+
+  it('invalid_request: credentials in two places, a repeated parameter, half a pair, no grant type', async () => {
+    expect(
+      await error({
+        query: query({ ...GRANT, ...CLIENT_1 }),
+        headers: { authorization: basic('client-1', 'x') },
+      }),
+    ).toMatchObject({ status: 400, error: 'invalid_request' });
+    expect(
+      await error({
+        query: query(GRANT),
+        ...form(CLIENT_1),
+        headers: { ...form(CLIENT_1).headers, authorization: basic('a', 'b') },
+      }),
+    ).toMatchObject({
+      status: 400,
+      error: 'invalid_request',
+    });
+    expect(
+      await error({
+        query: { ...query(CLIENT_1), grant_type: ['client_credentials', 'client_credentials'] },
+      }),
+    ).toMatchObject({
+      error: 'invalid_request',
+    });
+    expect(await error({ query: query({ ...GRANT, client_id: 'client-1' }) })).toMatchObject({
+      error: 'invalid_request',
+    });
+    expect(await error({ query: query(CLIENT_1) })).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'grant_type is missing',
+    });
+    expect(await error({ headers: { authorization: 'Bearer x' }, query: query(GRANT) })).toMatchObject({
+      error: 'invalid_request',
+    });
+    expect(await error({ headers: { 'content-type': 'application/json' }, body: '{}' })).toMatchObject({
+      error: 'invalid_request',
+    });
+    expect(platform.calls).toEqual([]);
+  });
+
+  it('unsupported_grant_type for grants that need a user, and any other', async () => {
+    for (const grant of ['authorization_code', 'refresh_token', 'password', 'urn:other']) {
+      expect(await error({ query: query({ grant_type: grant, ...CLIENT_1 }) })).toMatchObject({
+        status: 400,
+        error: 'unsupported_grant_type',
+        error_description: expect.stringContaining(grant),
+      });
+    }
+  });
+
+  it('invalid_client (401, Basic challenge): no credentials, a wrong secret, an unknown or suspended client', async () => {
+    const challenge = `Basic realm="${ISSUER}"`;
+    expect(await error({ query: query(GRANT) })).toMatchObject({
+      status: 401,
+      error: 'invalid_client',
+      challenge,
+    });
+    expect(
+      await error({ query: query({ ...GRANT, client_id: 'client-1', client_secret: 'wrong' }) }),
+    ).toMatchObject({
+      status: 401,
+      error: 'invalid_client',
+      challenge,
+    });
+    expect(
+      await error({ query: query({ ...GRANT, client_id: 'nobody', client_secret: 'x' }) }),
+    ).toMatchObject({
+      error: 'invalid_client',
+    });
+    platform.authorizeAnswer = () => denied('application_not_active');
+    expect(await error({ query: query({ ...GRANT, ...CLIENT_1 }) })).toMatchObject({
+      error: 'invalid_client',
+    });
+  });
+
+  it('remembers a failed check by a hash, so the same wrong secret does not reach the platform again', async () => {
+    const wrong = query({ ...GRANT, client_id: 'client-1', client_secret: 'wrong-secret' });
+    for (let i = 0; i < 5; i++) expect((await post({ query: wrong })).statusCode).toBe(401);
+    expect(platform.count('authorize')).toBe(1);
+    const [hash] = [...remembered.keys()];
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(logger.lines)).not.toContain('wrong-secret');
+    expect((await post({ query: query({ ...GRANT, ...CLIENT_1 }) })).statusCode).toBe(200);
+  });
+
+  it('temporarily_unavailable (503) when the platform cannot answer, never a 500', async () => {
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    expect(await error({ query: query({ ...GRANT, ...CLIENT_1 }) })).toMatchObject({
+      status: 503,
+      error: 'temporarily_unavailable',
+    });
+    expect(remembered.size).toBe(0);
+  });
+});
+
+describe('published keys', () => {
+  it('serves the JWKS and the discovery document', async () => {
+    const jwks = await endpoint.handle({ method: 'GET', headers: {}, query: {} }, '/.well-known/jwks.json');
+    expect(JSON.parse(jwks.body)).toEqual({ keys: [await signer.publicJwk()] });
+    expect(JSON.parse(jwks.body).keys[0]).not.toHaveProperty('d');
+    const discovery = await endpoint.handle(
+      { method: 'GET', headers: {}, query: {} },
+      '/.well-known/openid-configuration',
+    );
+    expect(JSON.parse(discovery.body)).toMatchObject({
+      issuer: ISSUER,
+      token_endpoint: `${ISSUER}/oauth/token`,
+      jwks_uri: `${ISSUER}/.well-known/jwks.json`,
+      grant_types_supported: ['client_credentials'],
+    });
+  });
+});
