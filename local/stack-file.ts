@@ -90,6 +90,7 @@ const GATEWAY_SETTINGS = [
   'negativeCacheTtlSeconds',
   'platformTimeoutMs',
   'reportTimeoutMs',
+  'alertLevels',
   'cors',
   'docs',
 ];
@@ -218,6 +219,7 @@ function gateway(
         'negativeCacheTtlSeconds',
         'platformTimeoutMs',
         'reportTimeoutMs',
+        'alertLevels',
       ]
         .filter((name) => fields[name] !== undefined)
         .map((name) => [name, fields[name]]),

@@ -10,6 +10,10 @@ export type FailureMode = 'strict' | 'resilient' | 'allow';
 export type LimitMode = 'hard' | 'soft';
 export type PlatformAuthKind = 'provider_key' | 'service_token';
 
+/** The usage percentages the platform lets a service alert at (apisonator's ALERT_BINS, without 0). */
+export const ALERT_LEVELS = [50, 80, 90, 100, 120, 150, 200, 300] as const;
+export type AlertLevel = (typeof ALERT_LEVELS)[number];
+
 export interface MappingRule {
   /** HTTP method, upper case, or `ANY`. */
   readonly method: string;
@@ -57,12 +61,18 @@ export interface AccessConfig {
   readonly reportTimeoutMs: number;
   readonly redis?: RedisSettings;
   readonly topicArn?: string;
+  /** Usage alerts fire at these percentages of a limit, ascending; empty turns alerts off. */
+  readonly alertLevels: readonly AlertLevel[];
+  /** The SNS topic usage alerts are published to; without it the reporter sends none. */
+  readonly alertsTopicArn?: string;
 }
 
 /** What callers may give; everything but serviceId has a default. */
-export type AccessConfigInput = Partial<Omit<AccessConfig, 'redis' | 'mappingRules'>> & {
+export type AccessConfigInput = Partial<Omit<AccessConfig, 'redis' | 'mappingRules' | 'alertLevels'>> & {
   readonly serviceId: string;
   readonly mappingRules?: readonly MappingRule[];
+  /** Validated against ALERT_LEVELS. */
+  readonly alertLevels?: readonly number[];
   readonly redis?: Partial<RedisSettings> & { readonly host: string };
 };
 
@@ -90,6 +100,7 @@ export const DEFAULTS = {
   platformTimeoutMs: 1000,
   reportTimeoutMs: 5000,
   redisPort: 6379,
+  alertLevels: [80, 100],
 } as const;
 
 /** SQS caps the delivery delay, and so the report window, at 15 minutes. */
@@ -184,6 +195,23 @@ export function validateMappingRules(rules: unknown, setting = 'mappingRules'): 
   });
 }
 
+/** Alert levels from ALERT_LEVELS, each once, sorted ascending; an empty list turns alerts off. */
+export function validateAlertLevels(levels: unknown, setting = 'alertLevels'): AlertLevel[] {
+  if (!Array.isArray(levels)) {
+    throw new ConfigError(setting, `must be an array of percentages from ${ALERT_LEVELS.join(', ')}`);
+  }
+  const valid = levels.map((level: unknown, i) => {
+    if (!ALERT_LEVELS.includes(level as AlertLevel)) {
+      throw new ConfigError(
+        `${setting}[${i}]`,
+        `must be one of ${ALERT_LEVELS.join(', ')} (got ${JSON.stringify(level)})`,
+      );
+    }
+    return level as AlertLevel;
+  });
+  return [...new Set(valid)].sort((a, b) => a - b);
+}
+
 /** Applies defaults and validates; throws ConfigError naming the first bad setting. */
 export function parseConfig(input: AccessConfigInput): AccessConfig {
   const serviceId = nonEmpty('serviceId', input.serviceId);
@@ -254,6 +282,10 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
     ),
     ...(redis && { redis }),
     ...(input.topicArn !== undefined && { topicArn: nonEmpty('topicArn', input.topicArn) }),
+    alertLevels: validateAlertLevels(input.alertLevels ?? DEFAULTS.alertLevels),
+    ...(input.alertsTopicArn !== undefined && {
+      alertsTopicArn: nonEmpty('alertsTopicArn', input.alertsTopicArn),
+    }),
   };
 }
 
@@ -279,6 +311,8 @@ export const ENV = {
   redisTls: 'REDIS_TLS',
   redisAuthSecretArn: 'REDIS_AUTH_SECRET_ARN',
   topicArn: 'TOPIC_ARN',
+  alertLevels: 'ALERT_LEVELS',
+  alertsTopicArn: 'ALERTS_TOPIC_ARN',
 } as const;
 
 /** Local runs only: the raw provider key, service token and Redis password come from these. */
@@ -354,6 +388,8 @@ export function configFromEnv(env: Env = process.env): AccessConfig {
           })
         : undefined,
       topicArn: env[ENV.topicArn] || undefined,
+      alertLevels: envJson(env, ENV.alertLevels) as number[] | undefined,
+      alertsTopicArn: env[ENV.alertsTopicArn] || undefined,
     }),
   );
 }
@@ -384,6 +420,8 @@ export function configToEnv(config: AccessConfig): Record<string, string> {
     [ENV.redisTls]: config.redis ? String(config.redis.tls) : undefined,
     [ENV.redisAuthSecretArn]: config.redis?.authSecretArn,
     [ENV.topicArn]: config.topicArn,
+    [ENV.alertLevels]: JSON.stringify(config.alertLevels),
+    [ENV.alertsTopicArn]: config.alertsTopicArn,
   };
   return defined(env) as Record<string, string>;
 }
