@@ -68,6 +68,11 @@ export function alertText(alert: UsageAlert): string {
   );
 }
 
+/** One console line per alert (npm start): `alert <application> <metric> <period> <level>% <current>/<max>`. */
+export function alertLine(alert: UsageAlert): string {
+  return `alert ${alert.application} ${alert.metric} ${alert.period} ${alert.level}% ${alert.current}/${alert.max} (service ${alert.service})`;
+}
+
 /**
  * The SNS publish of an alert: the JSON body by default, the readable text for e-mail (per-protocol
  * message structure), and the attributes subscription filter policies match on.

@@ -108,6 +108,27 @@ describe('local stack end to end (real redis-server)', () => {
     expect(await platformCurrentValue(platformUrl, query, 'hits', 'hour')).toBe(HOURLY_LIMIT);
   });
 
+  it('publishes a usage alert at 80 % and at 100 % of the hourly limit, each once, naming no key', async () => {
+    const before = stack.alerts().length;
+    const get = () => call(`${api}/v1/words/alert.json`, { headers: { apikey: 'key-post' } });
+    for (let i = 0; i < HOURLY_LIMIT - 1; i++) expect((await get()).status).toBe(200);
+    await stack.flush();
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(403);
+    await stack.flush();
+    await stack.flush();
+    const alerts = stack.alerts().slice(before);
+    expect(
+      alerts.map((alert) => [alert.metric, alert.period, alert.level, alert.current, alert.max]),
+    ).toEqual([
+      ['hits', 'hour', 80, HOURLY_LIMIT - 1, HOURLY_LIMIT],
+      ['hits', 'hour', 100, HOURLY_LIMIT, HOURLY_LIMIT],
+    ]);
+    expect(alerts[0]).toMatchObject({ service: USER_SERVICE, plan: 'Basic' });
+    expect(alerts[0]?.application).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(alerts)).not.toContain('key-post');
+  });
+
   it('answers a route the API does not have with 404', async () => {
     const unknownPath = await call(`${api}/v2/words/hello.json`, { headers: { apikey: 'key-roomy' } });
     const unknownMethod = await call(`${api}/v1/words/hello.json`, {
