@@ -6,7 +6,7 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
 import type { AlertPublisher, UsageAlert } from '../../../lambdas/core/alerts';
-import type { AccessConfigInput } from '../../../lambdas/core/config';
+import type { AccessConfigInput, AlertLevel } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { encodeReportMessage, reportMessage } from '../../../lambdas/core/message';
@@ -225,6 +225,17 @@ describe('reporter', () => {
 });
 
 describe('usage alerts', () => {
+  const alertingReporter = (alertLevels: AlertLevel[], alertPublisher: AlertPublisher) =>
+    createReporterHandler({
+      config: accessConfig({ alertLevels }),
+      redis,
+      platform,
+      now: () => clock,
+      logger,
+      metrics,
+      alertPublisher,
+    });
+
   it('an alert that cannot be published brings its message back; the next delivery publishes it once', async () => {
     const sent: UsageAlert[] = [];
     let failing = true;
@@ -234,16 +245,7 @@ describe('usage alerts', () => {
         sent.push(alert);
       },
     };
-    const config = accessConfig({ alertLevels: [80, 100] });
-    const report = createReporterHandler({
-      config,
-      redis,
-      platform,
-      now: () => clock,
-      logger,
-      metrics,
-      alertPublisher,
-    });
+    const report = alertingReporter([80, 100], alertPublisher);
     const { authorize } = handlers();
     for (let i = 0; i < 3; i++) await authorize(authorizerEvent());
     // The first call went to the platform (authrep); the next two are reported: 3 + 2 of 5 = 100 %.
@@ -265,16 +267,7 @@ describe('usage alerts', () => {
 
   it('no alert levels: no alert, however high the usage', async () => {
     const alertPublisher: AlertPublisher = { publish: () => Promise.reject(new Error('must not publish')) };
-    const config = accessConfig({ alertLevels: [] });
-    const report = createReporterHandler({
-      config,
-      redis,
-      platform,
-      now: () => clock,
-      logger,
-      metrics,
-      alertPublisher,
-    });
+    const report = alertingReporter([], alertPublisher);
     const { authorize } = handlers();
     await authorize(authorizerEvent());
     platform.authorizeAnswer = () => authorized([hourly('hits', 1, 1, END)]);
