@@ -98,7 +98,9 @@ export function accessGatewayResponses(config: CredentialSettings): readonly Acc
     {
       type: 'ACCESS_DENIED',
       statusCode: 403,
-      template: '{"message":"Access denied","reason":"$context.authorizer.reason"}',
+      // Templates are not run by VTL: values are substituted, empty when the Deny's context lacks them.
+      template:
+        '{"message":"Access denied","reason":"$context.authorizer.reason","metric":"$context.authorizer.limitMetric","period":"$context.authorizer.limitPeriod","max":"$context.authorizer.limit","reset":"$context.authorizer.reset"}',
     },
     { type: 'AUTHORIZER_FAILURE', statusCode: 500, template: UNAVAILABLE },
     { type: 'AUTHORIZER_CONFIGURATION_ERROR', statusCode: 500, template: UNAVAILABLE },

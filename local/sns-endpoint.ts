@@ -32,8 +32,17 @@ export interface PublishedMessage {
   readonly topicArn: string;
   readonly message: string;
   readonly subject?: string;
+  /** 'json': `message` is a JSON object of per-protocol messages with a `default` one. */
+  readonly messageStructure?: 'json';
   readonly messageAttributes: Readonly<Record<string, SnsMessageAttribute>>;
   readonly publishedAt: number;
+}
+
+/** The message a subscriber of `protocol` gets (SNS's per-protocol message structure). */
+export function messageFor(published: PublishedMessage, protocol: string): string {
+  if (published.messageStructure !== 'json') return published.message;
+  const structure = JSON.parse(published.message) as Record<string, string>;
+  return structure[protocol] ?? (structure.default as string);
 }
 
 export type TopicSubscriber = (message: PublishedMessage) => void;
@@ -114,6 +123,7 @@ function invalidParameter(message: string): SnsError {
 interface MessageFields {
   readonly message: string;
   readonly subject?: string;
+  readonly messageStructure?: 'json';
   readonly messageAttributes: Record<string, SnsMessageAttribute>;
 }
 
@@ -144,7 +154,32 @@ function messageFields(form: URLSearchParams, prefix: string): MessageFields {
     };
   }
   const subject = form.get(`${prefix}Subject`);
-  return { message, messageAttributes, ...(subject !== null && { subject }) };
+  const structure = form.get(`${prefix}MessageStructure`);
+  if (structure !== null) checkJsonStructure(structure, message);
+  return {
+    message,
+    messageAttributes,
+    ...(subject !== null && { subject }),
+    ...(structure !== null && { messageStructure: 'json' as const }),
+  };
+}
+
+/** As SNS: the only structure is json, whose message must be a JSON object with a string `default`. */
+function checkJsonStructure(structure: string, message: string): void {
+  if (structure !== 'json') throw invalidParameter('MessageStructure Reason: must be json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    throw invalidParameter('Message Structure - JSON message body failed to parse');
+  }
+  const entries = typeof parsed === 'object' && parsed !== null ? Object.entries(parsed) : [];
+  if (typeof (parsed as Record<string, unknown>)?.default !== 'string') {
+    throw invalidParameter('Message Structure - No default entry in JSON message body');
+  }
+  if (entries.some(([, value]) => typeof value !== 'string')) {
+    throw invalidParameter('Message Structure - every protocol message must be a string');
+  }
 }
 
 export async function startSnsEndpoint(options: { port?: number } = {}): Promise<SnsEndpoint> {

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { accessCacheOf } from '../lambdas/core/access';
+import { snsAlertPublisher, type UsageAlert } from '../lambdas/core/alerts';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
@@ -46,7 +47,14 @@ import { withHeaders, withOverrides } from './gateway-responses';
 import { type RunningPlatform, startPlatform } from './platform';
 import { LocalQueue } from './queue';
 import { freePort, type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
-import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION, type SnsEndpoint, startSnsEndpoint } from './sns-endpoint';
+import {
+  LOCAL_AWS_CREDENTIALS,
+  LOCAL_REGION,
+  messageFor,
+  type PublishedMessage,
+  type SnsEndpoint,
+  startSnsEndpoint,
+} from './sns-endpoint';
 import { type SoapEchoServer, startSoapEcho } from './soap-echo';
 import {
   type GatewayDefinition,
@@ -85,6 +93,8 @@ export interface LocalStackOptions {
    * a busy machine can give a longer one, lest a starved event loop pass for a slow Redis.
    */
   readonly redisCommandTimeoutMs?: number;
+  /** Hears each usage alert the reporter publishes (npm start prints it). */
+  readonly onAlert?: (alert: UsageAlert) => void;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -99,6 +109,8 @@ export interface LocalStackGateway {
   /** The AccessConfig the authorizer and reporter run with (carries the platform credential: never log it). */
   readonly config: AccessConfig;
   readonly topicArn: string;
+  /** The usage alerts topic (the reporter publishes to it). */
+  readonly alertsTopicArn: string;
   readonly queue: LocalQueue;
   /** Runs the sweep once, as its schedule does: usage pending for a few report windows. */
   sweep(): Promise<SweepResult>;
@@ -157,6 +169,8 @@ export interface LocalStack {
   readonly soapEcho?: SoapEchoServer;
   /** Totals of every metric the handlers emitted. */
   metrics(): Readonly<Record<string, number>>;
+  /** Every usage alert published so far, oldest first. */
+  alerts(): readonly UsageAlert[];
   /** Delivers every queued usage message now and runs the sweep, so pending usage reaches the platform. */
   flush(): Promise<FlushResult>;
   /** Stops taking calls, flushes, and stops everything it started. Idempotent. */
@@ -175,8 +189,8 @@ class CountingMetrics implements MetricsPort {
 const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Topic and queue names allow letters, digits, - and _ only. */
-function resourceName(serviceId: string, taken: Set<string>): string {
-  const base = `access-usage-${serviceId.replace(/[^A-Za-z0-9_-]/g, '-')}`.slice(0, 70);
+function resourceName(serviceId: string, taken: Set<string>, kind = 'usage'): string {
+  const base = `access-${kind}-${serviceId.replace(/[^A-Za-z0-9_-]/g, '-')}`.slice(0, 70);
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
   taken.add(name);
@@ -283,6 +297,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       for (const client of platformClients) client.close();
     });
     const topicNames = new Set<string>();
+    const alerts: UsageAlert[] = [];
+    // The alerts topic's subscriber: a console, as an e-mail or web-console subscription would be.
+    const alertSubscriber = (published: PublishedMessage) => {
+      const alert = JSON.parse(messageFor(published, 'default')) as UsageAlert;
+      alerts.push(alert);
+      options.onAlert?.(alert);
+    };
     const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
 
     // The issuer URL of an oauth API is its own URL, so the port is chosen before the APIs are wired.
@@ -308,10 +329,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const topicArn = sns.addTopic(name, (message) =>
         queue?.send(message.message, message.messageAttributes),
       );
+      const alertsTopicArn = sns.addTopic(
+        resourceName(gateway.configInput.serviceId, topicNames, 'alerts'),
+        alertSubscriber,
+      );
       const config: AccessConfig = {
         ...gatewayConfig(gateway, platform?.url ?? '', `${gatewayUrl}${gateway.basePath}`),
         redis: redis.settings,
         topicArn,
+        alertsTopicArn,
       };
       const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');
       platformClients.push(platformClient);
@@ -321,6 +347,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         platform: platformClient,
         logger,
         metrics,
+        alertPublisher: snsAlertPublisher(snsClient, alertsTopicArn),
         ...(options.now && { now: options.now }),
       };
       const reporter = createReporterHandler(reporterDeps);
@@ -386,7 +413,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ),
       };
       const soapPath = gateway.soap?.route.resource;
-      return { api, config, topicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
+      return { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
     };
     const wired = definition.gateways.map(wire);
     cleanup.push(() => Promise.all(wired.map(({ queue }) => queue.stop())));
@@ -399,13 +426,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(() => gateway.stop());
 
     const gateways: LocalStackGateway[] = wired.map(
-      ({ api, config, topicArn, queue, sweep, sweepAll, rejectedUsage, soapPath }) => ({
+      ({ api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath }) => ({
         serviceId: config.serviceId,
         url: `${gateway.url}${api.basePath}`,
         basePath: api.basePath,
         docsUrl: `${gateway.url}${api.basePath}${DOCS_PATH}`,
         config,
         topicArn,
+        alertsTopicArn,
         queue,
         sweep,
         sweepAll,
@@ -477,6 +505,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       redis,
       ...(soapEcho && { soapEcho }),
       metrics: () => ({ ...metrics.totals }),
+      alerts: () => [...alerts],
       flush,
       stop,
     };

@@ -3,6 +3,7 @@
  * stack file (default: the bundled demo) and stops cleanly on Ctrl-C after flushing pending usage.
  */
 import { parseArgs } from 'node:util';
+import { alertLine } from '../lambdas/core/alerts';
 import { ConfigError } from '../lambdas/core/config';
 import type { LogAttributes, LogPort } from '../lambdas/core/observability';
 import { bannerLines } from './banner';
@@ -105,6 +106,7 @@ async function main(argv: readonly string[]): Promise<number> {
       port,
       ...(args.values['redis-cluster'] && { redis: 'cluster' as const }),
       logger,
+      onAlert: (alert) => console.log(alertLine(alert)),
       accessLog: (entry) =>
         console.log(
           `${entry.method} ${entry.path} ${entry.status}${entry.errorType ? ` ${entry.errorType}` : ''}`,

@@ -46,14 +46,35 @@ export type AuthorizerHandler = (
 
 type PolicyDecision = Extract<AccessDecision, { effect: 'allow' | 'deny' }>;
 
+/**
+ * The limit of a decision as flat context values a backend can send as RateLimit headers: `limit` (the
+ * max), `remaining` (0 on a refusal), `reset` (whole seconds until the period ends; absent for
+ * eternity), `limitMetric` and `limitPeriod`.
+ */
+export function limitContext(limit: PolicyDecision['limit'], now: number): APIGatewayAuthorizerResultContext {
+  if (limit === undefined) return {};
+  return {
+    limit: limit.max,
+    remaining: Math.max(limit.remaining ?? 0, 0),
+    ...(limit.resetAt !== undefined && { reset: Math.max(Math.ceil((limit.resetAt - now) / 1000), 0) }),
+    limitMetric: limit.metric,
+    limitPeriod: limit.period,
+  };
+}
+
 /** The IAM policy for one decision: Allow or Deny execute-api:Invoke on exactly `methodArn`. */
-export function policyOf(methodArn: string, decision: PolicyDecision): APIGatewayAuthorizerResult {
+export function policyOf(
+  methodArn: string,
+  decision: PolicyDecision,
+  now: number = Date.now(),
+): APIGatewayAuthorizerResult {
   const context: APIGatewayAuthorizerResultContext = {
     credentialId: decision.credentialId,
     plan: decision.plan,
     metrics: decision.metrics,
     ...(decision.applicationId !== undefined && { applicationId: decision.applicationId }),
     ...(decision.reason !== undefined && { reason: decision.reason }),
+    ...limitContext(decision.limit, now),
   };
   return {
     principalId: decision.credentialId,
@@ -86,6 +107,7 @@ export function authorizerErrorPolicy(methodArn: string): APIGatewayAuthorizerRe
 export function createAuthorizerHandler(deps: AuthorizerDeps): AuthorizerHandler {
   const logger = deps.logger ?? createLogger(AUTHORIZER_SERVICE_NAME);
   const metrics = deps.metrics ?? createMetrics(AUTHORIZER_SERVICE_NAME);
+  const now = deps.now ?? Date.now;
   const access = createAccessAuthorizerOnSns({ ...deps, logger, metrics });
   return async (event) => {
     let decision: AccessDecision;
@@ -99,6 +121,6 @@ export function createAuthorizerHandler(deps: AuthorizerDeps): AuthorizerHandler
       metrics.publishStoredMetrics();
     }
     if (decision.effect === 'unauthorized') throw new Error('Unauthorized');
-    return policyOf(event.methodArn, decision);
+    return policyOf(event.methodArn, decision, now());
   };
 }

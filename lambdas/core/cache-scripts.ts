@@ -347,19 +347,19 @@ return publish
  * Takes the usage to report. KEYS: app, pending, inflight, since, lease, refused. ARGV: lease token,
  * lease ms. In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new
  * joins it until the platform accepted it. The limits refused calls hit since the last drain are taken
- * too (`<period>:<metric>` fields). Returns {'busy'} (another reporter holds the lease) |
- * {'empty', sealed credential or '', refused field, ...} (nothing to report; the credential lets the
- * reporter refresh the budget all the same) | {'unreadable'} (no sealed credential) |
- * {'ready', sealed credential, resent ('1' when the in-flight usage was left by an earlier attempt, so
- * pending usage may still wait), refused count, refused field, ..., field, value, ...} with the fields
- * of the in-flight hash (see the module note).
+ * too (`<period>:<metric>` fields, each with the time of its last refusal). Returns {'busy'} (another
+ * reporter holds the lease) | {'empty', sealed credential or '', refused field, time, ...} (nothing to
+ * report; the credential lets the reporter refresh the budget all the same) | {'unreadable'} (no sealed
+ * credential) | {'ready', sealed credential, resent ('1' when the in-flight usage was left by an earlier
+ * attempt, so pending usage may still wait), refused item count, refused field, time, ..., field, value,
+ * ...} with the fields of the in-flight hash (see the module note).
  */
 export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
   numberOfKeys: 6,
   lua: `
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'busy'} end
-local refused = redis.call('HKEYS', KEYS[6])
+local refused = redis.call('HGETALL', KEYS[6])
 redis.call('DEL', KEYS[6])
 local sealed = redis.call('HGET', KEYS[1], 'cred')
 local resent = '1'

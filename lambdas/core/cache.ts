@@ -132,6 +132,8 @@ export interface UsageBucket {
 export interface LimitRefusal {
   readonly metric: string;
   readonly period: Period;
+  /** When a call was last refused at the limit (the period it happened in). */
+  readonly at: number;
 }
 
 export type DrainResult =
@@ -307,11 +309,15 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
 
 const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
 
-function refusalsOf(fields: readonly string[]): LimitRefusal[] {
-  return fields.flatMap((field) => {
-    const match = REFUSAL_FIELD.exec(field);
-    return match ? [{ period: match[1] as Period, metric: match[2] as string }] : [];
-  });
+/** The refusals hash's `<period>:<metric>` fields, each followed by the time of its last refusal. */
+function refusalsOf(flat: readonly string[]): LimitRefusal[] {
+  const refusals: LimitRefusal[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const match = REFUSAL_FIELD.exec(flat[i] as string);
+    if (match)
+      refusals.push({ period: match[1] as Period, metric: match[2] as string, at: Number(flat[i + 1]) });
+  }
+  return refusals;
 }
 
 export class AccessCache {

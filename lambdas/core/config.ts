@@ -7,6 +7,8 @@ import { SETTING_ENV, SETTING_NAMES, SETTINGS, type Setting, type SettingValues 
 import { ConfigError, integer, nonEmpty, oneOf } from './validation';
 
 export {
+  ALERT_LEVELS,
+  type AlertLevel,
   CREDENTIAL_LOCATIONS,
   CREDENTIAL_MODES,
   type CredentialLocation,
@@ -20,6 +22,7 @@ export {
   TOKEN_ALGORITHMS,
   type TokenAlgorithm,
   type TokenClientIdClaim,
+  validateAlertLevels,
   validateMappingRules,
 } from './settings';
 export {

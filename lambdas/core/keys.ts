@@ -22,6 +22,12 @@
  *   am:{id}:rejected  hash, metric -> usage the platform refuses to take (a metric it does not have)
  *   am:{id}:refusals  hash, `<period>:<metric>` -> when a call was last refused at that limit; the
  *                     reporter takes it with the usage (a refusal counts as reaching 100 % for alerts)
+ *   am:{id}:alerts    hash, usage alerts not yet published (alerts.ts): `<period>:<metric>:<period start>:<level>`
+ *                     -> the alert as JSON, kept from its claim until SNS accepted it
+ *   am:{id}:alert:<period>:<metric>:<period start>:<level>
+ *                     string, PX one period past the period's end: the alert of that level in that
+ *                     period instance is `sending:<token>` (under a short lease), `out` (its publish
+ *                     failed: in the alerts hash for a retry) or `sent`; SET NX makes it fire once
  *   am:{id}:since     string, epoch ms of the oldest unreported usage (pending or in flight); the sweep
  *                     finds budgets by scanning for these keys
  *   am:{id}:window    string, end of the report window (epoch ms), PX window: set means an SNS
@@ -41,6 +47,7 @@ export interface CredentialKeys {
   readonly inFlight: string;
   readonly rejected: string;
   readonly refusals: string;
+  readonly alerts: string;
   readonly since: string;
   readonly window: string;
   readonly lease: string;
@@ -57,11 +64,17 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     inFlight: `${base}:inflight`,
     rejected: `${base}:rejected`,
     refusals: `${base}:refusals`,
+    alerts: `${base}:alerts`,
     since: `${base}:since`,
     window: `${base}:window`,
     lease: `${base}:lease`,
     firstCall: `${base}:first`,
   };
+}
+
+/** The mark of one usage alert (`<period>:<metric>:<period start>:<level>`, a field of the alerts hash). */
+export function alertMarkKey(credentialId: string, alert: string): string {
+  return `${KEY_PREFIX}:{${credentialId}}:alert:${alert}`;
 }
 
 /** SCAN pattern of the keys that mark unreported usage (braces are literal in Redis glob patterns). */

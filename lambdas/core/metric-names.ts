@@ -32,6 +32,8 @@ export const METRIC = {
   resyncFailed: 'ResyncFailed',
   sweepFlushed: 'SweepFlushed',
   authorizerError: 'AuthorizerError',
+  alertPublished: 'AlertPublished',
+  alertPublishFailed: 'AlertPublishFailed',
 } as const;
 
 /** Powertools' `service` dimension of each Lambda's metrics and logs. */

@@ -64,14 +64,23 @@ export interface ResyncedUsage {
   readonly status: AuthorizationStatus;
   /** The usage this flush takes to the platform. */
   readonly inFlight: Usage;
+  /** The same per period bucket, so an observer counts only the buckets of a limit's period. */
+  readonly inFlightBuckets: readonly UsageBucket[];
+  /** The app id when the credential names its application (app_id mode); user keys do not. */
+  readonly applicationId?: string;
   /** Limits refused calls hit since the last flush: each counts as reaching 100 %. */
   readonly refusals: readonly LimitRefusal[];
   /** The business clock when the answer came. */
   readonly now: number;
 }
 
-/** Called once per resynced credential the platform knows; a failure is logged and changes no flush. */
-export type ResyncObserver = (resynced: ResyncedUsage) => Promise<void> | void;
+/**
+ * Called once per resynced credential the platform knows; a failure is logged and changes no flush.
+ * `retry` says the observer still owes something for the credential (an alert it could not publish):
+ * the flush lists the credential in `retry`, so its report message comes again.
+ */
+export type ResyncObserver = (resynced: ResyncedUsage) => Promise<ObserverVerdict> | ObserverVerdict;
+export type ObserverVerdict = 'retry' | undefined;
 
 export interface ReportingDeps {
   readonly config: AccessConfig;
@@ -99,6 +108,8 @@ export interface FlushResult {
   readonly failed: readonly string[];
   /** The sealed credential is missing or does not open under our key: the usage stays, an error is logged. */
   readonly unreadable: readonly string[];
+  /** The observer still owes something (an alert not published): the message should come again. */
+  readonly retry: readonly string[];
 }
 
 /** The ports of the stages of a flush; each stage takes the ones it uses. */
@@ -330,6 +341,8 @@ export async function resyncCredential(
       state,
       status: answer,
       inFlight: item.usage,
+      inFlightBuckets: item.buckets,
+      ...(item.credential.kind === 'app_id' && { applicationId: item.credential.appId }),
       refusals: item.refusals,
       now,
     });
@@ -569,10 +582,19 @@ export async function settleUsage(
 
 /** One round: drain, verify (with the resync), report, settle; then the second round for resent batches. */
 async function flushRound(
-  ports: FlushPorts,
+  flushPorts: FlushPorts,
   credentialIds: readonly string[],
   round: number,
 ): Promise<FlushResult> {
+  const retry = new Set<string>();
+  const ports: FlushPorts = {
+    ...flushPorts,
+    onResynced: async (resynced) => {
+      const verdict = await flushPorts.onResynced(resynced);
+      if (verdict === 'retry') retry.add(resynced.credentialId);
+      return verdict;
+    },
+  };
   const { ready, idle, empty, busy, failed, unreadable } = await drainUsage(ports, credentialIds);
   await refreshIdle(ports, idle);
   const { reportable, discarded, rejected, unverified } = await verifyCredentials(ports, ready);
@@ -587,6 +609,7 @@ async function flushRound(
     busy,
     failed: [...failed, ...idsOf(unverified), ...idsOf(refused)],
     unreadable,
+    retry: [...retry],
   };
   const resent = idsOf(accepted.filter((item) => item.resent));
   if (resent.length === 0 || round >= MAX_ROUNDS) return result;
@@ -602,6 +625,7 @@ function withNextRound(result: FlushResult, next: FlushResult): FlushResult {
     busy: [...result.busy, ...next.busy],
     failed: [...result.failed, ...next.failed],
     unreadable: [...result.unreadable, ...next.unreadable],
+    retry: [...new Set([...result.retry, ...next.retry])],
   };
 }
 

@@ -44,6 +44,27 @@ export const TOKEN_ALGORITHMS = [
 ] as const;
 export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
 
+/** The usage percentages the platform lets a service alert at (apisonator's ALERT_BINS, without 0). */
+export const ALERT_LEVELS = [50, 80, 90, 100, 120, 150, 200, 300] as const;
+export type AlertLevel = (typeof ALERT_LEVELS)[number];
+
+/** Alert levels from ALERT_LEVELS, each once, sorted ascending; an empty list turns alerts off. */
+export function validateAlertLevels(levels: unknown, setting = 'alertLevels'): AlertLevel[] {
+  if (!Array.isArray(levels)) {
+    throw new ConfigError(setting, `must be an array of percentages from ${ALERT_LEVELS.join(', ')}`);
+  }
+  const valid = levels.map((level: unknown, i) => {
+    if (!ALERT_LEVELS.includes(level as AlertLevel)) {
+      throw new ConfigError(
+        `${setting}[${i}]`,
+        `must be one of ${ALERT_LEVELS.join(', ')} (got ${JSON.stringify(level)})`,
+      );
+    }
+    return level as AlertLevel;
+  });
+  return [...new Set(valid)].sort((a, b) => a - b);
+}
+
 export interface MappingRule {
   /** HTTP method, upper case, or `ANY`. */
   readonly method: string;
@@ -386,6 +407,18 @@ export const SETTINGS = {
     5000,
   ),
   topicArn: optional({ env: 'TOPIC_ARN', description: 'the SNS topic usage messages go to (AWS)' }),
+  alertLevels: json(
+    {
+      env: 'ALERT_LEVELS',
+      sources: EVERYWHERE,
+      description: 'usage alerts at these percentages of a limit; [] turns alerts off',
+    },
+    (name, value): readonly AlertLevel[] => validateAlertLevels(value ?? [80, 100], name),
+  ),
+  alertsTopicArn: optional({
+    env: 'ALERTS_TOPIC_ARN',
+    description: 'the SNS topic usage alerts go to; without it the reporter sends none (AWS)',
+  }),
 } as const;
 
 type Table = typeof SETTINGS;

@@ -3,6 +3,7 @@
  * and the sweep for usage whose message was lost. Both flush through the same core (reporting.ts).
  */
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { type AlertPublisher, UsageAlerts } from '../core/alerts';
 import type { AccessConfig } from '../core/config';
 import { credentialIdPrefix } from '../core/credentials';
 import { parseReportMessage } from '../core/message';
@@ -34,6 +35,8 @@ export interface ReporterDeps {
   readonly now?: () => number;
   readonly logger?: LogPort;
   readonly metrics?: MetricsPort;
+  /** Where usage alerts go; without one (or without alert levels) the reporter computes none. */
+  readonly alertPublisher?: AlertPublisher;
   /** Sweep only: flush usage older than this; default a few report windows (sweepMinAgeMs), 0 flushes all. */
   readonly sweepMinAgeMs?: number;
 }
@@ -42,13 +45,28 @@ export type ReporterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 export type SweepHandler = () => Promise<SweepResult>;
 
 function reportingDeps(deps: ReporterDeps): ReportingDeps {
+  const logger = deps.logger ?? createLogger(REPORTER_SERVICE_NAME);
+  const metrics = deps.metrics ?? createMetrics(REPORTER_SERVICE_NAME);
+  const { config, redis, alertPublisher } = deps;
+  const alerts =
+    alertPublisher && config.alertLevels.length > 0
+      ? new UsageAlerts({
+          serviceId: config.serviceId,
+          levels: config.alertLevels,
+          redis,
+          publisher: alertPublisher,
+          logger,
+          metrics,
+        })
+      : undefined;
   return {
-    config: deps.config,
-    redis: deps.redis,
+    config,
+    redis,
     platform: deps.platform,
     now: deps.now ?? Date.now,
-    logger: deps.logger ?? createLogger(REPORTER_SERVICE_NAME),
-    metrics: deps.metrics ?? createMetrics(REPORTER_SERVICE_NAME),
+    logger,
+    metrics,
+    ...(alerts && { onResynced: alerts.observe }),
   };
 }
 
@@ -88,6 +106,13 @@ export function createReporterHandler(deps: ReporterDeps): ReporterHandler {
         core.logger.info('credential not reported in this batch: its message will come again', {
           credential: credentialIdPrefix(credentialId),
         });
+        for (const messageId of recordsOf.get(credentialId) ?? [])
+          failures.push({ itemIdentifier: messageId });
+      }
+      // Reported, but an alert is still to publish: the message comes again after its visibility
+      // timeout, and that flush publishes the alert kept in Redis.
+      const failedIds = new Set([...result.failed, ...result.busy, ...result.unreadable]);
+      for (const credentialId of result.retry.filter((id) => !failedIds.has(id))) {
         for (const messageId of recordsOf.get(credentialId) ?? [])
           failures.push({ itemIdentifier: messageId });
       }

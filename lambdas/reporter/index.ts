@@ -3,8 +3,12 @@
  * are built once per container; a start-up failure fails the invocation, so SQS delivers the batch
  * again and the next scheduled sweep tries again.
  */
+
+import { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSEvent } from 'aws-lambda';
+import { snsAlertPublisher } from '../core/alerts';
 import { ConfigError } from '../core/config';
+import { SNS_CLIENT_SETTINGS } from '../core/message';
 import { loadRuntime, oncePerContainer } from '../core/runtime';
 import {
   createReporterHandler,
@@ -16,7 +20,14 @@ import {
 const reporterDeps = oncePerContainer(async (): Promise<ReporterDeps> => {
   const { redis, ...runtime } = await loadRuntime(REPORTER_SERVICE_NAME);
   if (!redis) throw new ConfigError('redis.host', 'is required by the reporter');
-  return { ...runtime, redis };
+  const { alertsTopicArn } = runtime.config;
+  return {
+    ...runtime,
+    redis,
+    ...(alertsTopicArn && {
+      alertPublisher: snsAlertPublisher(new SNSClient(SNS_CLIENT_SETTINGS), alertsTopicArn),
+    }),
+  };
 });
 
 const reporter = oncePerContainer(async () => createReporterHandler(await reporterDeps()));

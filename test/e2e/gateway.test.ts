@@ -229,12 +229,29 @@ describe('local API Gateway', () => {
 
   it('answers 403 with the reason from the context on a Deny', async () => {
     const { url, backendEvents } = await gatewayWith(async (event) =>
-      policy('Deny', event.methodArn, { reason: 'limits_exceeded' }),
+      policy('Deny', event.methodArn, {
+        reason: 'limits_exceeded',
+        limit: 100,
+        remaining: 0,
+        reset: 42,
+        limitMetric: 'hits',
+        limitPeriod: 'hour',
+      }),
     );
     const response = await fetch(`${url}/v1/words/hello.json`, { headers: { apikey: 'k-1' } });
+    // API Gateway's status is per response type (ACCESS_DENIED), and its header mappings take request
+    // parameters or static values only: no 429, no Retry-After; the body names the limit.
     expect(response.status).toBe(403);
     expect(response.headers.get('x-amzn-errortype')).toBe('AccessDeniedException');
-    expect(await response.json()).toEqual({ message: 'Access denied', reason: 'limits_exceeded' });
+    expect(response.headers.get('retry-after')).toBeNull();
+    expect(await response.json()).toEqual({
+      message: 'Access denied',
+      reason: 'limits_exceeded',
+      metric: 'hits',
+      period: 'hour',
+      max: '100',
+      reset: '42',
+    });
     expect(backendEvents).toEqual([]);
   });
 

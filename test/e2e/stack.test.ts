@@ -79,7 +79,15 @@ describe('local stack end to end (real redis-server)', () => {
       headers: { apikey: 'key-post' },
     });
     expect(status).toBe(403);
-    expect(body).toEqual({ message: 'Access denied', reason: 'limits_exceeded' });
+    // The platform refused this first call itself (authrep): no limit of the cache to name.
+    expect(body).toEqual({
+      message: 'Access denied',
+      reason: 'limits_exceeded',
+      metric: '',
+      period: '',
+      max: '',
+      reset: '',
+    });
   });
 
   it('answers a suspended application with 403', async () => {
@@ -87,7 +95,7 @@ describe('local stack end to end (real redis-server)', () => {
       headers: { apikey: 'key-suspended' },
     });
     expect(status).toBe(403);
-    expect(body).toEqual({ message: 'Access denied', reason: 'application_not_active' });
+    expect(body).toMatchObject({ message: 'Access denied', reason: 'application_not_active', metric: '' });
   });
 
   it('lets exactly the hourly limit through, and the platform counts exactly those calls after the flush', async () => {
@@ -106,6 +114,27 @@ describe('local stack end to end (real redis-server)', () => {
     const query = { provider_key: PROVIDER_KEY, service_id: USER_SERVICE, user_key: 'key-limited' };
     const platformUrl = stack.platform?.url ?? '';
     expect(await platformCurrentValue(platformUrl, query, 'hits', 'hour')).toBe(HOURLY_LIMIT);
+  });
+
+  it('publishes a usage alert at 80 % and at 100 % of the hourly limit, each once, naming no key', async () => {
+    const before = stack.alerts().length;
+    const get = () => call(`${api}/v1/words/alert.json`, { headers: { apikey: 'key-post' } });
+    for (let i = 0; i < HOURLY_LIMIT - 1; i++) expect((await get()).status).toBe(200);
+    await stack.flush();
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(403);
+    await stack.flush();
+    await stack.flush();
+    const alerts = stack.alerts().slice(before);
+    expect(
+      alerts.map((alert) => [alert.metric, alert.period, alert.level, alert.current, alert.max]),
+    ).toEqual([
+      ['hits', 'hour', 80, HOURLY_LIMIT - 1, HOURLY_LIMIT],
+      ['hits', 'hour', 100, HOURLY_LIMIT, HOURLY_LIMIT],
+    ]);
+    expect(alerts[0]).toMatchObject({ service: USER_SERVICE, plan: 'Basic' });
+    expect(alerts[0]?.application).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(alerts)).not.toContain('key-post');
   });
 
   it('answers a route the API does not have with 404', async () => {

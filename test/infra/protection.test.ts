@@ -336,7 +336,8 @@ describe('a SpecRestApi', () => {
     expect(responses?.ACCESS_DENIED).toEqual({
       statusCode: 403,
       responseTemplates: {
-        'application/json': '{"message":"Access denied","reason":"$context.authorizer.reason"}',
+        'application/json':
+          '{"message":"Access denied","reason":"$context.authorizer.reason","metric":"$context.authorizer.limitMetric","period":"$context.authorizer.limitPeriod","max":"$context.authorizer.limit","reset":"$context.authorizer.reset"}',
       },
     });
     template.resourceCountIs('AWS::ApiGateway::GatewayResponse', 0);

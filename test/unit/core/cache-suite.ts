@@ -207,14 +207,14 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await cache.drain(ID, 'l')).toEqual({
         kind: 'empty',
         sealedCredential: SEALED,
-        refusals: [{ metric: 'hits', period: 'hour' }],
+        refusals: [{ metric: 'hits', period: 'hour', at: T0 + 1 }],
       });
       expect(await redis.exists(keys.refusals)).toBe(0);
       await check({ now: T0 + 2, usage: { hits: 1 }, softLimits: true });
       await check({ now: T0 + 3 });
       expect(await cache.drain(ID, 'm')).toMatchObject({
         kind: 'ready',
-        refusals: [{ metric: 'hits', period: 'hour' }],
+        refusals: [{ metric: 'hits', period: 'hour', at: T0 + 3 }],
       });
     });
 

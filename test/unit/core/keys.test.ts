@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
 import {
+  alertMarkKey,
   credentialIdOfKey,
   credentialIdOfSinceKey,
   credentialKeys,
@@ -18,9 +19,9 @@ function hashTag(key: string): string {
 
 describe('credential keys', () => {
   it('all share the credential id as hash tag (one slot per credential)', () => {
-    const keys = Object.values(credentialKeys(id));
-    expect(keys).toHaveLength(11);
-    expect(new Set(keys).size).toBe(11);
+    const keys = [...Object.values(credentialKeys(id)), alertMarkKey(id, 'hour:hits:0:80')];
+    expect(keys).toHaveLength(13);
+    expect(new Set(keys).size).toBe(13);
     for (const key of keys) expect(hashTag(key)).toBe(id);
   });
 

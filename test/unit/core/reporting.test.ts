@@ -16,6 +16,7 @@ import {
   drainUsage,
   type FlushPorts,
   type ResyncedUsage,
+  type ResyncObserver,
   reportUsage,
   settleUsage,
   verifyCredentials,
@@ -65,6 +66,7 @@ function ports(overrides: Partial<FlushPorts> = {}): FlushPorts {
     metrics,
     onResynced: (resynced) => {
       observed.push(resynced);
+      return undefined;
     },
     ...overrides,
   };
@@ -283,6 +285,7 @@ describe('verify (with the resync)', () => {
           hierarchy: { hits: ['get_word', 'post_word'] },
         }),
         inFlight: { get_word: 3 },
+        inFlightBuckets: [bucketOf({ get_word: 3 })],
         refusals: [],
         now: T0,
       },
@@ -500,7 +503,7 @@ describe('settle', () => {
 });
 
 describe('flush (the stages in rounds)', () => {
-  function flusher(onResynced?: (resynced: ResyncedUsage) => void) {
+  function flusher(onResynced?: ResyncObserver) {
     return createUsageFlusher({
       config: parseConfig({ serviceId: SERVICE, platformCredential: 'pk-test' }),
       redis,
@@ -534,6 +537,7 @@ describe('flush (the stages in rounds)', () => {
       busy: [idOf('busy')],
       failed: [idOf('unverified')],
       unreadable: [idOf('refused-later')],
+      retry: [],
     });
     expect(platform.accepted).toEqual([{ credential: credential('ok'), usage: { hits: 1 }, timestamp: T0 }]);
     expect(await redis.exists(credentialKeys(idOf('invalid')).inFlight)).toBe(0);
@@ -562,11 +566,11 @@ describe('flush (the stages in rounds)', () => {
     expect(await check()).toMatchObject({ kind: 'limited', publish: true });
     platform.authorizeAnswer = () => authorized([hourly('hits', 100, 5, END)]);
     const seen: ResyncedUsage[] = [];
-    const result = await flusher((resynced) => seen.push(resynced)).flush([idOf('key-a')]);
+    const result = await flusher((resynced) => void seen.push(resynced)).flush([idOf('key-a')]);
     expect(result.empty).toEqual([idOf('key-a')]);
     expect(platform.calls).toEqual([{ op: 'authorize', credential: credential('key-a'), usage: {} }]);
     expect(seen).toEqual([
-      expect.objectContaining({ inFlight: {}, refusals: [{ metric: 'hits', period: 'hour' }] }),
+      expect.objectContaining({ inFlight: {}, refusals: [{ metric: 'hits', period: 'hour', at: T0 }] }),
     ]);
     expect(await check()).toMatchObject({ kind: 'allow' });
   });
@@ -578,7 +582,7 @@ describe('flush (the stages in rounds)', () => {
     await pending('key-a', { hits: 3 });
     platform.reportAnswer = () => ({ kind: 'accepted', requests: 1 });
     const seen: Usage[] = [];
-    const result = await flusher((resynced) => seen.push(resynced.inFlight)).flush([idOf('key-a')]);
+    const result = await flusher((resynced) => void seen.push(resynced.inFlight)).flush([idOf('key-a')]);
     expect(result.flushed).toEqual([idOf('key-a')]);
     expect(seen).toEqual([{ hits: 2 }, { hits: 3 }]);
     expect(platform.accepted.map((transaction) => transaction.usage)).toEqual([{ hits: 2 }, { hits: 3 }]);

@@ -35,6 +35,8 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   platformTimeoutMs: 800,
   reportTimeoutMs: 9000,
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:usage',
+  alertLevels: [50, 90, 100],
+  alertsTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alerts',
   redis: {
     mode: 'cluster',
     host: 'redis.internal',

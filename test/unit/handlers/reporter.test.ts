@@ -5,7 +5,8 @@ import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
-import type { AccessConfigInput } from '../../../lambdas/core/config';
+import type { AlertPublisher, UsageAlert } from '../../../lambdas/core/alerts';
+import type { AccessConfigInput, AlertLevel } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { encodeReportMessage, reportMessage } from '../../../lambdas/core/message';
@@ -220,6 +221,58 @@ describe('reporter', () => {
     expect(metrics.counts.FlushUnreadable).toBe(1);
     expect(await usageIn(redis, credentialKeys(ID).inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
+  });
+});
+
+describe('usage alerts', () => {
+  const alertingReporter = (alertLevels: AlertLevel[], alertPublisher: AlertPublisher) =>
+    createReporterHandler({
+      config: accessConfig({ alertLevels }),
+      redis,
+      platform,
+      now: () => clock,
+      logger,
+      metrics,
+      alertPublisher,
+    });
+
+  it('an alert that cannot be published brings its message back; the next delivery publishes it once', async () => {
+    const sent: UsageAlert[] = [];
+    let failing = true;
+    const alertPublisher: AlertPublisher = {
+      publish: async (alert) => {
+        if (failing) throw new Error('Throttling');
+        sent.push(alert);
+      },
+    };
+    const report = alertingReporter([80, 100], alertPublisher);
+    const { authorize } = handlers();
+    for (let i = 0; i < 3; i++) await authorize(authorizerEvent());
+    // The first call went to the platform (authrep); the next two are reported: 3 + 2 of 5 = 100 %.
+    platform.authorizeAnswer = () => authorized([hourly('hits', 5, 3, END)]);
+    const messages = published();
+    // Reported, but the alert did not leave: the message comes again.
+    expect(await report(sqsEvent(messages))).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'message-0' }],
+    });
+    expect(platform.reported()).toEqual({ get_word: 2 });
+    expect(metrics.counts.AlertPublishFailed).toBe(1);
+    failing = false;
+    expect(await report(sqsEvent(messages))).toEqual({ batchItemFailures: [] });
+    expect(sent.map((alert) => [alert.level, alert.current, alert.max])).toEqual([[100, 5, 5]]);
+    expect(await report(sqsEvent(messages))).toEqual({ batchItemFailures: [] });
+    expect(sent).toHaveLength(1);
+    expect(platform.reported()).toEqual({ get_word: 2 });
+  });
+
+  it('no alert levels: no alert, however high the usage', async () => {
+    const alertPublisher: AlertPublisher = { publish: () => Promise.reject(new Error('must not publish')) };
+    const report = alertingReporter([], alertPublisher);
+    const { authorize } = handlers();
+    await authorize(authorizerEvent());
+    platform.authorizeAnswer = () => authorized([hourly('hits', 1, 1, END)]);
+    expect(await report(sqsEvent(published()))).toEqual({ batchItemFailures: [] });
+    expect(metrics.counts.AlertPublishFailed).toBeUndefined();
   });
 });
 
