@@ -21,6 +21,7 @@ import { type AccessCache, ExistingRedisCache, ReplicationGroupCache } from './p
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
+import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
 
 export type { ApiAccessAuthorizerProps } from './api-access-authorizer-props';
@@ -40,6 +41,8 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly authorizerFunction: LambdaFunction;
   public readonly reporterFunction: LambdaFunction;
   public readonly sweepFunction: LambdaFunction;
+  /** The SOAP access proxy, when the `soap` prop is given. */
+  public readonly soapProxyFunction?: LambdaFunction;
   public readonly vpc: IVpc;
   /** The Lambdas' security group; the only one Redis admits. */
   public readonly functionSecurityGroup: SecurityGroup;
@@ -107,7 +110,17 @@ export class ApiAccessAuthorizer extends Construct {
       logRetention,
       tracing,
     });
-    this.parts = [network, cache, usage, this.authorizerPart];
+    const soap =
+      props.soap &&
+      new SoapProxyPart(this, {
+        settings: props.soap,
+        bindings,
+        network,
+        topic: usage.topic,
+        logRetention,
+        tracing,
+      });
+    this.parts = [network, cache, usage, this.authorizerPart, ...(soap ? [soap] : [])];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
       topic: props.alarmTopic,
@@ -123,6 +136,7 @@ export class ApiAccessAuthorizer extends Construct {
     this.reporterFunction = usage.reporterFunction;
     this.sweepFunction = usage.sweepFunction;
     this.authorizerFunction = this.authorizerPart.function;
+    this.soapProxyFunction = soap?.function;
   }
 
   /**

@@ -17,6 +17,7 @@ export const LAMBDA_BUNDLES = {
   authorizer: { entry: 'lambdas/authorizer/index.ts' },
   reporter: { entry: 'lambdas/reporter/index.ts' },
   echo: { entry: 'lambdas/echo/index.ts' },
+  soap: { entry: 'lambdas/soap/index.ts' },
 } as const;
 
 export type LambdaBundleName = keyof typeof LAMBDA_BUNDLES;

@@ -32,6 +32,8 @@ export const METRIC = {
   resyncFailed: 'ResyncFailed',
   sweepFlushed: 'SweepFlushed',
   authorizerError: 'AuthorizerError',
+  /** The SOAP proxy failed on a request (its own error, answered with a Receiver Fault). */
+  soapProxyError: 'SoapProxyError',
 } as const;
 
 /** Powertools' `service` dimension of each Lambda's metrics and logs. */

@@ -4,6 +4,7 @@
  * REST call `POST /<method>` would, then forward an allowed call to the backend or answer a Fault.
  */
 import type { AccessAuthorizer } from '../access';
+import { METRIC } from '../metric-names';
 import { errorMessage, type LogPort, type MetricsPort } from '../observability';
 import {
   readAccessHeader,
@@ -90,7 +91,7 @@ export const SOAP_METRIC = {
   usageGivenBack: 'SoapUsageGivenBack',
   giveBackFailed: 'SoapGiveBackFailed',
   accessCheckFailed: 'SoapAccessCheckFailed',
-  proxyError: 'SoapProxyError',
+  proxyError: METRIC.soapProxyError,
 } as const;
 
 /** The backend's answer as it came: text when it is UTF-8, otherwise its bytes as base64. */
