@@ -1,7 +1,11 @@
 /** The SOAP route in the deployed stack: `-c soapBackendUrl=https://...` adds it, nothing SOAP without. */
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { SOAP_ENV } from '../../lambdas/core/soap/settings';
+import { bundleDirectory } from '../../lib/lambda-bundles';
 import { type Resources, resourcesOfType, stackFromContext } from './fixtures';
 
 const BACKEND = 'https://soap.example.com/quotes';
@@ -134,5 +138,21 @@ describe('without soapBackendUrl', () => {
     expect(Object.keys(functionsOf(template)).filter((id) => id.includes('Soap'))).toEqual([]);
     expect(resourcePaths(template)).not.toContain('soap');
     expect(JSON.stringify(template.toJSON())).not.toContain('SOAP_');
+  });
+});
+
+describe('the prebuilt soap bundle', () => {
+  it('loads on its own and answers a Receiver Fault when it cannot start (no configuration here)', async () => {
+    const bundle = createRequire(__filename)(path.join(bundleDirectory('soap'), 'index.js')) as {
+      handler: (event: Partial<APIGatewayProxyEvent>) => Promise<APIGatewayProxyResult>;
+    };
+    const result = await bundle.handler({
+      headers: { 'content-type': 'application/soap+xml' },
+      body: '<x/>',
+      isBase64Encoded: false,
+    });
+    expect(result.statusCode).toBe(500);
+    expect(result.body).toContain('<env:Value>env:Receiver</env:Value>');
+    expect(result.body).toContain('t:proxy_error');
   });
 });
