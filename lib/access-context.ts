@@ -5,6 +5,7 @@ import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/se
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
 import type { CacheEngine, ServerlessCacheLimits } from './parts/cache';
+import type { SoapRouteSettings } from './parts/soap';
 
 /** Context keys of the stack alone (its resources); the table's `cdk` settings are context keys too. */
 type StackContextKey =
@@ -23,7 +24,16 @@ type StackContextKey =
   | 'docs'
   | 'alarmEmail'
   | 'throttlingRateLimit'
-  | 'throttlingBurstLimit';
+  | 'throttlingBurstLimit'
+  | SoapContextKey;
+
+/** Context keys of the SOAP route: `soapBackendUrl` adds it, the others tune it. */
+type SoapContextKey =
+  | 'soapBackendUrl'
+  | 'soapPath'
+  | 'soapNamespace'
+  | 'soapBackendTimeoutMs'
+  | 'soapMaxBodyBytes';
 
 /** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
 export type ContextKey = SettingNameIn<'cdk'> | StackContextKey;
@@ -107,6 +117,31 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
       ...(maxEcpuPerSecond !== undefined && { maxEcpuPerSecond }),
     };
   };
+  /** The SOAP route when `soapBackendUrl` is given; its other keys alone are refused, not ignored. */
+  const soapRoute = (): SoapRouteSettings | undefined => {
+    const soapBackendUrl = text('soapBackendUrl');
+    const tuning = (
+      ['soapPath', 'soapNamespace', 'soapBackendTimeoutMs', 'soapMaxBodyBytes'] as const
+    ).filter((key) => read(key) !== undefined);
+    if (soapBackendUrl === undefined) {
+      if (tuning.length === 0) return undefined;
+      throw new ContextError(
+        'soapBackendUrl',
+        `Missing context soapBackendUrl: ${tuning.join(', ')} tune the SOAP route, which -c soapBackendUrl=https://... adds`,
+      );
+    }
+    const soapPath = text('soapPath');
+    const soapNamespace = text('soapNamespace');
+    const soapBackendTimeoutMs = wholeNumber('soapBackendTimeoutMs');
+    const soapMaxBodyBytes = wholeNumber('soapMaxBodyBytes');
+    return {
+      soapBackendUrl,
+      ...(soapPath !== undefined && { soapPath }),
+      ...(soapNamespace !== undefined && { soapNamespace }),
+      ...(soapBackendTimeoutMs !== undefined && { soapBackendTimeoutMs }),
+      ...(soapMaxBodyBytes !== undefined && { soapMaxBodyBytes }),
+    };
+  };
 
   const serviceId = text('serviceId');
   if (serviceId === undefined || serviceId.trim() === '') {
@@ -130,5 +165,6 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),
+    soap: soapRoute(),
   };
 }

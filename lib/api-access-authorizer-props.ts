@@ -1,6 +1,7 @@
 /**
  * ApiAccessAuthorizer's props, and the checks of those parseConfig does not know (the AWS resources).
  */
+
 import type { Duration } from 'aws-cdk-lib';
 import type { IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import type { Schedule } from 'aws-cdk-lib/aws-events';
@@ -32,6 +33,7 @@ import {
   type ServerlessCacheLimits,
 } from './parts/cache';
 import { VPC_AZS } from './parts/network';
+import type { SoapRouteSettings } from './parts/soap';
 
 /**
  * Settings of the table (lambdas/core/settings.ts) that the construct takes in seconds as a Duration prop,
@@ -190,7 +192,15 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default no action: the alarms show in the CloudWatch console only
    */
   readonly alarmTopic?: ITopic;
+  /**
+   * The SOAP route: `POST <soapPath>` on each protected RestApi, served by the SOAP access proxy, which
+   * decides with the same core and forwards allowed calls to `soapBackendUrl` (https only).
+   * @default no SOAP route
+   */
+  readonly soap?: SoapRouteSettings;
 }
+
+export type { SoapRouteSettings } from './parts/soap';
 
 const CACHE_NODE_TYPE = /^cache\.[a-z0-9]+\.[a-z0-9]+$/;
 

@@ -28,6 +28,7 @@ import { AccessDocs } from './parts/docs';
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
+import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
 
 export type { ApiAccessAuthorizerProps } from './api-access-authorizer-props';
@@ -47,6 +48,8 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly authorizerFunction: LambdaFunction;
   public readonly reporterFunction: LambdaFunction;
   public readonly sweepFunction: LambdaFunction;
+  /** The SOAP access proxy, when the `soap` prop is given. */
+  public readonly soapProxyFunction?: LambdaFunction;
   public readonly vpc: IVpc;
   /** The Lambdas' security group; the only one Redis admits. */
   public readonly functionSecurityGroup: SecurityGroup;
@@ -106,12 +109,23 @@ export class ApiAccessAuthorizer extends Construct {
       logRetention,
       tracing,
     });
+    const soap =
+      props.soap &&
+      new SoapProxyPart(this, {
+        settings: props.soap,
+        bindings,
+        network,
+        topic: usage.topic,
+        logRetention,
+        tracing,
+      });
     this.parts = [
       network,
       cache,
       usage,
       this.authorizerPart,
       ...((props.docs ?? true) ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
+      ...(soap ? [soap] : []),
     ];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
@@ -128,6 +142,7 @@ export class ApiAccessAuthorizer extends Construct {
     this.reporterFunction = usage.reporterFunction;
     this.sweepFunction = usage.sweepFunction;
     this.authorizerFunction = this.authorizerPart.function;
+    this.soapProxyFunction = soap?.function;
   }
 
   /**

@@ -18,6 +18,7 @@ export const LAMBDA_BUNDLES = {
   reporter: { entry: 'lambdas/reporter/index.ts' },
   echo: { entry: 'lambdas/echo/index.ts' },
   docs: { entry: 'lambdas/docs/index.ts' },
+  soap: { entry: 'lambdas/soap/index.ts' },
 } as const;
 
 export type LambdaBundleName = keyof typeof LAMBDA_BUNDLES;

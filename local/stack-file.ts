@@ -20,7 +20,12 @@ import {
 } from '../lambdas/core/config';
 import { type CorsSettings, parseCors } from '../lambdas/core/cors';
 import { settingNamesIn } from '../lambdas/core/settings';
-import { parseSoapSettings, SOAP_ENV, type SoapSettings } from '../lambdas/core/soap/settings';
+import {
+  DEFAULT_SOAP_PATH,
+  parseSoapSettings,
+  SOAP_ENV,
+  type SoapSettings,
+} from '../lambdas/core/soap/settings';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
@@ -105,8 +110,6 @@ const GATEWAY_ONLY_SETTINGS = [
 ];
 const TABLE_SETTINGS = settingNamesIn('stackFile');
 const GATEWAY_SETTINGS = [...TABLE_SETTINGS, ...GATEWAY_ONLY_SETTINGS];
-/** The SOAP route's path when the gateway has SOAP settings but no soapPath. */
-export const DEFAULT_SOAP_PATH = '/soap';
 const LOCAL_SETTINGS = [
   'port',
   'redis',

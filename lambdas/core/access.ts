@@ -23,7 +23,14 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { AccessCache, type CheckResult, type LimitFeedback, type LimitInfo } from './cache';
+import {
+  AccessCache,
+  admittedBucketOf,
+  type CheckResult,
+  type LimitFeedback,
+  type LimitInfo,
+  type RecordedUsage,
+} from './cache';
 import { type AccessConfig, ConfigError } from './config';
 import {
   type CredentialReader,
@@ -59,6 +66,11 @@ export type AccessDecision =
        * leaves; undefined when the cache did not decide the call or no limit applies to it.
        */
       readonly limit?: LimitInfo & { readonly remaining?: number };
+      /**
+       * The usage an allowed call added to the budget's pending usage, which `giveBack` can take back;
+       * undefined when the platform counted it already (a first call's authrep) or nothing was kept.
+       */
+      readonly recorded?: RecordedUsage;
     };
 
 /** A call to decide, whatever carried it (a REST request's authorizer event, a SOAP envelope). */
@@ -229,7 +241,7 @@ export class AccessAuthorizer {
     plan: string,
     reason?: DenyReason,
     limit?: LimitInfo,
-  ): AccessDecision {
+  ): Exclude<AccessDecision, { effect: 'unauthorized' }> {
     return {
       effect,
       credentialId: facts.credentialId,
@@ -241,8 +253,23 @@ export class AccessAuthorizer {
     };
   }
 
-  private allow(facts: RequestFacts, plan: string, limit?: LimitFeedback): AccessDecision {
-    return this.decision(facts, 'allow', plan, undefined, limit);
+  private allow(
+    facts: RequestFacts,
+    plan: string,
+    limit?: LimitFeedback,
+    recorded?: RecordedUsage,
+  ): AccessDecision {
+    const decision = this.decision(facts, 'allow', plan, undefined, limit);
+    return recorded === undefined ? decision : { ...decision, recorded };
+  }
+
+  /**
+   * Takes back the usage an allowed call recorded (its backend failed), as far as no reporter took it
+   * yet; returns what was taken back. Nothing to take back, or no cache: nothing is done.
+   */
+  async giveBack(decision: AccessDecision): Promise<Usage> {
+    if (decision.effect !== 'allow' || decision.recorded === undefined || !this.cached) return {};
+    return this.cached.cache.giveBack(decision.credentialId, decision.recorded);
   }
 
   private deny(facts: RequestFacts, reason: DenyReason, plan = '', limit?: LimitInfo): AccessDecision {
@@ -307,7 +334,7 @@ export class AccessAuthorizer {
         return this.deny(facts, 'limits_exceeded', result.plan, result.limit);
       case 'allow':
         if (result.overLimit) this.count(METRIC.softLimitExceeded);
-        return this.allow(facts, result.plan, result.limit);
+        return this.allow(facts, result.plan, result.limit, { bucket: result.bucket, usage: facts.usage });
     }
   }
 
@@ -315,7 +342,7 @@ export class AccessAuthorizer {
   private async answerOf(
     facts: RequestFacts,
     answer: CredentialAnswer,
-    recordOverLimit: () => Promise<void>,
+    recordOverLimit: () => Promise<RecordedUsage | undefined>,
   ): Promise<AccessDecision> {
     const state = stateOf(answer);
     if (state.kind !== 'active') return this.refusedFor(facts, state);
@@ -325,8 +352,7 @@ export class AccessAuthorizer {
     if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
     // Soft limits: the platform refused to record this call; it is let through and reported later.
     this.count(METRIC.softLimitExceeded);
-    await recordOverLimit();
-    return this.allow(facts, plan);
+    return this.allow(facts, plan, undefined, await recordOverLimit());
   }
 
   private misconfigured(facts: RequestFacts, outcome: Extract<AuthOutcome, { kind: 'misconfigured' }>) {
@@ -358,15 +384,24 @@ export class AccessAuthorizer {
     });
   }
 
-  /** Keeps usage the platform did not record, for the reporter; the call is allowed either way. */
-  private async keepPending(cached: CacheParts, facts: RequestFacts, sealedCredential: string) {
+  /**
+   * Keeps usage the platform did not record, for the reporter; the call is allowed either way. Returns
+   * where the usage went, undefined when it could not be kept.
+   */
+  private async keepPending(
+    cached: CacheParts,
+    facts: RequestFacts,
+    sealedCredential: string,
+  ): Promise<RecordedUsage | undefined> {
     try {
       const { credentialId, usage, now } = facts;
       if (await cached.cache.admit(credentialId, sealedCredential, usage, now, this.windowMs)) {
         await this.publish(cached, facts);
       }
+      return { bucket: admittedBucketOf(now), usage };
     } catch (error) {
       this.noteUnrecorded(facts, `redis unavailable: ${errorMessage(error)}`);
+      return undefined;
     }
   }
 
@@ -401,8 +436,8 @@ export class AccessAuthorizer {
         return this.fromCheck(cached, facts, result);
       }
     }
-    await this.keepPending(cached, facts, cached.sealer.seal(facts.credentialId, facts.credential));
-    return this.allow(facts, '');
+    const sealed = cached.sealer.seal(facts.credentialId, facts.credential);
+    return this.allow(facts, '', undefined, await this.keepPending(cached, facts, sealed));
   }
 
   /**
@@ -492,6 +527,7 @@ export class AccessAuthorizer {
         this.count(METRIC.platformCall);
         const reported = await platform.report([{ credential: facts.credential, usage: facts.usage }]);
         if (reported.kind !== 'accepted') this.noteUnrecorded(facts, `report failed: ${reported.message}`);
+        return undefined;
       });
     }
     if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);

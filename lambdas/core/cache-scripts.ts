@@ -208,9 +208,10 @@ export const PERIOD_START_ARGS = 6;
  * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
  * snapshot, this key was never checked) | {'cached', state, publish} |
  * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
- * {'allow', plan, publish, over, metric, period, max, period end, remaining}: the limit a refusal hit,
+ * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start}: the limit a refusal hit,
  * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
- * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end).
+ * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
+ * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT.
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
@@ -274,9 +275,9 @@ end
 local bucket = starts[bucket_period(snapshot)]
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, window_ms, bucket, first_pair)
 local over = exceeded and '1' or '0'
-if not tightest then return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0'} end
+if not tightest then return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket)} end
 return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, int(tightest.max),
-  period_end_of(tightest), int(math.max(tightest_left, 0))}
+  period_end_of(tightest), int(math.max(tightest_left, 0)), int(bucket)}
 `,
 };
 
@@ -430,6 +431,55 @@ return 'ok'
 `,
 };
 
+/**
+ * Takes back usage a decision recorded (a call whose backend then failed), as far as it is still
+ * pending: usage a reporter drained is on its way to the platform and stays counted. Never below zero.
+ * KEYS: app, pending, inflight, since. ARGV: entry TTL ms, bucket start, then metric/delta pairs (the
+ * fields record_usage incremented: the call's own metrics; ancestors are added up when read).
+ * A bucket left without usage loses its last-call time; a budget left without unreported usage loses
+ * its sweep mark and its snapshot expires again, as after an acknowledged report.
+ * Returns the usage taken back as metric/delta pairs.
+ */
+export const GIVE_BACK_SCRIPT: ScriptDefinition = {
+  name: 'accessGiveBack',
+  numberOfKeys: 4,
+  lua: `
+local bucket = ARGV[2]
+local taken = {}
+for i = 3, #ARGV, 2 do
+  local field = bucket .. ':' .. ARGV[i]
+  local held = tonumber(redis.call('HGET', KEYS[2], field) or '0')
+  local amount = math.min(held, tonumber(ARGV[i + 1]))
+  if amount > 0 then
+    if amount == held then
+      redis.call('HDEL', KEYS[2], field)
+    else
+      redis.call('HINCRBY', KEYS[2], field, -amount)
+    end
+    taken[#taken + 1] = ARGV[i]
+    taken[#taken + 1] = string.format('%.0f', amount)
+  end
+end
+if #taken == 0 then return {} end
+local bucket_left, usage_left = false, false
+for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if string.sub(field, 1, 2) ~= 't:' then
+    usage_left = true
+    if string.sub(field, 1, #bucket + 1) == bucket .. ':' then bucket_left = true end
+  end
+end
+if not bucket_left then redis.call('HDEL', KEYS[2], 't:' .. bucket) end
+if not usage_left then
+  redis.call('DEL', KEYS[2])
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.call('DEL', KEYS[4])
+    if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+  end
+end
+return {unpack(taken)}
+`,
+};
+
 export const SCRIPTS: readonly ScriptDefinition[] = [
   CHECK_SCRIPT,
   STORE_SCRIPT,
@@ -437,4 +487,5 @@ export const SCRIPTS: readonly ScriptDefinition[] = [
   DRAIN_SCRIPT,
   ACKNOWLEDGE_SCRIPT,
   RELEASE_SCRIPT,
+  GIVE_BACK_SCRIPT,
 ];

@@ -9,6 +9,7 @@ import {
   ADMIT_SCRIPT,
   CHECK_SCRIPT,
   DRAIN_SCRIPT,
+  GIVE_BACK_SCRIPT,
   RELEASE_SCRIPT,
   SCRIPTS,
   type ScriptDefinition,
@@ -78,7 +79,16 @@ export type CheckResult =
       readonly overLimit: boolean;
       /** Undefined when no limit applies to the call. */
       readonly limit?: LimitFeedback;
+      /** The pending bucket the call's usage went to (see RecordedUsage). */
+      readonly bucket: number;
     };
+
+/** Usage a decision added to the budget's pending usage: what `giveBack` can take back. */
+export interface RecordedUsage {
+  /** Start of the pending bucket it went to. */
+  readonly bucket: number;
+  readonly usage: Usage;
+}
 
 export interface CheckRequest {
   /** The budget (credentialIdOf). */
@@ -239,6 +249,11 @@ function periodStarts(now: number): number[] {
   );
 }
 
+/** The bucket of usage admitted unchecked: the minute, as nothing tells which periods the plan limits. */
+export function admittedBucketOf(now: number): number {
+  return periodWindow('minute', now).start;
+}
+
 function encodeKeyFact(fact: KeyFact, until: number): string {
   return fact.valid ? `ok ${fact.sealedCredential}` : `bad ${Math.trunc(until)} ${fact.code}`;
 }
@@ -298,6 +313,7 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
         plan: reply[1] as string,
         publish: reply[2] === '1',
         overLimit: reply[3] === '1',
+        bucket: Number(reply[9]),
       } as const;
       if (reply[4] === '') return base;
       return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
@@ -449,16 +465,25 @@ export class AccessCache {
     const reply = await this.run(
       ADMIT_SCRIPT,
       [keys.app, keys.pending, keys.since, keys.window],
-      [
-        now,
-        windowMs,
-        sealedCredential,
-        this.entryTtlMs,
-        periodWindow('minute', now).start,
-        ...usagePairs(usage),
-      ],
+      [now, windowMs, sealedCredential, this.entryTtlMs, admittedBucketOf(now), ...usagePairs(usage)],
     );
     return String(reply) === '1';
+  }
+
+  /**
+   * Takes back usage a decision recorded, as far as it is still pending (GIVE_BACK_SCRIPT); returns what
+   * was taken back. Usage a reporter took meanwhile stays counted: it is on its way to the platform.
+   */
+  async giveBack(credentialId: string, recorded: RecordedUsage): Promise<Usage> {
+    const keys = credentialKeys(credentialId);
+    const reply = strings(
+      await this.run(
+        GIVE_BACK_SCRIPT,
+        [keys.app, keys.pending, keys.inFlight, keys.since],
+        [this.entryTtlMs, recorded.bucket, ...usagePairs(recorded.usage)],
+      ),
+    );
+    return pairsToUsage(reply);
   }
 
   async drain(credentialId: string, leaseToken: string): Promise<DrainResult> {

@@ -34,6 +34,8 @@ export const METRIC = {
   authorizerError: 'AuthorizerError',
   alertPublished: 'AlertPublished',
   alertPublishFailed: 'AlertPublishFailed',
+  /** The SOAP proxy failed on a request (its own error, answered with a Receiver Fault). */
+  soapProxyError: 'SoapProxyError',
 } as const;
 
 /** Powertools' `service` dimension of each Lambda's metrics and logs. */

@@ -32,6 +32,7 @@ describe.each([
       serverlessMaxEcpuPerSecond: '20000',
     },
   ],
+  ['the SOAP route', { serviceId: '2555417735060', soapBackendUrl: 'https://soap.example.com/quotes' }],
 ])('cdk-nag on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });

@@ -7,28 +7,13 @@
 import { MIMEType } from 'node:util';
 import { readXml, type XmlElement, XmlReadError } from './xml-tree';
 
-export type SoapVersion = '1.1' | '1.2';
+export {
+  SOAP_VERSIONS,
+  type SoapVersion,
+  type SoapVersionSpec,
+} from './namespaces';
 
-export interface SoapVersionSpec {
-  readonly namespace: string;
-  /** The media type its HTTP binding sends envelopes as (SOAP 1.1 section 6.1.1, SOAP 1.2 part 2 section 7.1.4). */
-  readonly mediaType: string;
-  /** SOAP 1.1 allows namespace-qualified elements after the Body; SOAP 1.2 allows nothing there. */
-  readonly elementsAfterBody: boolean;
-}
-
-export const SOAP_VERSIONS: Readonly<Record<SoapVersion, SoapVersionSpec>> = {
-  '1.1': {
-    namespace: 'http://schemas.xmlsoap.org/soap/envelope/',
-    mediaType: 'text/xml',
-    elementsAfterBody: true,
-  },
-  '1.2': {
-    namespace: 'http://www.w3.org/2003/05/soap-envelope',
-    mediaType: 'application/soap+xml',
-    elementsAfterBody: false,
-  },
-};
+import { SOAP_VERSIONS, type SoapVersion } from './namespaces';
 
 const SOAP_VERSION_NAMES = Object.keys(SOAP_VERSIONS) as SoapVersion[];
 

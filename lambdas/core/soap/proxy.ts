@@ -4,6 +4,7 @@
  * REST call `POST /<method>` would, then forward an allowed call to the backend or answer a Fault.
  */
 import type { AccessAuthorizer } from '../access';
+import { METRIC } from '../metric-names';
 import { errorMessage, type LogPort, type MetricsPort } from '../observability';
 import {
   readAccessHeader,
@@ -35,11 +36,15 @@ export interface SoapAccessRequest {
 
 /**
  * What the proxy needs of a decision; the access core's `AccessDecision` is one as it is. An allowed call
- * stays counted whatever its backend then does, as a REST call's usage does when its integration fails
+ * whose backend then fails is not counted: `giveBack` takes its usage back as far as it is still pending
  * (docs/soap.md, "Backend failures and usage").
  */
 export type SoapAccessDecision =
-  | { readonly effect: 'allow' }
+  | {
+      readonly effect: 'allow';
+      /** Takes back the usage the decision recorded; absent when there is none to take back. */
+      readonly giveBack?: () => Promise<unknown>;
+    }
   | { readonly effect: 'deny'; readonly reason?: string }
   | { readonly effect: 'unauthorized' };
 
@@ -50,12 +55,14 @@ export type DecideAccess = (request: SoapAccessRequest) => Promise<SoapAccessDec
  * The decide port filled by the access core: the same credential schemes, cache, limits, pending usage
  * and reports as a REST call `POST /<method>`.
  */
-export function decideWithAccessCore(core: Pick<AccessAuthorizer, 'decideCall'>): DecideAccess {
+export function decideWithAccessCore(core: Pick<AccessAuthorizer, 'decideCall' | 'giveBack'>): DecideAccess {
   return async (request) => {
     const { credential } = request;
     // The SOAP oauth scheme reads an AccessToken element; the core verifies tokens once it has an oauth mode.
     if (credential.kind === 'access_token') throw new Error('the access core has no oauth credential mode');
-    return core.decideCall({ ...request, credential });
+    const decision = await core.decideCall({ ...request, credential });
+    if (decision.effect !== 'allow' || decision.recorded === undefined) return decision;
+    return { ...decision, giveBack: () => core.giveBack(decision) };
   };
 }
 
@@ -81,8 +88,10 @@ export const SOAP_METRIC = {
   forwarded: 'SoapForwarded',
   backendUnavailable: 'SoapBackendUnavailable',
   backendTimeout: 'SoapBackendTimeout',
+  usageGivenBack: 'SoapUsageGivenBack',
+  giveBackFailed: 'SoapGiveBackFailed',
   accessCheckFailed: 'SoapAccessCheckFailed',
-  proxyError: 'SoapProxyError',
+  proxyError: METRIC.soapProxyError,
 } as const;
 
 /** The backend's answer as it came: text when it is UTF-8, otherwise its bytes as base64. */
@@ -107,7 +116,23 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
     return faultAnswer(version, fault, settings.soapNamespace);
   };
 
-  async function forward(message: SoapMessage, soapAction: string | undefined): Promise<SoapAnswer> {
+  /** A call the backend did not serve is not counted, as far as its usage is still pending. */
+  async function giveBack(decision: Extract<SoapAccessDecision, { effect: 'allow' }>): Promise<void> {
+    if (!decision.giveBack) return;
+    try {
+      await decision.giveBack();
+      count(SOAP_METRIC.usageGivenBack);
+    } catch (error) {
+      count(SOAP_METRIC.giveBackFailed);
+      logger.warn('usage of a call the backend did not serve stays counted', { error: errorMessage(error) });
+    }
+  }
+
+  async function forward(
+    message: SoapMessage,
+    soapAction: string | undefined,
+    decision: Extract<SoapAccessDecision, { effect: 'allow' }>,
+  ): Promise<SoapAnswer> {
     const result = await deps.forward({
       url: settings.soapBackendUrl,
       body: message.bytes,
@@ -122,6 +147,7 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
     const timedOut = result.failure === 'timeout';
     count(timedOut ? SOAP_METRIC.backendTimeout : SOAP_METRIC.backendUnavailable);
     logger.warn('soap backend failed', { failure: result.failure, detail: result.detail });
+    await giveBack(decision);
     return refuse(message.version, {
       cause: timedOut ? 'backend_timeout' : 'backend_unavailable',
       detail: result.detail,
@@ -153,7 +179,7 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
         return refuse(message.version, { cause, ...(cause === 'no_mapping_rule' && { detail: method }) });
       }
       case 'allow':
-        return forward(message, request.soapAction);
+        return forward(message, request.soapAction, decision);
     }
   }
 

@@ -3,8 +3,7 @@
  * (`../config.ts`): a bad value throws a ConfigError that names the setting.
  */
 import { ConfigError, envInteger, httpUrl, integer, nonEmpty } from '../config';
-import { SOAP_VERSIONS } from './envelope';
-import { XML_NAMESPACE, XMLNS_NAMESPACE } from './xml-tree';
+import { SOAP_VERSIONS, XML_NAMESPACE, XMLNS_NAMESPACE } from './namespaces';
 
 export interface SoapSettings {
   /** Namespace URI of the header elements that carry the credential and the method. */
@@ -16,6 +15,9 @@ export interface SoapSettings {
   /** Largest request body read, in bytes; checked before any parsing. */
   readonly soapMaxBodyBytes: number;
 }
+
+/** The SOAP route's path when none is set (`soapPath`). */
+export const DEFAULT_SOAP_PATH = '/soap';
 
 export type SoapSettingsInput = Partial<SoapSettings> & { readonly soapBackendUrl: string };
 

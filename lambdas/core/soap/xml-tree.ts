@@ -12,8 +12,9 @@
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
-export const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace';
-export const XMLNS_NAMESPACE = 'http://www.w3.org/2000/xmlns/';
+import { XML_NAMESPACE, XMLNS_NAMESPACE } from './namespaces';
+
+export { XML_NAMESPACE, XMLNS_NAMESPACE };
 
 /** Envelope, Header or Body, header block or operation, and the children of those. */
 export const READ_DEPTH = 4;

@@ -164,6 +164,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         publish: true,
         overLimit: false,
         limit: { metric: 'get_word', period: 'minute', max: 3, resetAt: minuteStart + MINUTE, remaining: 1 },
+        bucket: minuteStart,
       });
       expect(await check({ now })).toMatchObject({
         kind: 'allow',
@@ -196,7 +197,13 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
       await target().flushAll();
       await storeActive([]);
-      expect(await check()).toEqual({ kind: 'allow', plan: 'Basic', publish: true, overLimit: false });
+      expect(await check()).toEqual({
+        kind: 'allow',
+        plan: 'Basic',
+        publish: true,
+        overLimit: false,
+        bucket: DAY_START,
+      });
     });
 
     it('marks the limit a refused call hit, and opens the report window so the budget is refreshed', async () => {
@@ -554,6 +561,63 @@ export function describeAccessCache(target: () => TestRedis): void {
         resent: false,
         refusals: [],
       });
+    });
+  });
+
+  describe('giving usage back (a call its backend did not serve)', () => {
+    async function allowed(usage: Record<string, number>, now = T0) {
+      const result = await check({ usage, now });
+      if (result.kind !== 'allow') throw new Error(`not allowed: ${result.kind}`);
+      return { bucket: result.bucket, usage };
+    }
+
+    it('takes back exactly what the call recorded, leaving the other calls counted', async () => {
+      await storeActive([hourly('hits', 5, 0)]);
+      await allowed({ get_word: 2 });
+      const second = await allowed({ get_word: 1, post_word: 1 }, T0 + 1_000);
+      expect(second.bucket).toBe(T0);
+      expect(await cache.giveBack(ID, second)).toEqual({ get_word: 1, post_word: 1 });
+      expect(await redis.hgetall(keys.pending)).toEqual({
+        [inHour('get_word')]: '2',
+        [`t:${T0}`]: String(T0 + 1_000),
+      });
+      // The limit counts the calls served only: 5 - 2 leave 3 of get_word's parent.
+      expect(await check({ usage: { get_word: 3 } })).toMatchObject({ kind: 'allow' });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'limited' });
+    });
+
+    it('leaves no trace of a budget whose only call is given back: no bucket, no sweep mark, the snapshot expiring', async () => {
+      await storeActive([hourly('hits', 5, 0)]);
+      expect(await redis.pttl(keys.app)).toBeGreaterThan(0);
+      const recorded = await allowed({ get_word: 1 });
+      expect(await redis.pttl(keys.app)).toBe(-1);
+      expect(await cache.giveBack(ID, recorded)).toEqual({ get_word: 1 });
+      expect(await redis.exists(keys.pending, keys.since)).toBe(0);
+      expect(await redis.pttl(keys.app)).toBeGreaterThan(0);
+      expect(await cache.drain(ID, 'lease')).toEqual({
+        kind: 'empty',
+        sealedCredential: SEALED,
+        refusals: [],
+      });
+    });
+
+    it('never goes below zero: usage a reporter took is on its way and stays counted', async () => {
+      await storeActive([hourly('hits', 5, 0)]);
+      const recorded = await allowed({ get_word: 2 });
+      expect(await cache.drain(ID, 'lease')).toMatchObject({ kind: 'ready', usage: { get_word: 2 } });
+      await allowed({ get_word: 1 }, T0 + 1_000);
+      expect(await cache.giveBack(ID, recorded)).toEqual({ get_word: 1 });
+      expect(await redis.exists(keys.pending)).toBe(0);
+      // In-flight usage waits for the platform: the sweep mark stays.
+      expect(await redis.get(keys.since)).toBe(String(T0));
+      expect(await cache.giveBack(ID, recorded)).toEqual({});
+      expect(await redis.hgetall(keys.inFlight)).toMatchObject({ [inHour('get_word')]: '2' });
+    });
+
+    it('takes back usage admitted unchecked from its minute bucket', async () => {
+      await cache.admit(ID, SEALED, { hits: 1 }, T0 + 5_000, 0);
+      expect(await cache.giveBack(ID, { bucket: T0, usage: { hits: 1 } })).toEqual({ hits: 1 });
+      expect(await redis.exists(keys.pending, keys.since)).toBe(0);
     });
   });
 

@@ -139,7 +139,7 @@ describe('the SOAP proxy deciding with the access core', () => {
     });
   });
 
-  it('keeps the usage of an allowed call whose backend is down, as a REST call whose integration fails', async () => {
+  it('takes back the pending usage of an allowed call whose backend is down (the first call stays counted at the platform)', async () => {
     const handle = proxy({}, `http://127.0.0.1:${await freePort()}/soap`);
     await handle(call());
     const result = await handle(
@@ -155,7 +155,9 @@ describe('the SOAP proxy deciding with the access core', () => {
     expect(result.statusCode).toBe(502);
     expect(result.body).toContain(`xmlns:t="${NS}"`);
     expect(result.body).toContain('t:backend_unavailable');
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_quote: 1 });
+    expect(platform.calls).toHaveLength(1);
+    expect(await store.exists(credentialKeys(ID).pending, credentialKeys(ID).since)).toBe(0);
+    expect(redisCalls).toContain('accessGiveBack');
   });
 });
 
@@ -167,6 +169,7 @@ describe('decideWithAccessCore', () => {
         seen.push(request);
         return { effect: 'unauthorized' };
       },
+      giveBack: async () => ({}),
     });
     const credential = { kind: 'user_key', userKey: KEY } as const;
     expect(await decide({ credential, method: 'POST', path: '/GetQuote', query: {} })).toEqual({

@@ -246,6 +246,34 @@ describe('a failing backend', () => {
     expect(result.body).toContain('t:backend_timeout');
     expect(metrics.counts[SOAP_METRIC.backendTimeout]).toBe(1);
   });
+
+  it('gives the usage back when the backend fails, and only then', async () => {
+    let givenBack = 0;
+    decide.answer = () => ({ effect: 'allow', giveBack: async () => givenBack++ });
+    expect((await handler()(event(envelope()))).statusCode).toBe(200);
+    expect(givenBack).toBe(0);
+    const down = `http://127.0.0.1:${await freePort()}/soap`;
+    expect((await handler({ soapBackendUrl: down })(event(envelope()))).statusCode).toBe(502);
+    const backend = await startBackend(() => {});
+    backends.push(backend);
+    const slow = handler({ soapBackendUrl: backend.url, soapBackendTimeoutMs: 200 });
+    expect((await slow(event12())).statusCode).toBe(504);
+    expect(givenBack).toBe(2);
+    expect(metrics.counts[SOAP_METRIC.usageGivenBack]).toBe(2);
+  });
+
+  it('still answers the backend fault when the usage cannot be given back, and says so', async () => {
+    decide.answer = () => ({
+      effect: 'allow',
+      giveBack: async () => {
+        throw new Error('redis down');
+      },
+    });
+    const down = `http://127.0.0.1:${await freePort()}/soap`;
+    expect((await handler({ soapBackendUrl: down })(event(envelope()))).statusCode).toBe(502);
+    expect(metrics.counts[SOAP_METRIC.giveBackFailed]).toBe(1);
+    expect(JSON.stringify(logger.lines)).toContain('stays counted');
+  });
 });
 
 describe('the port', () => {

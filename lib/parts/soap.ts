@@ -1,0 +1,137 @@
+import { Duration } from 'aws-cdk-lib';
+import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { ConfigError } from '../../lambdas/core/config';
+import { METRIC } from '../../lambdas/core/metric-names';
+import {
+  DEFAULT_SOAP_PATH,
+  parseSoapSettings,
+  type SoapSettings,
+  type SoapSettingsInput,
+  soapSettingsToEnv,
+} from '../../lambdas/core/soap/settings';
+import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
+import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
+import type { AccessBindings } from './bindings';
+import type { AccessNetwork } from './network';
+import type { AccessPart, AlarmSpec } from './part';
+import type { ApiProtection } from './protection';
+
+/** The SOAP route's settings: the proxy's own (lambdas/core/soap/settings.ts) and the route's path. */
+export type SoapRouteSettings = SoapSettingsInput & {
+  /**
+   * Path of the route, `POST` only; a literal path.
+   * @default DEFAULT_SOAP_PATH
+   */
+  readonly soapPath?: string;
+};
+
+const LITERAL_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
+
+/** The settings validated for AWS: the backend over https only, the path literal. */
+export function soapRouteSettings(input: SoapRouteSettings): SoapSettings & { readonly soapPath: string } {
+  const settings = parseSoapSettings(input);
+  if (!settings.soapBackendUrl.startsWith('https://')) {
+    throw new ConfigError(
+      'soapBackendUrl',
+      `must be an https:// URL in AWS: the envelope carries the consumer's credential (got ${settings.soapBackendUrl})`,
+    );
+  }
+  const soapPath = input.soapPath ?? DEFAULT_SOAP_PATH;
+  if (!LITERAL_PATH.test(soapPath)) {
+    throw new ConfigError('soapPath', `must be a literal path like /soap (got ${JSON.stringify(soapPath)})`);
+  }
+  return { ...settings, soapPath };
+}
+
+export interface SoapProxyPartProps {
+  readonly settings: SoapRouteSettings;
+  readonly bindings: AccessBindings;
+  readonly network: AccessNetwork;
+  /** The topic the proxy publishes usage messages to, as the authorizer does. */
+  readonly topic: ITopic;
+  readonly logRetention: RetentionDays;
+  readonly tracing: boolean;
+}
+
+/**
+ * The SOAP access proxy: a Lambda proxy integration on `POST <soapPath>` of each protected API. It reads
+ * the envelope, decides with the access core (the authorizer's configuration, Redis, platform and topic)
+ * and forwards allowed calls to the SOAP backend, so the route itself is exempt from the authorizer.
+ */
+export class SoapProxyPart implements AccessPart {
+  public readonly alarms: readonly AlarmSpec[];
+  public readonly function: LambdaFunction;
+  public readonly path: string;
+
+  constructor(scope: Construct, props: SoapProxyPartProps) {
+    const { soapPath, ...settings } = soapRouteSettings(props.settings);
+    this.path = soapPath;
+    this.function = accessFunction(scope, 'SoapProxyFunction', {
+      bundle: 'soap',
+      description:
+        'SOAP access proxy: decides from the envelope with the access core, forwards allowed calls',
+      memorySize: 512,
+      // API Gateway's integration timeout (29 s) bounds the call; the backend deadline is under it.
+      timeout: Duration.seconds(29),
+      network: props.network.functionPlacement,
+      logRetention: props.logRetention,
+      tracing: props.tracing,
+      environment: soapSettingsToEnv(settings),
+    });
+    props.bindings.bind(this.function, { publishTo: props.topic });
+    const backendPort = Number(new URL(settings.soapBackendUrl).port || 443);
+    if (backendPort !== 443) {
+      props.network.functionSecurityGroup.addEgressRule(
+        Peer.anyIpv4(),
+        Port.tcp(backendPort),
+        'The SOAP backend',
+      );
+    }
+    NagSuppressions.addResourceSuppressions(this.function, [
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
+    ]);
+    this.alarms = [
+      {
+        id: 'SoapProxyErrors',
+        description:
+          'The SOAP access proxy failed (a crash, a timeout, or a check it could not make): callers get a Receiver Fault. Read its logs.',
+        metric: sumOf('SOAP proxy errors', [
+          this.function.metricErrors({ period: ALARM_PERIOD }),
+          accessMetric('soapProxy', METRIC.soapProxyError),
+        ]),
+        threshold: 1,
+      },
+    ];
+  }
+
+  /** Adds `POST <soapPath>` to a RestApi, left open by the authorizer: the proxy decides itself. */
+  public onProtect(protection: ApiProtection): void {
+    if (!(protection.api instanceof RestApi)) {
+      throw new Error(
+        `${protection.api.node.path}: the SOAP route is added to a RestApi only; add POST ${this.path} with a LambdaIntegration of the SOAP proxy function to this API yourself`,
+      );
+    }
+    const method = protection.api.root
+      .resourceForPath(this.path)
+      .addMethod('POST', new LambdaIntegration(this.function));
+    const why =
+      'SOAP access proxy: it reads the credential from the envelope and decides with the access core';
+    protection.exemptMethod(method, why);
+    NagSuppressions.addResourceSuppressions(method, [
+      {
+        id: 'AwsSolutions-APIG4',
+        reason: `${why}; an authorizer never sees the request body the credential is in.`,
+      },
+      {
+        id: 'AwsSolutions-COG4',
+        reason: `${why}; consumers hold API keys, not Cognito users.`,
+      },
+    ]);
+  }
+}
