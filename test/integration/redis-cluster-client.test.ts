@@ -15,7 +15,13 @@ import Redis, { Cluster, type ClusterOptions } from 'ioredis';
 import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisSettings } from '../../lambdas/core/config';
-import { clusterOptions, ensureConnected, REDIS_COMMAND_TIMEOUT_MS } from '../../lambdas/core/redis-client';
+import {
+  clusterOptions,
+  createRedisClient,
+  ensureConnected,
+  REDIS_COMMAND_TIMEOUT_MS,
+  REDIS_CONNECT_TIMEOUT_MS,
+} from '../../lambdas/core/redis-client';
 import {
   type ClusterNodeProcess,
   findOnPath,
@@ -135,6 +141,26 @@ describe('cluster client on a cluster with a dead primary', () => {
 
   afterAll(async () => {
     await redis?.stop();
+  });
+
+  it('a client whose first connect failed is not stuck: a later call connects once a seed answers', async () => {
+    const [seed] = (redis.cluster?.nodes ?? []) as [ClusterNodeProcess];
+    const proxy = await startTcpProxy(seed.host, seed.port);
+    proxy.cut();
+    const client = createRedisClient({ mode: 'cluster', host: proxy.host, port: proxy.port, tls: false });
+    try {
+      // A cold Lambda whose only seed does not answer: this invocation fails, within its bound.
+      const startedAt = performance.now();
+      await expect(ensureConnected(client)).rejects.toThrow();
+      expect(performance.now() - startedAt).toBeLessThan(2 * 2 * REDIS_CONNECT_TIMEOUT_MS);
+      proxy.restore();
+      // The next invocation, on the same client: it waits for the client's own reconnect.
+      await ensureConnected(client);
+      expect(await client.set('am:{first-connect-retried}:since', '1')).toBe('OK');
+    } finally {
+      client.disconnect();
+      await proxy.stop();
+    }
   });
 
   it('connects through the live nodes, and serves the live shards', async () => {

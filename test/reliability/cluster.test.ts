@@ -9,10 +9,12 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { firstCallWaitMs } from '../../lambdas/core/access';
+import type { AccessConfig } from '../../lambdas/core/config';
 import { credentialIdOf } from '../../lambdas/core/credentials';
 import { credentialKeys } from '../../lambdas/core/keys';
 import { METRIC } from '../../lambdas/core/observability';
-import { REDIS_CONNECT_TIMEOUT_MS } from '../../lambdas/core/redis-client';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../lambdas/core/redis-client';
 import type { PlatformConfig } from '../../local/platform';
 import { terminateProcess } from '../../local/redis';
 import { type LocalStack, startLocalStack } from '../../local/stack';
@@ -21,13 +23,24 @@ import { startRedisTopology, type TestRedis } from '../support/redis-topology';
 import { type Application, ROUTES, SERVICE_ID, type ServiceFixture, serviceFixture } from './support/fixture';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
-/** Scheduling slack on a loaded 2-core CI machine, added to the product's own deadlines. */
-const MARGIN_MS = 750;
 const PLATFORM_TIMEOUT_MS = 1000;
-/** The slowest answer the deadlines allow: a Redis connect, then the platform. */
-const ANSWER_BOUND_MS = REDIS_CONNECT_TIMEOUT_MS + PLATFORM_TIMEOUT_MS + MARGIN_MS;
 const WORKERS = 8;
 const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * The slowest answer the authorizer's own deadlines allow, however Redis fails: a wait for a
+ * reconnecting client and a cache command (one command timeout each), the first-call lock's wait, then
+ * the platform. Each deadline is a timer on a loaded event loop and may run late by as much as it
+ * lasts, so the bound is twice that: a functional bound (answered within the deadlines, not hung),
+ * not a speed target (speed is `npm run bench`'s). It stays below the callers' request timeout, so a
+ * hang still fails.
+ */
+function answerBoundMs(config: AccessConfig): number {
+  const deadlines = 2 * REDIS_COMMAND_TIMEOUT_MS + firstCallWaitMs(config) + config.platformTimeoutMs;
+  const bound = 2 * deadlines;
+  if (bound >= REQUEST_TIMEOUT_MS) throw new Error(`answer bound ${bound} ms would not catch a hang`);
+  return bound;
+}
 /** A flush that left nothing behind: no message waiting or dead, all usage reported and accepted. */
 const FLUSHED_CLEAN = { queued: 0, deadLetters: 0, unreported: 0, notAccepted: [] };
 
@@ -161,6 +174,8 @@ describe('Redis Cluster under traffic', () => {
     const { stack, admin } = await startStackOnCluster(fixture, LIMIT, 1, 0);
     const platform = stack.platform;
     if (!platform) throw new Error('the stack started no local platform');
+    const [gateway] = stack.gateways;
+    if (!gateway) throw new Error('the stack has no gateway');
     for (const app of fixture.active)
       expect(await get(`${stack.gatewayUrl}/v1/words/w.json`, app.userKey)).toBe(200);
 
@@ -183,7 +198,7 @@ describe('Redis Cluster under traffic', () => {
     expect(traffic.errors).toEqual([]);
     expect([...traffic.statuses.keys()].sort()).toEqual([200, 403]);
     expect(flushed).toEqual(FLUSHED_CLEAN);
-    expect(traffic.slowest()).toBeLessThan(ANSWER_BOUND_MS);
+    expect(traffic.slowest()).toBeLessThan(answerBoundMs(gateway.config));
     // A cache command that outlived its timeout (a slot held open longer than it) went to the platform
     // as well: the README's "over, never under" case, and the platform then decides without the usage
     // still pending in Redis. Without one, counters equal the allowed calls and every limit holds.
@@ -225,6 +240,11 @@ describe('Redis Cluster under traffic', () => {
     if (!gateway) throw new Error('the stack has no gateway');
     for (const app of fixture.active)
       expect(await get(`${stack.gatewayUrl}/v1/words/w.json`, app.userKey)).toBe(200);
+    // The sweep asserted below is a warm one, as a scheduled sweep mostly is: its client connected before
+    // the kill. A cold client's first connect during a failover is the cluster client suite's case
+    // (test/integration/redis-cluster-client.test.ts): here it would add the connect's load-dependent
+    // time, not what the sweep does with a shard that has no primary.
+    await gateway.sweepAll();
 
     const traffic = startTraffic(stack.gatewayUrl, fixture.active, reliabilitySeed('cluster failover'));
     await sleep(500);
@@ -252,7 +272,7 @@ describe('Redis Cluster under traffic', () => {
 
     expect(traffic.errors).toEqual([]);
     expect([...traffic.statuses.keys()]).toEqual([200]);
-    expect(traffic.slowest()).toBeLessThan(ANSWER_BOUND_MS);
+    expect(traffic.slowest()).toBeLessThan(answerBoundMs(gateway.config));
     expect(await stack.flush()).toEqual(FLUSHED_CLEAN);
     let overCounted = 0;
     for (const app of fixture.active) {
