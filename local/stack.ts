@@ -244,11 +244,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         topicArn,
       };
       const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');
-      platformClients.push(platformClient);
+      const reporterPlatformClient = platformClientFromConfig(config, config.platformCredential ?? '', {
+        caller: 'reporter',
+      });
+      platformClients.push(platformClient, reporterPlatformClient);
       const reporterDeps = {
         config,
         redis: newRedisClient(config),
-        platform: platformClient,
+        platform: reporterPlatformClient,
         logger,
         metrics,
         ...(options.now && { now: options.now }),

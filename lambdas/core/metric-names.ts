@@ -24,6 +24,7 @@ export const METRIC = {
   reportPublishFailed: 'ReportPublishFailed',
   usageNotRecorded: 'UsageNotRecorded',
   reportedTransactions: 'ReportedTransactions',
+  reportedUnverified: 'ReportedUnverified',
   reportFailed: 'ReportFailed',
   usageDiscarded: 'UsageDiscarded',
   usageRejected: 'UsageRejected',

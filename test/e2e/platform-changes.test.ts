@@ -177,7 +177,8 @@ describe('a platform slower than the authorizer deadline', () => {
     const { stack, platform, proxy } = await startBehindSlowProxy();
     const send = caller(stack, 'key-hundred');
     expect(await callTimes(send, 3)).toEqual([200, 200, 200]);
-    await stack.flush();
+    // Their window delivered and closed: the next call opens a new one.
+    await sleep(WINDOW_SECONDS * 1000 + 500);
     proxy.setLatency(LATENCY_MS);
     platform.setApplicationState(SERVICE, 'app-hundred', 'suspended');
     // The re-check takes the platform's 1.2 s on top of the window.
@@ -190,5 +191,18 @@ describe('a platform slower than the authorizer deadline', () => {
     const result = await stack.flush();
     expect(result.unreported).toBe(0);
     expect(platform.usage(SERVICE, 'app-hundred', 'hits', 'hour')).toBe(allowed);
+  });
+
+  it('reports the usage when the re-check gets no answer at all', async () => {
+    const { stack, platform, proxy } = await startBehindSlowProxy();
+    const send = caller(stack, 'key-hundred');
+    expect(await callTimes(send, 2)).toEqual([200, 200]);
+    await stack.flush();
+    proxy.setFault('hang', 'auth');
+    expect(await callTimes(send, 4)).toEqual([200, 200, 200, 200]);
+    const result = await stack.flush();
+    expect(result.unreported).toBe(0);
+    expect(platform.usage(SERVICE, 'app-hundred', 'hits', 'hour')).toBe(6);
+    expect(stack.metrics().ReportedUnverified).toBe(1);
   });
 });
