@@ -25,6 +25,7 @@ export const METRIC = {
   usageNotRecorded: 'UsageNotRecorded',
   reportedTransactions: 'ReportedTransactions',
   reportedUnverified: 'ReportedUnverified',
+  webhookApplied: 'WebhookApplied',
   reportFailed: 'ReportFailed',
   usageDiscarded: 'UsageDiscarded',
   usageRejected: 'UsageRejected',
