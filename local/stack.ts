@@ -4,11 +4,12 @@
  * gateway serving every API of the stack file. The authorizer, reporter and echo handlers are the same
  * modules the Lambdas run.
  */
+import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
-import { accessCacheOf } from '../lambdas/core/access';
+import { accessCacheOf, sealerOf } from '../lambdas/core/access';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import type { AccessConfig } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
@@ -22,6 +23,7 @@ import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handl
 import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
+import { createWebhookHandler, WEBHOOK_PATH, WEBHOOK_ROUTE } from '../lambdas/webhooks/handler';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
@@ -68,6 +70,11 @@ export interface LocalStackOptions {
    * a busy machine can give a longer one, lest a starved event loop pass for a slow Redis.
    */
   readonly redisCommandTimeoutMs?: number;
+  /**
+   * Whether the local platform sends its webhooks to each gateway's receiver (`POST /webhooks/platform`);
+   * default true. The receiver is served either way.
+   */
+  readonly webhooks?: boolean;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -89,6 +96,8 @@ export interface LocalStackGateway {
   sweepAll(): Promise<SweepResult>;
   /** Usage the platform would not take (a metric it does not have), kept in Redis per application. */
   rejectedUsage(): Promise<RejectedUsage[]>;
+  /** The webhook receiver's URL, its token in the query (a secret: never log it). */
+  readonly webhookUrl: string;
 }
 
 /** Usage of one metric the platform would not take (it does not have the metric): kept, never reported. */
@@ -190,6 +199,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           config: definition.platform,
           port: 0,
           ...(options.now && { now: options.now }),
+          warn: (message, attributes) => logger.warn(message, attributes),
         })
       : undefined;
     if (platform) cleanup.push(() => platform.stop());
@@ -231,6 +241,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     const topicNames = new Set<string>();
     const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
+    /** The shared secret of the webhook receivers, new at each start. */
+    const webhookToken = randomBytes(24).toString('base64url');
 
     const wire = (gateway: GatewayDefinition) => {
       const name = resourceName(gateway.configInput.serviceId, topicNames);
@@ -278,6 +290,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         metrics,
         ...(options.now && { now: options.now }),
       });
+      const webhooks = createWebhookHandler({
+        serviceId: config.serviceId,
+        credentialMode: config.credentialMode,
+        cache: accessCacheOf(reporterDeps.redis, config),
+        sealer: sealerOf(config),
+        platform: reporterPlatformClient,
+        now: options.now ?? Date.now,
+        logger,
+        metrics,
+        token: webhookToken,
+      });
       const hiddenNames = configuredSecretHeaders(config);
       const { cors } = gateway;
       const identitySources = identitySourceHeaders(config);
@@ -294,6 +317,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const methods = [
         ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
         ...openMethods(DOCS_ROUTES, docs),
+        ...openMethods([WEBHOOK_ROUTE], webhooks),
       ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
@@ -333,8 +357,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         sweep,
         sweepAll,
         rejectedUsage,
+        webhookUrl: `${gateway.url}${api.basePath}${WEBHOOK_PATH}?token=${webhookToken}`,
       }),
     );
+    if (platform && options.webhooks !== false) {
+      for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
+    }
 
     let flushing: Promise<FlushResult> | undefined;
     const flush = (): Promise<FlushResult> => {

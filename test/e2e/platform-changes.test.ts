@@ -14,6 +14,7 @@ import { call, clockFromStartOfHour } from './fixtures';
 
 const PROVIDER_KEY = 'pk-changes';
 const SERVICE = 'svc-changes';
+const APP_SERVICE = 'svc-changes-app';
 const WINDOW_SECONDS = 2;
 /** One report window, plus the reporter's round trip and scheduling slack on a loaded 2-core machine. */
 const WINDOW_BOUND_MS = WINDOW_SECONDS * 1000 + 1500;
@@ -39,21 +40,31 @@ const CHANGES_PLATFORM = {
         { id: 'app-paused', userKey: 'key-paused', plan: 'Hundred', state: 'suspended' },
       ],
     },
+    {
+      id: APP_SERVICE,
+      providerKey: PROVIDER_KEY,
+      authentication: 'app_id',
+      metrics: [{ name: 'hits' }],
+      plans: [{ name: 'Hundred', limits: [{ metric: 'hits', period: 'hour', value: 100 }] }],
+      applications: [{ id: 'app-keys', appKeys: ['key-one', 'key-two'], plan: 'Hundred' }],
+    },
   ],
 };
 const GATEWAY = { serviceId: SERVICE, routes: ['GET /v1/words/{word}'], reportWindowSeconds: WINDOW_SECONDS };
+const APP_GATEWAY = { ...GATEWAY, serviceId: APP_SERVICE, basePath: '/appid', credentialMode: 'app_id' };
 
 const running: { stop(): Promise<unknown> }[] = [];
 afterEach(async () => {
   for (const part of running.splice(0).reverse()) await part.stop();
 });
 
-async function start(): Promise<LocalStack> {
+async function start(webhooks = false): Promise<LocalStack> {
   const stack = await startLocalStack({
-    stack: { platform: CHANGES_PLATFORM, gateway: GATEWAY },
+    stack: { platform: CHANGES_PLATFORM, gateway: [GATEWAY, APP_GATEWAY] },
     redis: 'auto',
     sweepIntervalMs: 0,
     now: clockFromStartOfHour(),
+    webhooks,
   });
   running.push(stack);
   return stack;
@@ -69,13 +80,18 @@ function caller(stack: LocalStack, userKey: string): () => Promise<number> {
 }
 
 /** Calls until the status is `wanted` (or `limitMs` passed); the time from the start to that answer. */
-async function timeUntil(send: () => Promise<number>, wanted: number, limitMs: number): Promise<number> {
+async function timeUntil(
+  send: () => Promise<number>,
+  wanted: number,
+  limitMs: number,
+  intervalMs = CALL_INTERVAL_MS,
+): Promise<number> {
   const startedAt = performance.now();
   let status = 0;
   while (performance.now() - startedAt < limitMs) {
     status = await send();
     if (status === wanted) return performance.now() - startedAt;
-    await sleep(CALL_INTERVAL_MS);
+    await sleep(intervalMs);
   }
   throw new Error(`still ${status} after ${limitMs} ms, not ${wanted}`);
 }
@@ -138,6 +154,87 @@ describe('without webhooks, a change reaches refused keys within one report wind
     expect(await callTimes(send, 3)).toEqual([403, 403, 403]);
     platformOf(stack).setApplicationState(SERVICE, 'app-paused', 'active');
     printTime('resume, no webhook', await timeUntil(send, 200, WINDOW_BOUND_MS));
+  });
+});
+
+/** A change through the platform's Account Management API, as a provider makes it. */
+async function admin(stack: LocalStack, method: string, path: string, params: Record<string, string> = {}) {
+  const response = await fetch(`${platformOf(stack).url}/admin/api/${path}`, {
+    method,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ provider_key: PROVIDER_KEY, ...params }).toString(),
+    signal: AbortSignal.timeout(5000),
+  });
+  expect(response.status).toBeLessThan(300);
+}
+
+function appCaller(stack: LocalStack, appKey: string): () => Promise<number> {
+  return async () =>
+    (
+      await call(`${stack.gateways[1]?.url}/v1/words/w`, {
+        headers: { app_id: 'app-keys', app_key: appKey },
+      })
+    ).status;
+}
+
+/** The bound with webhooks: the webhook's delivery, one authorize and one Redis write. */
+const WEBHOOK_BOUND_MS = 1000;
+
+describe('with webhooks, application changes reach the cache within 1 s; without, within one report window', () => {
+  const cases = [
+    {
+      change: 'suspend',
+      send: (stack: LocalStack) => caller(stack, 'key-hundred'),
+      make: (stack: LocalStack) => admin(stack, 'PUT', 'accounts/1/applications/app-hundred/suspend.xml'),
+      before: 200,
+      after: 403,
+    },
+    {
+      change: 'revoke a key',
+      send: (stack: LocalStack) => appCaller(stack, 'key-one'),
+      make: (stack: LocalStack) =>
+        admin(stack, 'DELETE', 'accounts/1/applications/app-keys/keys/key-one.xml'),
+      before: 200,
+      after: 401,
+    },
+    {
+      change: 'plan change (down)',
+      send: (stack: LocalStack) => caller(stack, 'key-hundred'),
+      make: (stack: LocalStack) =>
+        admin(stack, 'PUT', 'accounts/1/applications/app-hundred/change_plan.xml', { plan_id: 'Five' }),
+      before: 200,
+      after: 403,
+    },
+  ];
+  for (const webhooks of [true, false]) {
+    for (const { change, send: senderOf, make, before, after } of cases) {
+      it(`${change}, ${webhooks ? 'with' : 'without'} webhooks`, async () => {
+        const stack = await start(webhooks);
+        const send = senderOf(stack);
+        expect(await callTimes(send, 6)).toEqual(Array(6).fill(before));
+        await make(stack);
+        const elapsed = await timeUntil(send, after, webhooks ? WEBHOOK_BOUND_MS : WINDOW_BOUND_MS, 10);
+        printTime(`${change}, ${webhooks ? 'webhook' : 'no webhook'}`, elapsed);
+        expect(await send()).toBe(after);
+      });
+    }
+  }
+
+  it('a lowered limit sends no webhook (the platform has none for limits): one report window either way', async () => {
+    const stack = await start(true);
+    const send = caller(stack, 'key-hundred');
+    expect(await callTimes(send, 20)).toEqual(Array(20).fill(200));
+    await admin(stack, 'PUT', 'application_plans/Hundred/metrics/hits/limits/hour.xml', { value: '15' });
+    printTime('limit down (100 -> 15), webhooks on', await timeUntil(send, 403, WINDOW_BOUND_MS));
+    expect(platformOf(stack).webhookDeliveries()).toEqual([]);
+  });
+
+  it('a raised limit reaches a refused key in one report window, webhooks on', async () => {
+    const stack = await start(true);
+    const send = caller(stack, 'key-five');
+    expect(await callTimes(send, 6)).toEqual([200, 200, 200, 200, 200, 403]);
+    await admin(stack, 'PUT', 'application_plans/Five/metrics/hits/limits/hour.xml', { value: '100' });
+    printTime('limit up (5 -> 100), webhooks on', await timeUntil(send, 200, WINDOW_BOUND_MS));
   });
 });
 
