@@ -1,6 +1,7 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
 import { CREDENTIAL_SCHEMES } from '../lambdas/core/credentials';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
+import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
@@ -76,6 +77,10 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
       `  routes: ${gatewayDefinition.routes.map((route) => `${route.method} ${route.resource}`).join(', ')}`,
     );
     lines.push(`  docs: ${gateway.docsUrl} (Swagger UI; the document is ${gateway.docsUrl}/swagger.json)`);
+    lines.push(
+      `  webhooks: POST ${gateway.url}${WEBHOOK_PATH}?token=... (token generated at start` +
+        `${gatewayDefinition.externalPlatform ? ')' : '; the local platform sends its webhooks there)'}`,
+    );
     const samples = samplePaths(gatewayDefinition);
     for (const consumer of consumers(definition, gateway)) {
       lines.push(`  # ${consumer.label}`);
