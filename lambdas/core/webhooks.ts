@@ -8,12 +8,11 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import type { AccessCache } from './cache';
 import type { CredentialMode } from './config';
 import { credentialIdOf, credentialIdPrefix, keyIdOf } from './credentials';
-import { type LogPort, METRIC, type MetricsPort } from './observability';
-import type { Credential, PlatformPort } from './platform/types';
-import type { CredentialSealer } from './seal';
+import { METRIC } from './observability';
+import type { Credential } from './platform/types';
+import type { FlushPorts } from './reporting';
 import { type CredentialAnswer, isCredentialAnswer, stateOf } from './snapshot';
 
 /** A body that is not a webhook event: the receiver answers 400 with the message. */
@@ -109,16 +108,10 @@ export function tokenMatches(presented: string | undefined, expected: string): b
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-/** The ports of one service's receiver. */
-export interface WebhookPorts {
-  readonly serviceId: string;
+/** The ports of one service's receiver: those of the reporter's stages, and the service's credential mode. */
+export interface WebhookPorts
+  extends Pick<FlushPorts, 'serviceId' | 'cache' | 'sealer' | 'platform' | 'now' | 'logger' | 'metrics'> {
   readonly credentialMode: CredentialMode;
-  readonly cache: AccessCache;
-  readonly sealer: CredentialSealer;
-  readonly platform: PlatformPort;
-  readonly now: () => number;
-  readonly logger: LogPort;
-  readonly metrics: MetricsPort;
 }
 
 export type WebhookOutcome =
