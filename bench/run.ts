@@ -175,7 +175,7 @@ function startSystem(
   const counter = countSentCommands(authorizerRedis);
   const sns = createSnsClientWithLatency(servers.sns.url, snsLatencyMs);
   const authorizerPlatform = platformClientFromConfig(config, BENCH_PROVIDER_KEY);
-  const reporterPlatform = platformClientFromConfig(config, BENCH_PROVIDER_KEY);
+  const reporterPlatform = platformClientFromConfig(config, BENCH_PROVIDER_KEY, { caller: 'reporter' });
   const ports = { config, logger: silentLogger, metrics: silentMetrics };
   let authorize: Authorizer;
   let queue: LocalQueue;

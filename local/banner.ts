@@ -7,6 +7,7 @@ import {
 import { SOAP_CREDENTIAL_SCHEMES } from '../lambdas/core/soap/access-header';
 import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
+import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
 import type { LocalRedis, LocalRedisKind } from './redis';
 import { findRoute } from './routes';
 import type { LocalStack } from './stack';
@@ -151,6 +152,10 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
       `  routes: ${gatewayDefinition.routes.map((route) => `${route.method} ${route.resource}`).join(', ')}`,
     );
     lines.push(`  docs: ${gateway.docsUrl} (Swagger UI; the document is ${gateway.docsUrl}/swagger.json)`);
+    lines.push(
+      `  webhooks: POST ${gateway.url}${WEBHOOK_PATH}?token=... (token generated at start` +
+        `${gatewayDefinition.externalPlatform ? ')' : '; the local platform sends its webhooks there)'}`,
+    );
     const samples = samplePaths(gatewayDefinition);
     const operation = soapOperation(gatewayDefinition);
     const soap = gatewayDefinition.soap;

@@ -4,10 +4,11 @@
  * gateway serving every API of the stack file. The authorizer, reporter and echo handlers are the same
  * modules the Lambdas run.
  */
+import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
-import { accessCacheOf } from '../lambdas/core/access';
+import { accessCacheOf, sealerOf } from '../lambdas/core/access';
 import { snsAlertPublisher, type UsageAlert } from '../lambdas/core/alerts';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
@@ -32,6 +33,7 @@ import {
 } from '../lambdas/token/endpoint';
 import { createTokenHandler } from '../lambdas/token/handler';
 import { localTokenSigner } from '../lambdas/token/signer';
+import { createWebhookHandler, WEBHOOK_PATH, WEBHOOK_ROUTE } from '../lambdas/webhooks/handler';
 import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
@@ -95,6 +97,11 @@ export interface LocalStackOptions {
   readonly redisCommandTimeoutMs?: number;
   /** Hears each usage alert the reporter publishes (npm start prints it). */
   readonly onAlert?: (alert: UsageAlert) => void;
+  /**
+   * Whether the local platform sends its webhooks to each gateway's receiver (`POST /webhooks/platform`);
+   * default true. The receiver is served either way.
+   */
+  readonly webhooks?: boolean;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -120,6 +127,8 @@ export interface LocalStackGateway {
   rejectedUsage(): Promise<RejectedUsage[]>;
   /** The SOAP route's URL, when the gateway has one (docs/soap.md). */
   readonly soapUrl?: string;
+  /** The webhook receiver's URL, its token in the query (a secret: never log it). */
+  readonly webhookUrl: string;
 }
 
 /** Usage of one metric the platform would not take (it does not have the metric): kept, never reported. */
@@ -252,6 +261,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           config: definition.platform,
           port: 0,
           ...(options.now && { now: options.now }),
+          warn: (message, attributes) => logger.warn(message, attributes),
         })
       : undefined;
     if (platform) cleanup.push(() => platform.stop());
@@ -305,6 +315,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       options.onAlert?.(alert);
     };
     const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
+    /** The shared secret of the webhook receivers, new at each start. */
+    const webhookToken = randomBytes(24).toString('base64url');
 
     // The issuer URL of an oauth API is its own URL, so the port is chosen before the APIs are wired.
     const port = options.port || (await freePort());
@@ -340,11 +352,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         alertsTopicArn,
       };
       const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');
-      platformClients.push(platformClient);
+      const reporterPlatformClient = platformClientFromConfig(config, config.platformCredential ?? '', {
+        caller: 'reporter',
+      });
+      platformClients.push(platformClient, reporterPlatformClient);
       const reporterDeps = {
         config,
         redis: newRedisClient(config),
-        platform: platformClient,
+        platform: reporterPlatformClient,
         logger,
         metrics,
         alertPublisher: snsAlertPublisher(snsClient, alertsTopicArn),
@@ -376,6 +391,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const soapMethods = gateway.soap
         ? [soapMethod(gateway.soap, soapEcho, { ...deciderPorts, redis: newRedisClient(config) })]
         : [];
+      const webhooks = createWebhookHandler({
+        serviceId: config.serviceId,
+        credentialMode: config.credentialMode,
+        cache: accessCacheOf(reporterDeps.redis, config),
+        sealer: sealerOf(config),
+        platform: reporterPlatformClient,
+        now: options.now ?? Date.now,
+        logger,
+        metrics,
+        token: webhookToken,
+      });
       const hiddenNames = configuredSecretHeaders(config);
       const { cors } = gateway;
       const identitySources = identitySourcesOf(config);
@@ -394,6 +420,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...openMethods(DOCS_ROUTES, docs),
         ...soapMethods,
         ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, tokenFunction(config)) : []),
+        ...openMethods([WEBHOOK_ROUTE], webhooks),
       ];
       const api: GatewayApi = {
         basePath: gateway.basePath,
@@ -439,8 +466,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         sweepAll,
         rejectedUsage,
         ...(soapPath !== undefined && { soapUrl: `${gateway.url}${api.basePath}${soapPath}` }),
+        webhookUrl: `${gateway.url}${api.basePath}${WEBHOOK_PATH}?token=${webhookToken}`,
       }),
     );
+    if (platform && options.webhooks !== false) {
+      for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
+    }
 
     let flushing: Promise<FlushResult> | undefined;
     const flush = (): Promise<FlushResult> => {

@@ -445,6 +445,24 @@ export class AccessCache {
     return facts.map(validKeyCredential).filter((sealed): sealed is string => sealed !== undefined);
   }
 
+  /** Whether the cache holds an answer about the budget (so a change at the platform has something to reach). */
+  async hasBudget(credentialId: string): Promise<boolean> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    return (await this.redis.exists(credentialKeys(credentialId).app)) === 1;
+  }
+
+  /**
+   * Forgets what the platform said of every key of the budget but those kept (key ids, keyIdOf): a key
+   * deleted at the platform is asked about again on its next call, and refused then.
+   */
+  async forgetKeysExcept(credentialId: string, keptKeyIds: readonly string[]): Promise<number> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const key = credentialKeys(credentialId).keys;
+    const kept = new Set(keptKeyIds);
+    const gone = (await this.redis.hkeys(key)).filter((keyId) => !kept.has(keyId));
+    return gone.length === 0 ? 0 : this.redis.hdel(key, ...gone);
+  }
+
   /**
    * Takes the budget's first-call lock for `ttlMs`: true when this caller is the one to ask the platform,
    * false when another call already does.

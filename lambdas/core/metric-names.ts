@@ -24,6 +24,8 @@ export const METRIC = {
   reportPublishFailed: 'ReportPublishFailed',
   usageNotRecorded: 'UsageNotRecorded',
   reportedTransactions: 'ReportedTransactions',
+  reportedUnverified: 'ReportedUnverified',
+  webhookApplied: 'WebhookApplied',
   reportFailed: 'ReportFailed',
   usageDiscarded: 'UsageDiscarded',
   usageRejected: 'UsageRejected',

@@ -9,6 +9,7 @@
  *   and usage of a metric it does not have is kept aside (never reported, never dropped);
  * - reportUsage: one report call carries every other budget of the batch, a transaction per period
  *   bucket with a timestamp inside it, so the platform charges the period the calls happened in;
+ *   budgets whose re-check got no answer go in a report call of their own (reportUnverified);
  * - settleUsage: what the platform accepted (or will never take) leaves Redis; the rest stays in
  *   flight, its lease given back.
  * Nothing leaves Redis before the platform accepted it: a failed report keeps the in-flight usage,
@@ -96,6 +97,8 @@ export interface ReportingDeps {
 export interface FlushResult {
   /** Reported (the platform accepted their usage). */
   readonly flushed: readonly string[];
+  /** Of `flushed`: reported although the re-check before the report got no answer from the platform. */
+  readonly unverified: readonly string[];
   /** The platform refuses the credential (invalid): its usage can never be reported and left Redis. */
   readonly discarded: readonly string[];
   /** All of the usage was of metrics the platform does not have: kept aside (AccessCache.rejectedUsage). */
@@ -154,7 +157,7 @@ export interface Verification {
   readonly discarded: readonly DrainedUsage[];
   /** All of the usage was of metrics the platform does not have: kept aside, nothing to report. */
   readonly rejected: readonly DrainedUsage[];
-  /** The platform did not answer about the credential: its usage waits for the retry. */
+  /** The platform did not answer about the credential: its usage is reported apart (reportUnverified). */
   readonly unverified: readonly DrainedUsage[];
 }
 
@@ -442,7 +445,7 @@ async function verifyOne(ports: VerifyPorts, drained: DrainedUsage): Promise<Ver
     }
     if (!isCredentialAnswer(outcome)) {
       const log = outcome.kind === 'misconfigured' ? ports.logger.error : ports.logger.warn;
-      log.call(ports.logger, 'credential not verified before its report: the usage stays for the retry', {
+      log.call(ports.logger, 'credential not verified before its report: its usage is reported unverified', {
         credential: credentialIdPrefix(item.credentialId),
         kind: outcome.kind,
         detail: outcome.message,
@@ -535,6 +538,21 @@ export async function reportUsage(
 }
 
 /**
+ * Report of the budgets whose re-check got no answer (a platform slower than the re-check's deadline,
+ * or down): a failed re-check never holds the usage back. They go in a report call of their own, so a
+ * credential the platform would refuse (and whose transaction would make it drop the whole batch after
+ * its 202) can cost only this batch, never the verified one.
+ */
+export async function reportUnverified(
+  ports: Pick<FlushPorts, 'platform' | 'now' | 'logger' | 'metrics'>,
+  unverified: readonly DrainedUsage[],
+): Promise<ReportResult> {
+  const result = await reportUsage(ports, unverified);
+  count(ports.metrics, METRIC.reportedUnverified, result.accepted.length);
+  return result;
+}
+
+/**
  * A transaction per period bucket, timestamped with the bucket's last call: inside the bucket, so in
  * every limited period the calls happened in. Usage older than the platform takes goes as of now.
  */
@@ -598,16 +616,20 @@ async function flushRound(
   const { ready, idle, empty, busy, failed, unreadable } = await drainUsage(ports, credentialIds);
   await refreshIdle(ports, idle);
   const { reportable, discarded, rejected, unverified } = await verifyCredentials(ports, ready);
-  await settleUsage(ports, { acknowledge: [...discarded, ...rejected], release: unverified });
-  const { accepted, refused } = await reportUsage(ports, reportable);
+  await settleUsage(ports, { acknowledge: [...discarded, ...rejected], release: [] });
+  const verified = await reportUsage(ports, reportable);
+  const unchecked = await reportUnverified(ports, unverified);
+  const accepted = [...verified.accepted, ...unchecked.accepted];
+  const refused = [...verified.refused, ...unchecked.refused];
   await settleUsage(ports, { acknowledge: accepted, release: refused });
   const result: FlushResult = {
     flushed: idsOf(accepted),
+    unverified: idsOf(unchecked.accepted),
     discarded: idsOf(discarded),
     rejected: idsOf(rejected),
     empty,
     busy,
-    failed: [...failed, ...idsOf(unverified), ...idsOf(refused)],
+    failed: [...failed, ...idsOf(refused)],
     unreadable,
     retry: [...retry],
   };

@@ -6,7 +6,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type AccessConfig, ConfigError, configFromEnv, ENV, LOCAL_SECRET_ENV } from './config';
 import { createLogger, createMetrics, type LogPort, type MetricsPort } from './observability';
-import { type PlatformClient, platformClientFromConfig } from './platform/client';
+import { type PlatformCaller, type PlatformClient, platformClientFromConfig } from './platform/client';
 import { createRedisClient, type RedisConnection } from './redis-client';
 
 /** Deadline of one Secrets Manager read, SDK retries included. */
@@ -36,6 +36,7 @@ export async function readSecret(
 export async function loadRuntime(
   serviceName: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  caller: PlatformCaller = 'authorizer',
 ): Promise<Runtime> {
   const configured = configFromEnv(env);
   const logger = createLogger(serviceName);
@@ -66,7 +67,7 @@ export async function loadRuntime(
           ...(redisPassword !== undefined && { password: redisPassword }),
         }),
       }),
-      platform: platformClientFromConfig(config, platformCredential),
+      platform: platformClientFromConfig(config, platformCredential, { caller }),
       logger,
       metrics,
     };

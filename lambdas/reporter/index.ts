@@ -18,7 +18,7 @@ import {
 } from './handler';
 
 const reporterDeps = oncePerContainer(async (): Promise<ReporterDeps> => {
-  const { redis, ...runtime } = await loadRuntime(REPORTER_SERVICE_NAME);
+  const { redis, ...runtime } = await loadRuntime(REPORTER_SERVICE_NAME, process.env, 'reporter');
   if (!redis) throw new ConfigError('redis.host', 'is required by the reporter');
   const { alertsTopicArn } = runtime.config;
   return {

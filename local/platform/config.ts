@@ -5,6 +5,7 @@
 import {
   ConfigError,
   type CredentialMode,
+  httpUrl,
   integer,
   knownFields,
   nonEmpty,
@@ -74,6 +75,8 @@ export interface ServiceConfig {
 
 export interface PlatformConfig {
   readonly services: readonly ServiceConfig[];
+  /** URLs the platform POSTs its webhooks to (3scale's webhook events, the XML in a form field `xml`). */
+  readonly webhooks?: readonly string[];
 }
 
 export const TOP_METRIC = 'hits';
@@ -260,7 +263,7 @@ export function loadPlatformConfig(input: unknown): PlatformConfig {
     typeof value === 'object' && value !== null && 'platform' in value
       ? (value as { platform: unknown }).platform
       : value;
-  const fields = knownFields('platform', section, ['services']);
+  const fields = knownFields('platform', section, ['services', 'webhooks']);
   const ids = new Set<string>();
   const services = list('platform.services', fields.services).map((entry, i) => {
     const parsed = service(`platform.services[${i}]`, entry);
@@ -268,5 +271,8 @@ export function loadPlatformConfig(input: unknown): PlatformConfig {
     return parsed;
   });
   if (services.length === 0) throw new ConfigError('platform.services', 'must list at least one service');
-  return { services };
+  const webhooks = list('platform.webhooks', fields.webhooks ?? []).map((entry, i) =>
+    httpUrl(`platform.webhooks[${i}]`, entry).toString(),
+  );
+  return { services, ...(webhooks.length > 0 && { webhooks }) };
 }

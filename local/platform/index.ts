@@ -9,6 +9,7 @@ import { PERIODS } from '../../lambdas/core/periods';
 import type { Period } from '../../lambdas/core/platform/types';
 import { version } from '../../package.json';
 import { closeServer, LOOPBACK, listenOnLoopback } from '../http-server';
+import { applicationView } from './admin';
 import {
   type ApplicationState,
   loadPlatformConfig,
@@ -19,6 +20,8 @@ import {
 import { PlatformModel } from './model';
 import { type PlatformStats, platformListener } from './server';
 import type { ReportError } from './transactor';
+import { type WebhookAction, type WebhookDelivery, WebhookSender } from './webhooks';
+import { webhookEventXml } from './xml';
 
 export type {
   ApplicationConfig,
@@ -33,6 +36,7 @@ export type {
 export { loadPlatformConfig } from './config';
 export type { PlatformStats } from './server';
 export type { ReportError } from './transactor';
+export type { WebhookAction, WebhookDelivery } from './webhooks';
 
 export interface TlsMaterial {
   /** PEM certificate (chain). */
@@ -51,6 +55,8 @@ export interface StartPlatformOptions {
   readonly tls?: boolean | TlsMaterial;
   /** Epoch ms; every period and timestamp check reads this clock. */
   readonly now?: () => number;
+  /** Where undelivered webhooks are said; default console.warn. */
+  readonly warn?: (message: string, attributes: Record<string, unknown>) => void;
 }
 
 export interface RunningPlatform {
@@ -68,6 +74,10 @@ export interface RunningPlatform {
   setApplicationState(serviceId: string, appId: string, state: ApplicationState): void;
   setApplicationPlan(serviceId: string, appId: string, plan: string): void;
   setServiceState(serviceId: string, state: ServiceState): void;
+  /** Sends the platform's webhooks to this URL too (its token, if any, in the query). */
+  addWebhookUrl(url: string): void;
+  /** Webhook deliveries done so far (URLs without their query), oldest first. */
+  webhookDeliveries(): readonly WebhookDelivery[];
   /** Sets the plan's limit on the metric for the period; undefined removes it. Applies at once. */
   setLimit(serviceId: string, plan: string, metric: string, period: Period, value: number | undefined): void;
 }
@@ -99,6 +109,13 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     throw new Error(`the local platform listens on ${LOOPBACK} only (got ${options.host})`);
   }
   const now = options.now ?? Date.now;
+  const warn =
+    options.warn ?? ((message, attributes) => console.warn(`local platform: ${message}`, attributes));
+  const webhooks = new WebhookSender(model.webhooks, { warn });
+  const notify = (serviceId: string, appId: string, action: WebhookAction) => {
+    const service = model.service(serviceId);
+    webhooks.send(action, webhookEventXml(action, applicationView(service, service.application(appId))));
+  };
   const stats: PlatformStats = { authorize: 0, authrep: 0, report: 0, transactions: 0 };
   const reportErrors: ReportError[] = [];
   const listener = platformListener({
@@ -107,6 +124,7 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     stats,
     reportErrors,
     statusJson: JSON.stringify({ status: 'ok', version: { backend: `${version}-local` } }),
+    onApplicationChange: (action, xml) => webhooks.send(action, xml),
   });
   const tls = options.tls === true ? await selfSignedCertificate() : options.tls || undefined;
   const server: Server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
@@ -115,7 +133,10 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     url: `${tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,
     port,
     ...(tls && { certificate: tls.cert }),
-    stop: () => closeServer(server),
+    stop: async () => {
+      await closeServer(server);
+      await webhooks.settle();
+    },
     stats: () => ({ ...stats }),
     reportErrors: () => [...reportErrors],
     usage(serviceId, appId, metric, period) {
@@ -127,19 +148,27 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     setApplicationState(serviceId, appId, state) {
       if (state !== 'active' && state !== 'suspended')
         throw new Error(`unknown state ${JSON.stringify(state)}`);
-      model.service(serviceId).application(appId).state = state;
+      const application = model.service(serviceId).application(appId);
+      if (application.state === state) return;
+      application.state = state;
+      notify(serviceId, appId, state === 'suspended' ? 'suspended' : 'updated');
     },
     setApplicationPlan(serviceId, appId, plan) {
       const service = model.service(serviceId);
       if (!service.plans.has(plan))
         throw new Error(`service ${serviceId} has no plan ${JSON.stringify(plan)}`);
-      service.application(appId).plan = plan;
+      const application = service.application(appId);
+      if (application.plan === plan) return;
+      application.plan = plan;
+      notify(serviceId, appId, 'plan_changed');
     },
     setServiceState(serviceId, state) {
       if (state !== 'active' && state !== 'suspended')
         throw new Error(`unknown state ${JSON.stringify(state)}`);
       model.service(serviceId).state = state;
     },
+    addWebhookUrl: (url) => webhooks.addUrl(url),
+    webhookDeliveries: () => webhooks.deliveries(),
     setLimit(serviceId, plan, metric, period, value) {
       checkPeriod(period);
       if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_LIMIT_VALUE)) {

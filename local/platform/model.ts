@@ -31,8 +31,8 @@ export class Application {
 
   constructor(
     readonly id: string,
-    readonly userKey: string | undefined,
-    readonly appKeys: ReadonlySet<string>,
+    public userKey: string | undefined,
+    readonly appKeys: Set<string>,
     public plan: string,
     public state: ApplicationState,
     readonly referrerFilters: readonly string[],
@@ -132,6 +132,17 @@ export class Service {
     return limits;
   }
 
+  /** Gives the application a new user key; the old one stops working at once. */
+  changeUserKey(application: Application, userKey: string): void {
+    const holder = this.applicationsByUserKey.get(userKey);
+    if (holder !== undefined && holder !== application) {
+      throw new Error(`user key is already taken by another application of service ${this.id}`);
+    }
+    if (application.userKey !== undefined) this.applicationsByUserKey.delete(application.userKey);
+    application.userKey = userKey;
+    this.applicationsByUserKey.set(userKey, application);
+  }
+
   setLimit(planName: string, metric: string, period: Period, max: number | undefined): void {
     const plan = this.plans.get(planName);
     if (plan === undefined) throw new Error(`service ${this.id} has no plan ${JSON.stringify(planName)}`);
@@ -159,8 +170,10 @@ export class PlatformModel {
   readonly services = new Map<string, Service>();
   /** Provider key -> its first service, used when a request names no service id. */
   readonly defaultServices = new Map<string, Service>();
+  readonly webhooks: readonly string[];
 
   constructor(config: PlatformConfig) {
+    this.webhooks = config.webhooks ?? [];
     for (const serviceConfig of config.services) {
       const service = new Service(serviceConfig);
       this.services.set(service.id, service);

@@ -1,6 +1,7 @@
 /** The HTTP face of the local platform: routes, parameter reading, and the platform's common headers. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-server';
+import { ADMIN_PREFIX, type ApplicationChangeListener, adminEndpoint } from './admin';
 import type { PlatformModel } from './model';
 import {
   addParam,
@@ -38,6 +39,8 @@ export interface PlatformState {
   readonly reportErrors: ReportError[];
   /** What GET /status answers. */
   readonly statusJson: string;
+  /** Hears each application change made through the Account Management API. */
+  readonly onApplicationChange: ApplicationChangeListener;
 }
 
 /** 1000 transactions with long keys stay far below this. */
@@ -153,6 +156,8 @@ async function route(
     send(response, authorizeEndpoint(state, 'authrep', request));
   } else if (method === 'POST' && path === '/transactions.xml') {
     send(response, await reportEndpoint(state, request));
+  } else if (path.startsWith(ADMIN_PREFIX)) {
+    send(response, await adminEndpoint(state.model, request, state.onApplicationChange), 'application/xml');
   } else if (method === 'GET' && path === '/status') {
     send(response, { status: 200, headers: {}, body: state.statusJson }, 'application/json');
   } else {

@@ -3,6 +3,7 @@
 import type { PeriodWindow } from '../../lambdas/core/periods';
 import { formatPlatformTime } from '../../lambdas/core/platform/encoding';
 import type { Period } from '../../lambdas/core/platform/types';
+import type { PlatformAuthentication } from './config';
 
 export const XML_CONTENT_TYPE = 'application/vnd.3scale-v2.0+xml';
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
@@ -67,4 +68,70 @@ export function statusXml(status: StatusView): string {
           )
           .join('')}</hierarchy>`;
   return `${DECLARATION}<status>${authorization}<plan>${escapeXmlText(status.plan)}</plan>${reports}${hierarchy}</status>`;
+}
+
+/** Attribute and text escaping of values the Account Management API's answers carry. */
+function escapeXmlValue(text: string): string {
+  return escapeXmlText(text).replace(/"/g, '&quot;');
+}
+
+function element(name: string, value: string): string {
+  return `<${name}>${escapeXmlValue(value)}</${name}>`;
+}
+
+/** What an application's XML shows (the Account Management API's `<application>`, its webhook object). */
+export interface ApplicationView {
+  readonly id: string;
+  readonly serviceId: string;
+  readonly state: 'active' | 'suspended';
+  readonly authentication: PlatformAuthentication;
+  readonly userKey?: string;
+  readonly appKeys: readonly string[];
+  readonly plan: string;
+}
+
+/**
+ * The application as the platform writes it: `live` for an active application, `<user_key>` in user_key
+ * services, `<application_id>` and `<keys>` in app_id services, and the plan it is on. The local platform
+ * names plans and applications by their config names, which serve as their ids.
+ */
+export function applicationXml(app: ApplicationView): string {
+  const credential =
+    app.authentication === 'user_key'
+      ? element('user_key', app.userKey ?? '')
+      : `${element('application_id', app.id)}<keys>${app.appKeys.map((key) => element('key', key)).join('')}</keys>`;
+  return (
+    `<application>${element('id', app.id)}${element('state', app.state === 'active' ? 'live' : 'suspended')}` +
+    `${element('service_id', app.serviceId)}${credential}` +
+    `<plan><id>${escapeXmlValue(app.plan)}</id>${element('name', app.plan)}<type>application_plan</type>` +
+    `${element('service_id', app.serviceId)}</plan></application>`
+  );
+}
+
+export function applicationAnswerXml(app: ApplicationView): string {
+  return `${DECLARATION}${applicationXml(app)}`;
+}
+
+/** A webhook's body: `<event>` with the action, the object's type, and the object as the API shows it. */
+export function webhookEventXml(action: string, app: ApplicationView): string {
+  return `${DECLARATION}<event>${element('action', action)}<type>application</type><object>${applicationXml(app)}</object></event>`;
+}
+
+export interface LimitView {
+  readonly plan: string;
+  readonly metric: string;
+  readonly period: Period;
+  readonly value: number;
+}
+
+export function limitAnswerXml(limit: LimitView): string {
+  return (
+    `${DECLARATION}<limit><id>${escapeXmlValue(limit.period)}</id>${element('metric_id', limit.metric)}` +
+    `${element('plan_id', limit.plan)}${element('period', limit.period)}<value>${limit.value}</value></limit>`
+  );
+}
+
+/** The Account Management API's error answer: `<errors><error>...</error></errors>`. */
+export function adminErrorXml(message: string): string {
+  return `${DECLARATION}<errors>${element('error', message)}</errors>`;
 }

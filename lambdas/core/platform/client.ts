@@ -195,13 +195,31 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
 }
 
 /**
+ * Who asks the platform, and so which deadline its authorize calls get: the authorizer answers a call
+ * that waits (`platformTimeoutMs`); the reporter re-checks budgets off the request path, where a slow
+ * platform must still be heard (`reportTimeoutMs`).
+ */
+export type PlatformCaller = 'authorizer' | 'reporter';
+
+const AUTH_DEADLINE: Record<PlatformCaller, (config: AccessConfig) => number> = {
+  authorizer: (config) => config.platformTimeoutMs,
+  reporter: (config) => config.reportTimeoutMs,
+};
+
+export interface PlatformClientFromConfigOptions {
+  readonly agent?: http.Agent;
+  /** Default 'authorizer'. */
+  readonly caller?: PlatformCaller;
+}
+
+/**
  * The client for a validated configuration; `credential` is the provider key or service token
  * (per `config.platformAuthKind`) that the caller read from Secrets Manager or the local environment.
  */
 export function platformClientFromConfig(
   config: AccessConfig,
   credential: string,
-  agent?: http.Agent,
+  { agent, caller = 'authorizer' }: PlatformClientFromConfigOptions = {},
 ): PlatformClient {
   const serviceAuth: ServiceAuth =
     config.platformAuthKind === 'service_token'
@@ -211,7 +229,7 @@ export function platformClientFromConfig(
     serviceId: config.serviceId,
     serviceAuth,
     baseUrl: config.platformUrl,
-    timeoutMs: config.platformTimeoutMs,
+    timeoutMs: AUTH_DEADLINE[caller](config),
     reportTimeoutMs: config.reportTimeoutMs,
     ...(agent && { agent }),
   });

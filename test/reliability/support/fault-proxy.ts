@@ -1,7 +1,8 @@
 /**
  * A loopback HTTP proxy in front of the local platform that can fail on command: answer 503, or hang
  * (accept the request and never answer, as an overloaded platform behind a load balancer does). The
- * fault applies to every request or only to one kind (auth calls, or reports).
+ * fault applies to every request or only to one kind (auth calls, or reports). A latency, set apart,
+ * holds every passing request that long before forwarding it (a platform slower than a deadline).
  */
 import {
   createServer,
@@ -27,6 +28,8 @@ export interface FaultProxy {
   readonly url: string;
   /** Sets the fault for the requests in scope; requests out of scope pass. */
   setFault(mode: FaultMode, scope?: FaultScope): void;
+  /** Holds every forwarded request this long before it goes upstream; 0 (the default) forwards at once. */
+  setLatency(ms: number): void;
   stats(): FaultProxyStats;
   stop(): Promise<void>;
 }
@@ -42,6 +45,8 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
   const target = new URL(targetUrl);
   let mode: FaultMode = 'pass';
   let scope: FaultScope = 'all';
+  let latencyMs = 0;
+  const delayed = new Set<NodeJS.Timeout>();
   const counts = { forwarded: 0, refused: 0, hung: 0 };
   const hanging = new Set<ServerResponse>();
 
@@ -71,7 +76,16 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
 
   const server: Server = createServer((request, response) => {
     const faulty = mode !== 'pass' && (scope === 'all' || scope === kindOf(request));
-    if (!faulty) return forward(request, response);
+    if (!faulty && latencyMs === 0) return forward(request, response);
+    if (!faulty) {
+      request.pause();
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
+        forward(request, response);
+      }, latencyMs);
+      delayed.add(timer);
+      return;
+    }
     request.resume();
     if (mode === 'unavailable') {
       counts.refused++;
@@ -90,8 +104,12 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
       mode = next;
       scope = nextScope;
     },
+    setLatency(ms) {
+      latencyMs = ms;
+    },
     stats: () => ({ ...counts }),
     async stop() {
+      for (const timer of delayed) clearTimeout(timer);
       for (const response of hanging) response.destroy();
       server.closeAllConnections();
       await closeServer(server);

@@ -530,18 +530,46 @@ describe('flush (the stages in rounds)', () => {
       ['ok', 'ok', 'empty', 'busy', 'invalid', 'unverified', 'refused-later'].map(idOf),
     );
     expect(result).toEqual({
-      flushed: [idOf('ok')],
+      flushed: [idOf('ok'), idOf('unverified')],
+      unverified: [idOf('unverified')],
       discarded: [idOf('invalid')],
       rejected: [],
       empty: [idOf('empty')],
       busy: [idOf('busy')],
-      failed: [idOf('unverified')],
+      failed: [],
       unreadable: [idOf('refused-later')],
       retry: [],
     });
-    expect(platform.accepted).toEqual([{ credential: credential('ok'), usage: { hits: 1 }, timestamp: T0 }]);
+    expect(platform.accepted).toEqual([
+      { credential: credential('ok'), usage: { hits: 1 }, timestamp: T0 },
+      { credential: credential('unverified'), usage: { hits: 1 }, timestamp: T0 },
+    ]);
     expect(await redis.exists(credentialKeys(idOf('invalid')).inFlight)).toBe(0);
-    expect(await usageInFlight(credentialKeys(idOf('unverified')).inFlight)).toEqual({ hits: 1 });
+    expect(await redis.exists(credentialKeys(idOf('unverified')).inFlight)).toBe(0);
+  });
+
+  it('reports usage whose re-check got no answer in a report call of its own, and counts it', async () => {
+    for (const key of ['ok', 'slow']) await pending(key, { hits: 2 });
+    platform.authorizeAnswer = (asked) =>
+      asked.kind === 'user_key' && asked.userKey === 'slow' ? UNAVAILABLE : authorized();
+    const result = await flusher().flush(['ok', 'slow'].map(idOf));
+    expect(result.flushed).toEqual([idOf('ok'), idOf('slow')]);
+    expect(result.unverified).toEqual([idOf('slow')]);
+    const reports = platform.calls.flatMap((c) => (c.op === 'report' ? [c.transactions] : []));
+    expect(reports.map((transactions) => transactions.map((t) => t.credential))).toEqual([
+      [credential('ok')],
+      [credential('slow')],
+    ]);
+    expect(metrics.counts.ReportedUnverified).toBe(1);
+  });
+
+  it('keeps unverified usage in flight when its own report fails, for the retry', async () => {
+    await pending('slow', { hits: 1 });
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    platform.reportAnswer = () => UNAVAILABLE;
+    const result = await flusher().flush([idOf('slow')]);
+    expect(result).toMatchObject({ flushed: [], unverified: [], failed: [idOf('slow')] });
+    expect(await usageInFlight(credentialKeys(idOf('slow')).inFlight)).toEqual({ hits: 1 });
   });
 
   it('refreshes a budget whose calls were refused though it has nothing to report, and shows the refusals', async () => {

@@ -340,15 +340,25 @@ describe('resync while reporting', () => {
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
 
-  it('a credential the platform cannot verify is not reported: the record comes back, the usage stays', async () => {
+  it('a credential the platform cannot re-check is reported all the same: a failed re-check never blocks the report', async () => {
     const { authorize, report } = handlers();
     await authorize(authorizerEvent());
     await authorize(authorizerEvent());
     platform.authorizeAnswer = () => UNAVAILABLE;
+    expect(await report(sqsEvent(published()))).toEqual({ batchItemFailures: [] });
+    expect(platform.count('report')).toBe(1);
+    expect(await redis.exists(credentialKeys(ID).inFlight)).toBe(0);
+  });
+
+  it('unverified usage whose report fails comes back: the record returns, the usage stays', async () => {
+    const { authorize, report } = handlers();
+    await authorize(authorizerEvent());
+    await authorize(authorizerEvent());
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    platform.reportAnswer = () => UNAVAILABLE;
     expect(await report(sqsEvent(published()))).toEqual({
       batchItemFailures: [{ itemIdentifier: 'message-0' }],
     });
-    expect(platform.count('report')).toBe(0);
     expect(await usageIn(redis, credentialKeys(ID).inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
   });

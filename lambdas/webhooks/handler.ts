@@ -1,0 +1,64 @@
+/**
+ * `POST /webhooks/platform?token=...`: the platform's webhooks, outside the authorizer. 3scale's webhook
+ * setting is a URL only, so the shared secret travels in its query; it is compared in constant time and
+ * never logged. Bad XML answers 400 saying why; an application the cache does not hold answers 200; a
+ * refresh the platform did not answer 503, so the platform delivers the webhook again.
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { errorMessage } from '../core/observability';
+import {
+  applyPlatformEvent,
+  eventXmlOf,
+  parseEventXml,
+  tokenMatches,
+  WebhookBodyError,
+  type WebhookPorts,
+} from '../core/webhooks';
+
+export const WEBHOOK_PATH = '/webhooks/platform';
+export const WEBHOOK_ROUTE = `POST ${WEBHOOK_PATH}`;
+const MAX_BODY_BYTES = 256 * 1024;
+
+export interface WebhookHandlerDeps extends WebhookPorts {
+  /** The shared secret the webhook URL carries in `token`. */
+  readonly token: string;
+}
+
+export type WebhookHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+function answer(statusCode: number, message: string): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message }),
+  };
+}
+
+function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const found = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return found?.[1] ?? undefined;
+}
+
+export function createWebhookHandler(deps: WebhookHandlerDeps): WebhookHandler {
+  return async (event) => {
+    if (!tokenMatches(event.queryStringParameters?.token ?? undefined, deps.token)) {
+      deps.logger.warn('webhook refused: missing or wrong token');
+      return answer(401, 'Unauthorized');
+    }
+    const raw = event.body ?? '';
+    const body = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    if (Buffer.byteLength(body) > MAX_BODY_BYTES) return answer(413, 'the body is too large');
+    try {
+      const platformEvent = parseEventXml(eventXmlOf(body, headerOf(event, 'content-type')));
+      const outcome = await applyPlatformEvent(deps, platformEvent);
+      if (outcome.kind === 'unanswered') return answer(503, 'the platform did not answer; send it again');
+      return answer(200, outcome.kind);
+    } catch (error) {
+      if (error instanceof WebhookBodyError) return answer(400, `not a webhook event: ${error.message}`);
+      deps.logger.error('webhook failed', { error: errorMessage(error) });
+      return answer(503, 'the cache could not be updated; send it again');
+    } finally {
+      deps.metrics.publishStoredMetrics();
+    }
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * The webhook receiver's core and handler with fakes: the event XML 3scale sends (in a form field, or as
+ * the body), the refresh of the application's budget, and the handler's answers (token, bad XML,
+ * unknown application, platform without an answer).
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type Redis from 'ioredis';
+import RedisMock from 'ioredis-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { AccessCache } from '../../../lambdas/core/cache';
+import { credentialIdOf, keyIdOf } from '../../../lambdas/core/credentials';
+import { credentialKeys } from '../../../lambdas/core/keys';
+import type { Credential } from '../../../lambdas/core/platform/types';
+import { createCredentialSealer } from '../../../lambdas/core/seal';
+import {
+  applyPlatformEvent,
+  eventXmlOf,
+  parseEventXml,
+  tokenMatches,
+  WebhookBodyError,
+  type WebhookPorts,
+} from '../../../lambdas/core/webhooks';
+import { createWebhookHandler } from '../../../lambdas/webhooks/handler';
+import { webhookEventXml } from '../../../local/platform/xml';
+import { authorized, CapturingLogger, CapturingMetrics, denied, FakePlatform, UNAVAILABLE } from './fakes';
+
+const SERVICE = 'svc-hooks';
+const NOW = Date.UTC(2030, 0, 1, 10, 0, 0);
+const TOKEN = 'hook-token-secret';
+const sealer = createCredentialSealer('pk-test', SERVICE);
+
+let redis: Redis;
+let platform: FakePlatform;
+let logger: CapturingLogger;
+let cache: AccessCache;
+
+beforeEach(async () => {
+  redis = new RedisMock() as unknown as Redis;
+  await redis.flushall();
+  platform = new FakePlatform();
+  logger = new CapturingLogger();
+  cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 });
+});
+
+function ports(mode: 'user_key' | 'app_id' = 'user_key'): WebhookPorts {
+  return {
+    serviceId: SERVICE,
+    credentialMode: mode,
+    cache,
+    sealer,
+    platform,
+    now: () => NOW,
+    logger,
+    metrics: new CapturingMetrics(),
+  };
+}
+
+function eventXml(
+  action: string,
+  app: { id: string; userKey?: string; appKeys?: string[]; state?: 'active' | 'suspended' },
+) {
+  return webhookEventXml(action as 'updated', {
+    id: app.id,
+    serviceId: SERVICE,
+    state: app.state ?? 'active',
+    authentication: app.userKey === undefined ? 'app_id' : 'user_key',
+    ...(app.userKey !== undefined && { userKey: app.userKey }),
+    appKeys: app.appKeys ?? [],
+    plan: 'Basic',
+  });
+}
+
+async function cached(credential: Credential): Promise<string> {
+  const credentialId = credentialIdOf(SERVICE, credential);
+  await cache.storeAnswer({
+    credentialId,
+    keyId: keyIdOf(SERVICE, credential),
+    sealedCredential: sealer.seal(credentialId, credential),
+    answer: authorized() as never,
+    now: NOW,
+  });
+  return credentialId;
+}
+
+describe('parseEventXml', () => {
+  it('reads an application event of each mode', () => {
+    expect(parseEventXml(eventXml('suspended', { id: 'a1', userKey: 'uk' }))).toEqual({
+      type: 'application',
+      action: 'suspended',
+      serviceId: SERVICE,
+      userKey: 'uk',
+      keys: [],
+    });
+    expect(parseEventXml(eventXml('key_deleted', { id: 'a2', appKeys: ['k1'] }))).toMatchObject({
+      appId: 'a2',
+      keys: ['k1'],
+    });
+  });
+
+  it('takes the form field xml (3scale by default) or the XML body', () => {
+    const xml = eventXml('updated', { id: 'a1', userKey: 'uk' });
+    const form = new URLSearchParams({ xml }).toString();
+    expect(eventXmlOf(form, 'application/x-www-form-urlencoded; charset=utf-8')).toBe(xml);
+    expect(eventXmlOf(xml, 'application/xml')).toBe(xml);
+    expect(() => eventXmlOf('other=1', 'application/x-www-form-urlencoded')).toThrow(/no xml field/);
+  });
+
+  it('says what is wrong with a body that is no event', () => {
+    expect(() => parseEventXml('<event><action>')).toThrow(WebhookBodyError);
+    expect(() => parseEventXml('<status/>')).toThrow(/not an <event>/);
+    expect(() => parseEventXml('<event><action>x</action><type>application</type></event>')).toThrow(
+      /no <object><application>/,
+    );
+    expect(parseEventXml('<event><action>created</action><type>account</type><object/></event>')).toEqual({
+      type: 'other',
+      objectType: 'account',
+      action: 'created',
+    });
+  });
+});
+
+describe('applyPlatformEvent', () => {
+  it('stores the fresh answer of a suspended application: the budget is denied at once', async () => {
+    const id = await cached({ kind: 'user_key', userKey: 'uk' });
+    platform.authorizeAnswer = () => denied('application_not_active');
+    const outcome = await applyPlatformEvent(
+      ports(),
+      parseEventXml(eventXml('suspended', { id: 'a', userKey: 'uk' })),
+    );
+    expect(outcome).toEqual({ kind: 'refreshed', credentialId: id, state: 'denied' });
+    expect(await redis.hget(credentialKeys(id).app, 'state')).toBe('denied:application_not_active');
+  });
+
+  it('leaves alone an application the cache does not hold, another service and other objects', async () => {
+    expect(
+      await applyPlatformEvent(ports(), parseEventXml(eventXml('updated', { id: 'a', userKey: 'new' }))),
+    ).toEqual({
+      kind: 'unknown',
+    });
+    const other = eventXml('updated', { id: 'a', userKey: 'uk' }).replaceAll(SERVICE, 'svc-other');
+    expect(await applyPlatformEvent(ports(), parseEventXml(other))).toMatchObject({ kind: 'ignored' });
+    expect(platform.calls).toEqual([]);
+  });
+
+  it('refuses a deleted application without asking the platform', async () => {
+    const id = await cached({ kind: 'user_key', userKey: 'uk' });
+    await applyPlatformEvent(ports(), parseEventXml(eventXml('deleted', { id: 'a', userKey: 'uk' })));
+    expect(await redis.hget(credentialKeys(id).app, 'state')).toBe('invalid:user_key_invalid');
+    expect(platform.calls).toEqual([]);
+  });
+
+  it('forgets a deleted app key, keeps the others', async () => {
+    const id = await cached({ kind: 'app_id', appId: 'a', appKey: 'k1' });
+    await cached({ kind: 'app_id', appId: 'a', appKey: 'k2' });
+    platform.authorizeAnswer = () => authorized();
+    await applyPlatformEvent(
+      ports('app_id'),
+      parseEventXml(eventXml('key_deleted', { id: 'a', appKeys: ['k2'] })),
+    );
+    expect(await redis.hkeys(credentialKeys(id).keys)).toEqual([
+      keyIdOf(SERVICE, { kind: 'app_id', appId: 'a', appKey: 'k2' }),
+    ]);
+  });
+
+  it('says when the platform did not answer the refresh', async () => {
+    await cached({ kind: 'user_key', userKey: 'uk' });
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    const outcome = await applyPlatformEvent(
+      ports(),
+      parseEventXml(eventXml('updated', { id: 'a', userKey: 'uk' })),
+    );
+    expect(outcome.kind).toBe('unanswered');
+  });
+});
+
+describe('tokenMatches', () => {
+  it('matches only the same token, of any length', () => {
+    expect(tokenMatches(TOKEN, TOKEN)).toBe(true);
+    expect(tokenMatches('short', TOKEN)).toBe(false);
+    expect(tokenMatches(undefined, TOKEN)).toBe(false);
+    expect(tokenMatches('', '')).toBe(false);
+  });
+});
+
+describe('webhook handler', () => {
+  function request(
+    token: string | undefined,
+    body: string,
+    contentType = 'application/x-www-form-urlencoded',
+  ) {
+    return {
+      body,
+      headers: { 'Content-Type': contentType },
+      queryStringParameters: token === undefined ? null : { token },
+      isBase64Encoded: false,
+    } as unknown as APIGatewayProxyEvent;
+  }
+  const handler = () => createWebhookHandler({ ...ports(), token: TOKEN });
+  const form = (xml: string) => new URLSearchParams({ xml }).toString();
+
+  it('refuses a wrong or missing token with 401 and never logs it', async () => {
+    expect((await handler()(request('nope', form('<x/>')))).statusCode).toBe(401);
+    expect((await handler()(request(undefined, form('<x/>')))).statusCode).toBe(401);
+    expect(JSON.stringify(logger.lines)).not.toContain(TOKEN);
+  });
+
+  it('answers 400 with the reason for bad XML, 200 for an unknown application, 503 without the platform', async () => {
+    const bad = await handler()(request(TOKEN, form('<event>')));
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).message).toMatch(/not well-formed XML/);
+    const unknown = await handler()(request(TOKEN, form(eventXml('suspended', { id: 'a', userKey: 'uk' }))));
+    expect(unknown).toMatchObject({ statusCode: 200, body: JSON.stringify({ message: 'unknown' }) });
+    await cached({ kind: 'user_key', userKey: 'uk' });
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    expect(
+      (await handler()(request(TOKEN, eventXml('updated', { id: 'a', userKey: 'uk' }), 'application/xml')))
+        .statusCode,
+    ).toBe(503);
+  });
+});
