@@ -274,7 +274,8 @@ describe('no raw credential from a SOAP envelope leaves the request to the platf
         expect(lines.some((line) => line.includes('soap call refused'))).toBe(true);
         expect(lines.some((line) => line.includes('soap backend failed'))).toBe(true);
         expect(h.delivered.length).toBeGreaterThan(0);
-        expect(h.reportedHits(first.id)).toBe(4);
+        // Three allowed calls; the fourth, whose backend was down, gave its usage back.
+        expect(h.reportedHits(first.id)).toBe(3);
         const hits = findSecrets(
           {
             'log and metric lines': output,
