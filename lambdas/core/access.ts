@@ -465,7 +465,9 @@ export class AccessAuthorizer {
       }
       if (claimed) {
         try {
-          return await this.askPlatform(cached, facts);
+          // The call that held the lock before may have stored its answer since this call last looked:
+          // then the budget decides, for an authrep now would not see the usage the others keep pending.
+          return (await this.fromStoredAnswer(cached, facts)) ?? (await this.askPlatform(cached, facts));
         } finally {
           await cached.cache.releaseFirstCall(facts.credentialId, token).catch(() => undefined);
         }
@@ -475,11 +477,21 @@ export class AccessAuthorizer {
         return this.platformDown(cached, facts, 'budget');
       }
       await sleep(FIRST_CALL_POLL_MS);
-      const result = await this.check(cached, facts, facts.keyId);
-      if (result === undefined) return this.direct(facts);
-      if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
-      if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
+      const decided = await this.fromStoredAnswer(cached, facts);
+      if (decided !== undefined) return decided;
     }
+  }
+
+  /** The decision once the budget has a snapshot; undefined while it still has none. */
+  private async fromStoredAnswer(
+    cached: CacheParts,
+    facts: RequestFacts,
+  ): Promise<AccessDecision | undefined> {
+    const result = await this.check(cached, facts, facts.keyId);
+    if (result === undefined) return this.direct(facts);
+    if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
+    if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
+    return undefined;
   }
 
   /** authrep for a budget without a snapshot: it reports this call, and its answer is stored. */
