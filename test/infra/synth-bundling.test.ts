@@ -33,6 +33,7 @@ describe('synthesis with the prebuilt bundles', () => {
       'AccessAuthorizerFunction',
       'AccessReporterFunction',
       'AccessSweepFunction',
+      'ApiAccessProtectionDocsFunction',
       'EchoFunction',
     ]);
     for (const [, fn] of functions) {
