@@ -222,7 +222,15 @@ describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
   it('puts every method of the app behind the authorizer', () => {
     const [authorizer] = resourcesOf(consumer().template, 'AWS::ApiGateway::Authorizer');
     expect(authorizer?.[1].Properties).toMatchObject({ Type: 'REQUEST', AuthorizerResultTtlInSeconds: 0 });
-    const methods = resourcesOf(consumer().template, 'AWS::ApiGateway::Method');
+    // The interactive documentation is open by design (GET /docs and its files); every other method is not.
+    const documentation = ([, method]: (typeof all)[number]) =>
+      JSON.stringify(method.Properties.ResourceId).toLowerCase().includes('docs');
+    const all = resourcesOf(consumer().template, 'AWS::ApiGateway::Method');
+    const methods = all.filter((entry) => !documentation(entry));
+    expect(all.filter(documentation).map(([, method]) => method.Properties.AuthorizationType)).toEqual([
+      'NONE',
+      'NONE',
+    ]);
     expect(methods.length).toBeGreaterThan(0);
     for (const [, method] of methods) {
       expect(method.Properties).toMatchObject({
@@ -249,7 +257,8 @@ describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
       const key = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
       return readFileSync(path.join(consumer().directory, 'cdk.out', `asset.${key}`, 'index.js'));
     });
-    expect(functions).toHaveLength(3);
+    // The authorizer, the reporter, the sweep and the documentation.
+    expect(functions).toHaveLength(4);
     expect(staged.some((code) => code.equals(bundled))).toBe(true);
   });
 });
