@@ -190,7 +190,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const authorizerRedis = createRedisClient(redisSettings, { logger });
   const authorizerPlatform = platformClient();
-  const authorizer = createAuthorizerHandler({
+  // The authorizer and the SOAP proxy decide on the same ports, as in the stack.
+  const deciderPorts = {
     config,
     redis: authorizerRedis,
     sns: snsClient,
@@ -198,7 +199,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     now,
     logger,
     metrics,
-  });
+  };
+  const authorizer = createAuthorizerHandler(deciderPorts);
 
   const reporterClients: { redis: Redis; platform: PlatformClient }[] = [];
   const newContainer = (): ReporterContainer => {
@@ -287,17 +289,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return pendingCredentials();
     },
     reportedHits: (appId) => platform.usage(SERVICE_ID, appId, 'hits', 'eternity'),
-    soapProxy: (settings) =>
-      createSoapAccessProxyHandler({
-        settings,
-        config,
-        redis: authorizerRedis,
-        sns: snsClient,
-        platform: authorizerPlatform,
-        now,
-        logger,
-        metrics,
-      }),
+    soapProxy: (settings) => createSoapAccessProxyHandler({ ...deciderPorts, settings }),
     credentialId(key) {
       if (fixture.mode === 'user_key') return credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey: key });
       const app = applicationOf(key);
