@@ -17,6 +17,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ConfigError, ENV, integer } from '../lambdas/core/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
+import { TOKEN_PATH } from '../lambdas/token/endpoint';
 import {
   accessFunction,
   DEFAULT_LOG_RETENTION,
@@ -151,6 +152,12 @@ export class AccessManagementStack extends Stack {
       new CfnOutput(this, 'DocsUrl', {
         value: this.api.urlForPath(DOCS_PATH),
         description: 'Interactive documentation of the API (Swagger UI; the document is docs/swagger.json)',
+      });
+    }
+    if (this.access.tokenFunction) {
+      new CfnOutput(this, 'TokenUrl', {
+        value: this.api.urlForPath(TOKEN_PATH),
+        description: 'OAuth 2.0 token endpoint (client credentials) of the built-in issuer',
       });
     }
     new CfnOutput(this, 'UsageTopicArn', {

@@ -2,12 +2,13 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import type { IRestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { IVpc, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Schedule } from 'aws-cdk-lib/aws-events';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type AccessConfig, parseConfig } from '../lambdas/core/config';
+import type { AccessConfig } from '../lambdas/core/config';
 import { DEFAULT_LOG_RETENTION } from './access-function';
 import {
   type ApiAccessAuthorizerProps,
@@ -26,6 +27,7 @@ import {
 } from './parts/cache';
 import { AccessDocs } from './parts/docs';
 import { AccessNetwork, VPC_AZS } from './parts/network';
+import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrls } from './parts/oauth';
 import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
 import { SoapProxyPart } from './parts/soap';
@@ -50,6 +52,10 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly sweepFunction: LambdaFunction;
   /** The SOAP access proxy, when the `soap` prop is given. */
   public readonly soapProxyFunction?: LambdaFunction;
+  /** The built-in OAuth 2.0 issuer's token function (oauth mode without `oidcJwksUrl`). */
+  public readonly tokenFunction?: LambdaFunction;
+  /** The KMS key the built-in issuer signs access tokens with; only `tokenFunction` may sign. */
+  public readonly tokenSigningKey?: Key;
   public readonly vpc: IVpc;
   /** The Lambdas' security group; the only one Redis admits. */
   public readonly functionSecurityGroup: SecurityGroup;
@@ -73,8 +79,10 @@ export class ApiAccessAuthorizer extends Construct {
         `${this.node.path}: this app and ApiAccessAuthorizer load two different copies of aws-cdk-lib, so the construct could not see the app's methods. Install aws-cdk-lib once, at the app (it is a peer dependency): npm ls aws-cdk-lib`,
       );
     }
-    this.config = parseConfig(configInputOf(props));
+    const issuer = new ProtectedApiIssuer();
+    this.config = parseConfigWithIssuer(configInputOf(props), issuer);
     validateResourceProps(props, this.config);
+    validateIssuerUrls(this.config);
     const multiAz = props.multiAz ?? true;
     const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
     const tracing = props.tracing ?? false;
@@ -119,6 +127,9 @@ export class ApiAccessAuthorizer extends Construct {
         logRetention,
         tracing,
       });
+    const oauth =
+      this.config.credentialMode === 'oauth' &&
+      new OAuthPart(this, { bindings, network, issuer, logRetention, tracing });
     this.parts = [
       network,
       cache,
@@ -126,6 +137,7 @@ export class ApiAccessAuthorizer extends Construct {
       this.authorizerPart,
       ...((props.docs ?? true) ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
       ...(soap ? [soap] : []),
+      ...(oauth ? [oauth] : []),
     ];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
@@ -143,6 +155,8 @@ export class ApiAccessAuthorizer extends Construct {
     this.sweepFunction = usage.sweepFunction;
     this.authorizerFunction = this.authorizerPart.function;
     this.soapProxyFunction = soap?.function;
+    this.tokenFunction = oauth ? oauth.tokenFunction : undefined;
+    this.tokenSigningKey = oauth ? oauth.signingKey : undefined;
   }
 
   /**

@@ -27,7 +27,7 @@ const OPEN_BY_DESIGN =
   'Interactive API documentation (Swagger UI and its Swagger 2.0 document): public by design, like a developer portal; it shows routes, metrics and the credential scheme, never a credential.';
 
 /** Where the stage serves the API's paths on its execute-api URL; '' for an API deployed elsewhere. */
-function basePathOf(api: RestApi): string {
+export function basePathOf(api: RestApi): string {
   let stage: CfnStage;
   try {
     stage = api.deploymentStage.node.defaultChild as CfnStage;

@@ -35,7 +35,10 @@ describe('context from `npx cdk deploy -c key=value`', () => {
     [{ serviceId: '1', negativeCacheTtlSeconds: '0' }, /negativeCacheTtlSeconds must be an integer from 1/],
     [{ serviceId: '1', failureMode: 'lenient' }, /failureMode must be one of strict, resilient, allow/],
     [{ serviceId: '1', limitMode: 'none' }, /limitMode must be one of hard, soft/],
-    [{ serviceId: '1', credentialMode: 'oauth' }, /oidcIssuer is required in oauth mode/],
+    [
+      { serviceId: '1', credentialMode: 'oauth', oidcJwksUrl: 'https://idp.example.com/certs' },
+      /oidcIssuer is required in oauth mode/,
+    ],
     [{ serviceId: '1', credentialMode: 'basic' }, /credentialMode must be one of user_key, app_id, oauth/],
     [
       { serviceId: '1', platformAuthKind: 'password' },

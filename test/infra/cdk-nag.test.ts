@@ -33,6 +33,17 @@ describe.each([
     },
   ],
   ['the SOAP route', { serviceId: '2555417735060', soapBackendUrl: 'https://soap.example.com/quotes' }],
+  ['OAuth with the built-in issuer', { serviceId: '2555417735062', credentialMode: 'oauth' }],
+  [
+    'OAuth with an external issuer',
+    {
+      serviceId: '2555417735062',
+      credentialMode: 'oauth',
+      oidcIssuer: 'https://idp.example.com/realms/api',
+      oidcJwksUrl: 'https://idp.example.com/realms/api/protocol/openid-connect/certs',
+      oidcAudience: 'words-api',
+    },
+  ],
 ])('cdk-nag on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });

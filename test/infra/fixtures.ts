@@ -39,3 +39,24 @@ export function exemptMethodIds(template: Template): string[] {
     .filter(([, resource]) => resource.Metadata && 'ApiAccessAuthorizerExempt' in resource.Metadata)
     .map(([id]) => id);
 }
+
+/** The environment variables of a function resource. */
+export function variablesOf(
+  fn: { Properties: Record<string, unknown> } | undefined,
+): Record<string, unknown> {
+  if (fn === undefined) throw new Error('no such function');
+  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
+/** The path of a method's resource, from the template's Resource chain. */
+export function methodPath(template: Template, method: { Properties: Record<string, unknown> }): string {
+  const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
+  const parts: string[] = [];
+  let ref = method.Properties.ResourceId as { Ref?: string };
+  while (ref.Ref !== undefined && resources[ref.Ref]) {
+    const resource = resources[ref.Ref] as { Properties: Record<string, unknown> };
+    parts.unshift(resource.Properties.PathPart as string);
+    ref = resource.Properties.ParentId as { Ref?: string };
+  }
+  return `/${parts.join('/')}`;
+}
