@@ -17,7 +17,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ConfigError, ENV, integer } from '../lambdas/core/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
-import { TOKEN_PATH } from '../lambdas/token/endpoint';
+import { TOKEN_PATH } from '../lambdas/token/routes';
 import {
   accessFunction,
   DEFAULT_LOG_RETENTION,

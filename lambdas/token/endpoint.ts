@@ -17,11 +17,10 @@ import type { AccessConfig } from '../core/config';
 import { credentialIdPrefix } from '../core/credentials';
 import type { LogPort } from '../core/observability';
 import type { AuthOutcome, PlatformPort } from '../core/platform/types';
+import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from './routes';
 import { TOKEN_ALGORITHM, type TokenSigner } from './signer';
 
-export const TOKEN_PATH = '/oauth/token';
-export const JWKS_PATH = '/.well-known/jwks.json';
-export const DISCOVERY_PATH = '/.well-known/openid-configuration';
+export { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH };
 
 /** How long a failed client check is answered from memory before the platform is asked again. */
 export const FAILED_CLIENT_TTL_SECONDS = 30;

@@ -29,7 +29,7 @@ import {
   externalIssuer,
   parseConfig,
 } from '../../lambdas/core/config';
-import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/endpoint';
+import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/routes';
 import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
 import { ALARM_PERIOD } from './alarms';
 import type { AccessBindings } from './bindings';

@@ -4,7 +4,7 @@ import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { ENV } from '../../../lambdas/core/config';
-import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../../lambdas/token/endpoint';
+import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../../lambdas/token/routes';
 import { ApiAccessAuthorizer } from '../../../lib/api-access-authorizer';
 import {
   exemptMethodIds,
