@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
@@ -6,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ENV } from '../../../lambdas/core/config';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../../lambdas/token/routes';
 import { ApiAccessAuthorizer } from '../../../lib/api-access-authorizer';
+import { bundleDirectory } from '../../../lib/lambda-bundles';
 import {
   exemptMethodIds,
   logicalId,
@@ -220,6 +223,14 @@ describe('oauth mode with the built-in issuer (-c credentialMode=oauth)', () => 
     expect(variables[ENV.oidcIssuer]).toEqual(issuer);
     expect(variablesOf(functions[authorizerId])[ENV.oidcIssuer]).toEqual(issuer);
     expect(variablesOf(functions[authorizerId])[ENV.oidcJwksUrl]).toBeUndefined();
+  });
+
+  it('runs the prebuilt token bundle, which leaves the KMS client to the Lambda runtime', () => {
+    const directory = bundleDirectory('token');
+    const code = readFileSync(path.join(directory, 'index.js'), 'utf8');
+    expect(code).toMatch(/require\("@aws-sdk\/client-kms"\)/);
+    const bundle = require(path.join(directory, 'index.js')) as { handler?: unknown };
+    expect(typeof bundle.handler).toBe('function');
   });
 
   it('has no dependency cycle between the API, its methods and the functions that hold its URL', () => {
