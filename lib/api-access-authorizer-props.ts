@@ -69,7 +69,10 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly platformUrl?: string;
   /**
-   * `user_key`: consumers send the `apikey` header; `app_id`: consumers send `app_id` and `app_key` headers.
+   * `user_key`: consumers send the `apikey` header; `app_id`: consumers send `app_id` and `app_key` headers;
+   * `oauth`: consumers send an access token (Bearer or `access_token`). Its issuer is built in (a KMS key
+   * and a token function on `POST /oauth/token` of the protected API, whose URL is the issuer unless
+   * `oidcIssuer` names one), or external with `oidcIssuer` and `oidcJwksUrl` (see docs/oauth.md).
    * @default 'user_key'
    */
   readonly credentialMode?: CredentialMode;
