@@ -11,7 +11,14 @@ import { METRIC, SERVICE_NAME } from '../../../lambdas/core/metric-names';
 import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../../lambdas/webhooks/route';
 import { ApiAccessAuthorizer } from '../../../lib/api-access-authorizer';
 import { bundleDirectory } from '../../../lib/lambda-bundles';
-import { exemptMethodIds, logicalId, resourcesOfType, stackFromContext, testApp } from '../fixtures';
+import {
+  exemptMethodIds,
+  logicalId,
+  methodPath,
+  resourcesOfType,
+  stackFromContext,
+  testApp,
+} from '../fixtures';
 
 type Properties = Record<string, unknown>;
 
@@ -23,19 +30,6 @@ function propertiesOf(template: Template, type: string, id: string): Properties 
   const resource = resourcesOfType(template, type)[id];
   if (!resource) throw new Error(`no ${type} ${id}`);
   return resource.Properties;
-}
-
-/** The path of a method's resource, from the template's Resource chain. */
-function pathOf(template: Template, method: Properties): string {
-  const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
-  const parts: string[] = [];
-  let ref = method.ResourceId as { Ref?: string };
-  while (ref.Ref !== undefined && resources[ref.Ref]) {
-    const resource = resources[ref.Ref]?.Properties as Properties;
-    parts.unshift(resource.PathPart as string);
-    ref = resource.ParentId as { Ref?: string };
-  }
-  return `/${parts.join('/')}`;
 }
 
 /** The logical ids of the roles whose inline policies name a resource. */
@@ -65,7 +59,7 @@ describe('with -c webhooks=true', () => {
       JSON.stringify(method.Properties.Integration ?? {}).includes(functionId),
     );
     expect(
-      routed.map(([, method]) => `${method.Properties.HttpMethod} ${pathOf(template, method.Properties)}`),
+      routed.map(([, method]) => `${method.Properties.HttpMethod} ${methodPath(template, method)}`),
     ).toEqual([`POST ${WEBHOOK_PATH}`]);
     const [methodId, method] = routed[0] as [string, { Properties: Properties }];
     expect(method.Properties).toMatchObject({
@@ -81,7 +75,7 @@ describe('with -c webhooks=true', () => {
   it('leaves every other method but the documentation behind the authorizer', () => {
     const open = new Set(exemptMethodIds(template));
     const methods = resourcesOfType(template, 'AWS::ApiGateway::Method');
-    const openPaths = [...open].map((id) => pathOf(template, methods[id]?.Properties as Properties)).sort();
+    const openPaths = [...open].map((id) => methodPath(template, methods[id] as never)).sort();
     expect(openPaths).toEqual(['/docs', '/docs/{file}', WEBHOOK_PATH]);
     for (const [id, method] of Object.entries(methods)) {
       if (!open.has(id) && method.Properties.HttpMethod !== 'OPTIONS') {
