@@ -168,6 +168,10 @@ describe('with -c webhooks=true', () => {
 });
 
 describe('without -c webhooks', () => {
+  it('refuses a value that is not true or false, naming the key', () => {
+    expect(() => synth({ webhooks: 'yes' })).toThrow(/Invalid context webhooks: must be true or false/);
+  });
+
   it('creates nothing of the receiver: no route, function, secret, alarm or output', () => {
     const template = synth();
     const ids = (type: string) =>
