@@ -30,6 +30,7 @@ import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
 import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
+import { WebhooksPart } from './parts/webhooks';
 
 export type { ApiAccessAuthorizerProps } from './api-access-authorizer-props';
 export type { ProtectOptions } from './parts/protection';
@@ -50,6 +51,10 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly sweepFunction: LambdaFunction;
   /** The SOAP access proxy, when the `soap` prop is given. */
   public readonly soapProxyFunction?: LambdaFunction;
+  /** The platform's webhook receiver, when the `webhooks` prop is true. */
+  public readonly webhooksFunction?: LambdaFunction;
+  /** The shared token of the webhook URL, when the `webhooks` prop is true; only the receiver reads it. */
+  public readonly webhookTokenSecret?: ISecret;
   public readonly vpc: IVpc;
   /** The Lambdas' security group; the only one Redis admits. */
   public readonly functionSecurityGroup: SecurityGroup;
@@ -119,6 +124,9 @@ export class ApiAccessAuthorizer extends Construct {
         logRetention,
         tracing,
       });
+    const webhooks = props.webhooks
+      ? new WebhooksPart(this, { bindings, network, logRetention, tracing })
+      : undefined;
     this.parts = [
       network,
       cache,
@@ -126,6 +134,7 @@ export class ApiAccessAuthorizer extends Construct {
       this.authorizerPart,
       ...((props.docs ?? true) ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
       ...(soap ? [soap] : []),
+      ...(webhooks ? [webhooks] : []),
     ];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
@@ -143,6 +152,8 @@ export class ApiAccessAuthorizer extends Construct {
     this.sweepFunction = usage.sweepFunction;
     this.authorizerFunction = this.authorizerPart.function;
     this.soapProxyFunction = soap?.function;
+    this.webhooksFunction = webhooks?.function;
+    this.webhookTokenSecret = webhooks?.tokenSecret;
   }
 
   /**

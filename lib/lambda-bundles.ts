@@ -19,6 +19,7 @@ export const LAMBDA_BUNDLES = {
   echo: { entry: 'lambdas/echo/index.ts' },
   docs: { entry: 'lambdas/docs/index.ts' },
   soap: { entry: 'lambdas/soap/index.ts' },
+  webhooks: { entry: 'lambdas/webhooks/index.ts' },
 } as const;
 
 export type LambdaBundleName = keyof typeof LAMBDA_BUNDLES;

@@ -33,6 +33,7 @@ describe.each([
     },
   ],
   ['the SOAP route', { serviceId: '2555417735060', soapBackendUrl: 'https://soap.example.com/quotes' }],
+  ['the webhook receiver', { serviceId: '2555417735060', webhooks: 'true' }],
 ])('cdk-nag on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });

@@ -39,3 +39,16 @@ export function exemptMethodIds(template: Template): string[] {
     .filter(([, resource]) => resource.Metadata && 'ApiAccessAuthorizerExempt' in resource.Metadata)
     .map(([id]) => id);
 }
+
+/** The path of a method's resource (`/docs/{file}`), from the template's Resource chain. */
+export function methodPath(template: Template, method: { Properties: Record<string, unknown> }): string {
+  const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
+  const parts: string[] = [];
+  let ref = method.Properties.ResourceId as { Ref?: string };
+  while (ref.Ref !== undefined && resources[ref.Ref]) {
+    const resource = resources[ref.Ref] as { Properties: Record<string, unknown> };
+    parts.unshift(resource.Properties.PathPart as string);
+    ref = resource.Properties.ParentId as { Ref?: string };
+  }
+  return `/${parts.join('/')}`;
+}

@@ -9,12 +9,11 @@ import { DOCS_ENV, DOCS_PATH } from '../../../lambdas/docs/handler';
 import { docsHandlerFromEnv } from '../../../lambdas/docs/index';
 import { ApiAccessAuthorizer } from '../../../lib/api-access-authorizer';
 import { bundleDirectory } from '../../../lib/lambda-bundles';
-import { exemptMethodIds, resourcesOfType, stackFromContext, testApp } from '../fixtures';
+import { exemptMethodIds, methodPath, resourcesOfType, stackFromContext, testApp } from '../fixtures';
 
 const template = Template.fromStack(stackFromContext({ serviceId: '2555417735060' }));
 const methods = resourcesOfType(template, 'AWS::ApiGateway::Method');
 const functions = resourcesOfType(template, 'AWS::Lambda::Function');
-const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
 
 const docsFunctionId = (() => {
   const ids = Object.keys(functions).filter((id) => id.includes('DocsFunction'));
@@ -27,18 +26,6 @@ function variablesOf(fn: { Properties: Record<string, unknown> } | undefined): R
   return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 }
 const docsEnvironment = variablesOf(functions[docsFunctionId]);
-
-/** The path of a method's resource, from the template's Resource chain. */
-function pathOf(method: { Properties: Record<string, unknown> }): string {
-  const parts: string[] = [];
-  let ref = method.Properties.ResourceId as { Ref?: string };
-  while (ref.Ref !== undefined && resources[ref.Ref]) {
-    const resource = resources[ref.Ref] as { Properties: Record<string, unknown> };
-    parts.unshift(resource.Properties.PathPart as string);
-    ref = resource.Properties.ParentId as { Ref?: string };
-  }
-  return `/${parts.join('/')}`;
-}
 
 function docsCall(file?: string): APIGatewayProxyEvent {
   return {
@@ -53,7 +40,9 @@ describe('AccessDocs in the stack', () => {
   it('serves GET /docs and GET /docs/{file} without an authorizer, through the docs function', () => {
     const open = exemptMethodIds(template);
     expect(
-      open.map((id) => `${methods[id]?.Properties.HttpMethod} ${pathOf(methods[id] as never)}`).sort(),
+      open
+        .map((id) => `${methods[id]?.Properties.HttpMethod} ${methodPath(template, methods[id] as never)}`)
+        .sort(),
     ).toEqual(['GET /docs', 'GET /docs/{file}']);
     for (const id of open) {
       expect(methods[id]?.Properties).toMatchObject({
