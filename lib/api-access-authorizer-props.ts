@@ -201,6 +201,14 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default no SOAP route
    */
   readonly soap?: SoapRouteSettings;
+  /**
+   * The platform's webhooks: `POST /webhooks/platform` on each protected RestApi, open to the platform
+   * with a generated token (Secrets Manager) in the URL's query, served by a receiver in the VPC that
+   * refreshes the changed application's budget at once. Paste the URL the stack outputs into the
+   * platform's webhook setting. Without it, a change at the platform applies within a report window.
+   * @default false: no webhook route
+   */
+  readonly webhooks?: boolean;
 }
 
 export type { SoapRouteSettings } from './parts/soap';

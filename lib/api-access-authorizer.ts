@@ -32,6 +32,7 @@ import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
 import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
+import { WebhooksPart } from './parts/webhooks';
 
 export type { ApiAccessAuthorizerProps } from './api-access-authorizer-props';
 export type { ProtectOptions } from './parts/protection';
@@ -56,6 +57,10 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly tokenFunction?: LambdaFunction;
   /** The KMS key the built-in issuer signs access tokens with; only `tokenFunction` may sign. */
   public readonly tokenSigningKey?: Key;
+  /** The platform's webhook receiver, when the `webhooks` prop is true. */
+  public readonly webhooksFunction?: LambdaFunction;
+  /** The shared token of the webhook URL, when the `webhooks` prop is true; only the receiver reads it. */
+  public readonly webhookTokenSecret?: ISecret;
   public readonly vpc: IVpc;
   /** The Lambdas' security group; the only one Redis admits. */
   public readonly functionSecurityGroup: SecurityGroup;
@@ -130,6 +135,9 @@ export class ApiAccessAuthorizer extends Construct {
     const oauth =
       this.config.credentialMode === 'oauth' &&
       new OAuthPart(this, { bindings, network, issuer, logRetention, tracing });
+    const webhooks = props.webhooks
+      ? new WebhooksPart(this, { bindings, network, logRetention, tracing })
+      : undefined;
     this.parts = [
       network,
       cache,
@@ -138,6 +146,7 @@ export class ApiAccessAuthorizer extends Construct {
       ...((props.docs ?? true) ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
       ...(soap ? [soap] : []),
       ...(oauth ? [oauth] : []),
+      ...(webhooks ? [webhooks] : []),
     ];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
@@ -157,6 +166,8 @@ export class ApiAccessAuthorizer extends Construct {
     this.soapProxyFunction = soap?.function;
     this.tokenFunction = oauth ? oauth.tokenFunction : undefined;
     this.tokenSigningKey = oauth ? oauth.signingKey : undefined;
+    this.webhooksFunction = webhooks?.function;
+    this.webhookTokenSecret = webhooks?.tokenSecret;
   }
 
   /**

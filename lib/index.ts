@@ -41,3 +41,4 @@ export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';
 export { UsagePipeline, type UsagePipelineProps } from './parts/usage-pipeline';
+export { WebhooksPart, type WebhooksPartProps } from './parts/webhooks';

@@ -20,6 +20,7 @@ export const LAMBDA_BUNDLES = {
   docs: { entry: 'lambdas/docs/index.ts' },
   soap: { entry: 'lambdas/soap/index.ts' },
   token: { entry: 'lambdas/token/index.ts' },
+  webhooks: { entry: 'lambdas/webhooks/index.ts' },
 } as const;
 
 export type LambdaBundleName = keyof typeof LAMBDA_BUNDLES;

@@ -60,7 +60,9 @@ export const PUBLISH_TIMEOUT_MS = 1000;
 /** The SNS client's own deadlines, below the publish deadline. */
 export const SNS_CLIENT_SETTINGS = {
   maxAttempts: 2,
-  requestHandler: { connectionTimeout: 300, requestTimeout: 500 },
+  // Without throwOnRequestTimeout the SDK only warns when an attempt outlives requestTimeout, and the
+  // first attempt would use up the whole publish deadline.
+  requestHandler: { connectionTimeout: 300, requestTimeout: 500, throwOnRequestTimeout: true },
 } as const satisfies SNSClientConfig;
 
 export function snsReportPublisher(

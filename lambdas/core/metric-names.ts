@@ -26,6 +26,8 @@ export const METRIC = {
   reportedTransactions: 'ReportedTransactions',
   reportedUnverified: 'ReportedUnverified',
   webhookApplied: 'WebhookApplied',
+  /** The webhook receiver answered 503: the platform gave no answer to the refresh, or Redis failed. */
+  webhookFailed: 'WebhookFailed',
   reportFailed: 'ReportFailed',
   usageDiscarded: 'UsageDiscarded',
   usageRejected: 'UsageRejected',
@@ -45,4 +47,5 @@ export const SERVICE_NAME = {
   authorizer: 'access-authorizer',
   reporter: 'access-reporter',
   soapProxy: 'soap-access-proxy',
+  webhooks: 'platform-webhooks',
 } as const;

@@ -116,12 +116,28 @@ function neverResendSettled(cluster: Cluster): Cluster {
   return cluster;
 }
 
+/**
+ * ioredis sends ASKING before a command redirected by ASK and never looks at its answer. With a command
+ * timeout, an ASKING answered late (a node busy while a slot moves) is an unhandled rejection, and a
+ * Lambda runtime exits on one. The command it precedes fails or succeeds on its own.
+ */
+function observeAsking(cluster: Cluster): Cluster {
+  cluster.on('+node', (node: Redis) => {
+    const write = node.sendCommand.bind(node);
+    node.sendCommand = (command: Command, ...rest: unknown[]) => {
+      if (command.name === 'asking') command.promise.catch(() => undefined);
+      return write(command, ...(rest as []));
+    };
+  });
+  return cluster;
+}
+
 const CONNECTION_MODES: Readonly<
   Record<RedisMode, (settings: RedisSettings, options: RedisClientOptions) => RedisConnection>
 > = {
   standalone: (settings, options) => new Redis(redisOptions(settings, options)),
   cluster: (settings, options) =>
-    neverResendSettled(new Cluster(startupNodes(settings), clusterOptions(settings, options))),
+    observeAsking(neverResendSettled(new Cluster(startupNodes(settings), clusterOptions(settings, options)))),
 };
 
 /** Creates the client (not yet connected) and attaches the error listeners; errors are logged without secrets. */

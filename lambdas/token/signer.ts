@@ -73,12 +73,17 @@ export function derToJoseSignature(der: Uint8Array, size = P256_COORDINATE_BYTES
   return raw;
 }
 
+/** Deadline of one KMS call, the SDK's retries included: a token request waits on it. */
+export const KMS_TIMEOUT_MS = 1500;
+
+const withinDeadline = () => ({ abortSignal: AbortSignal.timeout(KMS_TIMEOUT_MS) });
+
 /** The KMS key (id, ARN or alias) signs; its public key is read once and cached for the container. */
 export function kmsTokenSigner(kms: KMSClient, keyId: string): TokenSigner {
   let jwk: Promise<JWK> | undefined;
   const publicJwk = () => {
     jwk ??= (async () => {
-      const answer = await kms.send(new GetPublicKeyCommand({ KeyId: keyId }));
+      const answer = await kms.send(new GetPublicKeyCommand({ KeyId: keyId }), withinDeadline());
       if (!answer.PublicKey) throw new Error('KMS GetPublicKey answered no key');
       const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.from(answer.PublicKey).toString('base64')}\n-----END PUBLIC KEY-----`;
       return publishedJwk(await exportJWK(await importSPKI(pem, TOKEN_ALGORITHM, { extractable: true })));
@@ -98,6 +103,7 @@ export function kmsTokenSigner(kms: KMSClient, keyId: string): TokenSigner {
           MessageType: 'RAW',
           SigningAlgorithm: 'ECDSA_SHA_256',
         }),
+        withinDeadline(),
       );
       if (!answer.Signature) throw new Error('KMS Sign answered no signature');
       return derToJoseSignature(answer.Signature);

@@ -5,7 +5,8 @@
  * refresh the platform did not answer 503, so the platform delivers the webhook again.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { errorMessage } from '../core/observability';
+import { SERVICE_NAME } from '../core/metric-names';
+import { errorMessage, METRIC } from '../core/observability';
 import {
   applyPlatformEvent,
   eventXmlOf,
@@ -15,8 +16,8 @@ import {
   type WebhookPorts,
 } from '../core/webhooks';
 
-export const WEBHOOK_PATH = '/webhooks/platform';
-export const WEBHOOK_ROUTE = `POST ${WEBHOOK_PATH}`;
+export { WEBHOOK_PATH, WEBHOOK_ROUTE } from './route';
+export const WEBHOOKS_SERVICE_NAME = SERVICE_NAME.webhooks;
 const MAX_BODY_BYTES = 256 * 1024;
 
 export interface WebhookHandlerDeps extends WebhookPorts {
@@ -51,11 +52,15 @@ export function createWebhookHandler(deps: WebhookHandlerDeps): WebhookHandler {
     try {
       const platformEvent = parseEventXml(eventXmlOf(body, headerOf(event, 'content-type')));
       const outcome = await applyPlatformEvent(deps, platformEvent);
-      if (outcome.kind === 'unanswered') return answer(503, 'the platform did not answer; send it again');
+      if (outcome.kind === 'unanswered') {
+        deps.metrics.addMetric(METRIC.webhookFailed, 'Count', 1);
+        return answer(503, 'the platform did not answer; send it again');
+      }
       return answer(200, outcome.kind);
     } catch (error) {
       if (error instanceof WebhookBodyError) return answer(400, `not a webhook event: ${error.message}`);
       deps.logger.error('webhook failed', { error: errorMessage(error) });
+      deps.metrics.addMetric(METRIC.webhookFailed, 'Count', 1);
       return answer(503, 'the cache could not be updated; send it again');
     } finally {
       deps.metrics.publishStoredMetrics();

@@ -44,6 +44,7 @@ describe.each([
       oidcAudience: 'words-api',
     },
   ],
+  ['the webhook receiver', { serviceId: '2555417735060', webhooks: 'true' }],
 ])('cdk-nag on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });

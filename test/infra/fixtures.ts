@@ -48,7 +48,7 @@ export function variablesOf(
   return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 }
 
-/** The path of a method's resource, from the template's Resource chain. */
+/** The path of a method's resource (`/docs/{file}`), from the template's Resource chain. */
 export function methodPath(template: Template, method: { Properties: Record<string, unknown> }): string {
   const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
   const parts: string[] = [];

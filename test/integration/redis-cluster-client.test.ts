@@ -99,6 +99,32 @@ describe('cluster client on a three-primary cluster', () => {
     expect(await client.get(counted)).toBe('1');
   });
 
+  it('leaves no unhandled rejection when the ASKING before a redirected command times out', async () => {
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', collect);
+    try {
+      const client = await redis.client();
+      const key = 'am:{asking}:count';
+      await client.set(key, '0');
+      const slot = await admin.slotOf(key);
+      const owner = await admin.ownerOf(slot);
+      const target = (await admin.primaries()).find((primary) => primary.id !== owner.id);
+      if (!target) throw new Error('no other primary');
+      await admin.moveSlot(slot, target, async () => {
+        // The key is on the target, which answers nothing for a while: the old owner answers ASK, and
+        // both the ASKING ioredis sends first and the command itself outlive the command timeout.
+        await admin.node(target).call('CLIENT', 'PAUSE', String(3 * REDIS_COMMAND_TIMEOUT_MS), 'ALL');
+        await expect(client.incr(key)).rejects.toThrow('Command timed out');
+        await sleep(3 * REDIS_COMMAND_TIMEOUT_MS);
+      });
+      await sleep(50);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', collect);
+    }
+  });
+
   it('never sends again a command cut off by a dropped connection, even once the line is back', async () => {
     const nodes = redis.cluster?.nodes ?? [];
     const proxies = new Map<number, TcpProxy>();

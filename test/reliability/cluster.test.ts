@@ -26,6 +26,8 @@ import { reliabilitySeed, seededRandom } from './support/seed';
 const PLATFORM_TIMEOUT_MS = 1000;
 const WORKERS = 8;
 const REQUEST_TIMEOUT_MS = 10_000;
+/** Time for the callers to take every application to its limit once the slots have moved. */
+const LIMITS_REACHED_WITHIN_MS = 90_000;
 
 /**
  * The slowest answer the authorizer's own deadlines allow, however Redis fails: a wait for a
@@ -47,12 +49,16 @@ const FLUSHED_CLEAN = { queued: 0, deadLetters: 0, unreported: 0, notAccepted: [
 let redis: TestRedis | undefined;
 let stack: LocalStack | undefined;
 let admin: ClusterAdmin | undefined;
+let runningTraffic: Traffic | undefined;
 const agent = new http.Agent({ keepAlive: true, maxSockets: WORKERS });
 
 afterEach(async () => {
+  // A test that failed with its callers still running: the stack stops taking calls only once they stop.
+  await runningTraffic?.stop();
   await stack?.stop();
   admin?.close();
   await redis?.stop();
+  runningTraffic = undefined;
   stack = undefined;
   admin = undefined;
   redis = undefined;
@@ -118,6 +124,8 @@ async function startStackOnCluster(
 
 interface Traffic {
   readonly allowed: Map<string, number>;
+  /** Applications refused at least once: they reached their limit. */
+  readonly refused: Set<string>;
   readonly statuses: Map<number, number>;
   readonly slowest: () => number;
   readonly calls: () => number;
@@ -129,6 +137,7 @@ interface Traffic {
 function startTraffic(url: string, apps: readonly Application[], seed: number): Traffic {
   const random = seededRandom(seed);
   const allowed = new Map<string, number>();
+  const refused = new Set<string>();
   const statuses = new Map<number, number>();
   const errors: string[] = [];
   let slowest = 0;
@@ -142,6 +151,7 @@ function startTraffic(url: string, apps: readonly Application[], seed: number): 
         slowest = Math.max(slowest, performance.now() - startedAt);
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         if (status === 200) allowed.set(app.id, (allowed.get(app.id) ?? 0) + 1);
+        if (status === 403) refused.add(app.id);
       } catch (error) {
         errors.push(String(error));
       }
@@ -150,6 +160,7 @@ function startTraffic(url: string, apps: readonly Application[], seed: number): 
   const workers = Array.from({ length: WORKERS }, worker);
   return {
     allowed,
+    refused,
     statuses,
     errors,
     slowest: () => slowest,
@@ -180,6 +191,7 @@ describe('Redis Cluster under traffic', () => {
       expect(await get(`${stack.gatewayUrl}/v1/words/w.json`, app.userKey)).toBe(200);
 
     const traffic = startTraffic(stack.gatewayUrl, fixture.active, reliabilitySeed('cluster resharding'));
+    runningTraffic = traffic;
     let moves = 0;
     for (const app of fixture.active) {
       const slot = await admin.slotOf(slotKeyOf(app));
@@ -190,8 +202,19 @@ describe('Redis Cluster under traffic', () => {
       moves++;
       await sleep(100);
     }
-    // Enough calls for every application to reach its limit.
-    while (traffic.calls() < 2 * LIMIT * fixture.active.length) await sleep(100);
+    // Every application reaches its limit. A machine too slow for that within the deadline fails here,
+    // with what the callers saw, rather than as a test timeout.
+    const deadline = Date.now() + LIMITS_REACHED_WITHIN_MS;
+    while (traffic.refused.size < fixture.active.length) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${traffic.refused.size} of ${fixture.active.length} applications reached their limit within ` +
+            `${LIMITS_REACHED_WITHIN_MS} ms: ${traffic.calls()} calls ` +
+            `${JSON.stringify(Object.fromEntries(traffic.statuses))}, errors ${traffic.errors.slice(0, 3)}`,
+        );
+      }
+      await sleep(100);
+    }
     await traffic.stop();
 
     const flushed = await stack.flush();
@@ -247,6 +270,7 @@ describe('Redis Cluster under traffic', () => {
     await gateway.sweepAll();
 
     const traffic = startTraffic(stack.gatewayUrl, fixture.active, reliabilitySeed('cluster failover'));
+    runningTraffic = traffic;
     await sleep(500);
     const [victimApp] = fixture.active as [Application];
     const slot = await admin.slotOf(slotKeyOf(victimApp));

@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache } from '../../../lambdas/core/cache';
 import { credentialIdOf, keyIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
+import { METRIC } from '../../../lambdas/core/metric-names';
 import type { Credential } from '../../../lambdas/core/platform/types';
 import { createCredentialSealer } from '../../../lambdas/core/seal';
 import {
@@ -216,5 +217,24 @@ describe('webhook handler', () => {
       (await handler()(request(TOKEN, eventXml('updated', { id: 'a', userKey: 'uk' }), 'application/xml')))
         .statusCode,
     ).toBe(503);
+  });
+
+  it('counts each 503 as WebhookFailed, the metric its alarm watches, and nothing else', async () => {
+    const metrics = new CapturingMetrics();
+    const receive = (deps: Partial<WebhookPorts>) =>
+      createWebhookHandler({ ...ports(), metrics, token: TOKEN, ...deps });
+    const suspended = form(eventXml('suspended', { id: 'a', userKey: 'uk' }));
+    expect((await receive({})(request(TOKEN, suspended))).statusCode).toBe(200);
+    expect((await receive({})(request('nope', suspended))).statusCode).toBe(401);
+    expect(metrics.counts[METRIC.webhookFailed]).toBeUndefined();
+
+    await cached({ kind: 'user_key', userKey: 'uk' });
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    expect((await receive({})(request(TOKEN, suspended))).statusCode).toBe(503);
+    const redisDown = Object.assign(Object.create(cache) as AccessCache, {
+      hasBudget: () => Promise.reject(new Error('connection lost')),
+    });
+    expect((await receive({ cache: redisDown })(request(TOKEN, suspended))).statusCode).toBe(503);
+    expect(metrics.counts[METRIC.webhookFailed]).toBe(2);
   });
 });

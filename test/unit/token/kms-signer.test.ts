@@ -1,13 +1,12 @@
 /** The KMS signer adapter: KMS's DER ECDSA signatures become JWS r || s, and tokens verify with its JWKS. */
 import { generateKeyPairSync, sign } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { compactVerify, createLocalJWKSet } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
-import { derToJoseSignature, kmsTokenSigner } from '../../../lambdas/token/signer';
-
-const kms = mockClient(KMSClient);
-afterEach(() => kms.reset());
+import { describe, expect, it } from 'vitest';
+import { derToJoseSignature, KMS_TIMEOUT_MS, kmsTokenSigner } from '../../../lambdas/token/signer';
 
 describe('derToJoseSignature', () => {
   it('pads short integers and drops the sign byte of long ones', () => {
@@ -35,11 +34,13 @@ describe('derToJoseSignature', () => {
 describe('kmsTokenSigner', () => {
   it('signs with KMS (ECDSA_SHA_256, RAW) and publishes the public key once', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const client = new KMSClient({ region: 'us-east-1' });
+    const kms = mockClient(client);
     kms.on(GetPublicKeyCommand).resolves({ PublicKey: publicKey.export({ format: 'der', type: 'spki' }) });
     kms.on(SignCommand).callsFake((input) => ({
       Signature: sign('sha256', input.Message, { key: privateKey, dsaEncoding: 'der' }),
     }));
-    const signer = kmsTokenSigner(new KMSClient({ region: 'us-east-1' }), 'alias/tokens');
+    const signer = kmsTokenSigner(client, 'alias/tokens');
     const input = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhIn0';
     const signature = await signer.sign(Buffer.from(input));
     const jws = `${input}.${Buffer.from(signature).toString('base64url')}`;
@@ -54,5 +55,27 @@ describe('kmsTokenSigner', () => {
       MessageType: 'RAW',
       SigningAlgorithm: 'ECDSA_SHA_256',
     });
+  });
+
+  it('gives up on a KMS that does not answer within its deadline', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const client = new KMSClient({
+        region: 'us-east-1',
+        endpoint: `http://127.0.0.1:${port}`,
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+        maxAttempts: 1,
+      });
+      const signer = kmsTokenSigner(client, 'alias/tokens');
+      const startedAt = performance.now();
+      const outcomes = await Promise.allSettled([signer.sign(Buffer.from('a.b')), signer.publicJwk()]);
+      expect(outcomes.map(({ status }) => status)).toEqual(['rejected', 'rejected']);
+      expect(performance.now() - startedAt).toBeLessThan(KMS_TIMEOUT_MS + 1000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 });

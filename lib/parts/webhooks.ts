@@ -1,0 +1,127 @@
+import { Aws, CfnOutput, Duration, Fn } from 'aws-cdk-lib';
+import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { METRIC } from '../../lambdas/core/metric-names';
+import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../lambdas/webhooks/route';
+import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
+import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
+import type { AccessBindings } from './bindings';
+import type { AccessNetwork } from './network';
+import type { AccessPart, AlarmSpec } from './part';
+import type { ApiProtection } from './protection';
+
+export interface WebhooksPartProps {
+  readonly bindings: AccessBindings;
+  readonly network: AccessNetwork;
+  readonly logRetention: RetentionDays;
+  readonly tracing: boolean;
+}
+
+/** Why the receiver's route has no authorizer (the template's metadata, cdk-nag's APIG4 and COG4). */
+const OPEN_BY_DESIGN =
+  "Platform webhook receiver: the platform, not a consumer, calls it, with the shared token in the URL's query (3scale's webhook setting is a URL only); the receiver compares it in constant time.";
+
+/**
+ * The command that prints the URL to paste into the platform: the route's URL with the token read from
+ * Secrets Manager by whoever runs it, so the token is in neither the template nor an output.
+ */
+function urlCommand(url: string, secretArn: string): string {
+  return Fn.join('', [
+    `echo "${url}?token=$(aws secretsmanager get-secret-value --region `,
+    Aws.REGION,
+    ' --secret-id ',
+    secretArn,
+    ' --query SecretString --output text)"',
+  ]);
+}
+
+/**
+ * The platform's webhooks: `POST /webhooks/platform?token=<shared token>` on each protected RestApi,
+ * served by a receiver that refreshes the named application's budget in Redis at once (so a suspension,
+ * a deleted key or a plan change applies within a second, not a report window). The function runs in the
+ * VPC with the authorizer's settings and grants (Redis, the platform credential); the token is generated
+ * into Secrets Manager, which only this function may read.
+ */
+export class WebhooksPart implements AccessPart {
+  public readonly alarms: readonly AlarmSpec[];
+  public readonly function: LambdaFunction;
+  /** The shared token the platform's webhook URL carries. */
+  public readonly tokenSecret: Secret;
+
+  constructor(scope: Construct, props: WebhooksPartProps) {
+    this.tokenSecret = new Secret(scope, 'WebhookToken', {
+      description: 'Shared token of the platform webhook URL of the API access authorizer',
+      // It travels in a URL's query: alphanumerics need no escaping. 48 of them are 285 bits.
+      generateSecretString: { excludePunctuation: true, passwordLength: 48 },
+    });
+    NagSuppressions.addResourceSuppressions(this.tokenSecret, [
+      {
+        id: 'AwsSolutions-SMG4',
+        reason:
+          "A new token only works once it is pasted into the platform's webhook URL, which no rotation function can do; docs/platform-changes.md says how to change it by hand.",
+      },
+    ]);
+    this.function = accessFunction(scope, 'WebhooksFunction', {
+      bundle: 'webhooks',
+      description: "Platform webhook receiver: refreshes the changed application's budget in Redis",
+      // More memory is more CPU: webhooks are rare, so most of them meet a cold start.
+      memorySize: 512,
+      timeout: Duration.seconds(10),
+      network: props.network.functionPlacement,
+      logRetention: props.logRetention,
+      tracing: props.tracing,
+      environment: { [WEBHOOK_ENV.tokenSecretArn]: this.tokenSecret.secretArn },
+    });
+    props.bindings.bind(this.function);
+    this.tokenSecret.grantRead(this.function);
+    NagSuppressions.addResourceSuppressions(this.function, [
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
+    ]);
+    this.alarms = [
+      {
+        id: 'WebhookErrors',
+        description:
+          'The webhook receiver failed (a crash, a timeout, a start-up failure, or a refresh the platform or Redis did not take): the platform sends the webhook again, and the change applies within a report window anyway. Read its logs.',
+        metric: sumOf('Webhook errors', [
+          this.function.metricErrors({ period: ALARM_PERIOD }),
+          accessMetric('webhooks', METRIC.webhookFailed),
+        ]),
+        threshold: 1,
+      },
+    ];
+  }
+
+  /** Adds `POST /webhooks/platform` to a RestApi, left open by the authorizer, and outputs its URL. */
+  public onProtect(protection: ApiProtection): void {
+    const { api } = protection;
+    if (!(api instanceof RestApi)) {
+      throw new Error(
+        `${api.node.path}: the webhook route is added to a RestApi only; add POST ${WEBHOOK_PATH} with a LambdaIntegration of the webhooks function to this API yourself`,
+      );
+    }
+    const method = api.root
+      .resourceForPath(WEBHOOK_PATH)
+      .addMethod('POST', new LambdaIntegration(this.function));
+    protection.exemptMethod(method, OPEN_BY_DESIGN);
+    NagSuppressions.addResourceSuppressions(method, [
+      { id: 'AwsSolutions-APIG4', reason: OPEN_BY_DESIGN },
+      { id: 'AwsSolutions-COG4', reason: `${OPEN_BY_DESIGN} The platform holds no Cognito user.` },
+    ]);
+    // An API deployed by its own stages has no URL here; its webhook URL is the path on the stage.
+    if (api.latestDeployment === undefined) return;
+    const url = api.urlForPath(WEBHOOK_PATH);
+    new CfnOutput(protection, 'WebhookUrl', {
+      value: url,
+      description: `Paste into the platform's webhook URL with ?token=<the SecretString of ${this.tokenSecret.node.path}>; WebhookUrlCommand prints it whole`,
+    });
+    new CfnOutput(protection, 'WebhookUrlCommand', {
+      value: urlCommand(url, this.tokenSecret.secretArn),
+      description:
+        "Prints the whole webhook URL, token included, for the platform's webhook setting (needs secretsmanager:GetSecretValue on the token)",
+    });
+  }
+}
