@@ -672,10 +672,13 @@ async function runOn(
 }
 
 /** Every key of the run, by the service its workload's set-up uses (user keys, or oauth client ids). */
-function applicationsOf(quick: boolean): { keys: string[]; clientIds: string[] } {
+function applicationsOf(
+  workloads: readonly WorkloadName[],
+  quick: boolean,
+): { keys: string[]; clientIds: string[] } {
   const keys: string[] = [];
   const clientIds: string[] = [];
-  for (const workload of WORKLOAD_NAMES) {
+  for (const workload of workloads) {
     const spec = WORKLOADS[workload];
     const size = quick ? spec.quick : spec.full;
     const into = SETUPS[spec.setup].request === 'bearer' ? clientIds : keys;
@@ -706,7 +709,7 @@ async function main(): Promise<number> {
   const initRuns = options.quick ? 5 : 15;
   const startedAt = new Date().toISOString();
   const loadAverageAtStart = os.loadavg()[0] as number;
-  const { keys, clientIds } = applicationsOf(options.quick);
+  const { keys, clientIds } = applicationsOf(options.workloads, options.quick);
   console.log(
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
       `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
@@ -719,20 +722,21 @@ async function main(): Promise<number> {
     const results = await runOn(
       servers.redis,
       servers,
-      WORKLOAD_NAMES.filter((workload) => !onCluster(workload)),
+      options.workloads.filter((workload) => !onCluster(workload)),
       options.quick,
       options,
     );
-    console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
-    const cluster = await startCluster();
-    try {
-      results.push(
-        ...(await runOn(cluster, servers, WORKLOAD_NAMES.filter(onCluster), options.quick, options)),
-      );
-    } finally {
-      await stopRedis(cluster);
+    const clusterWorkloads = options.workloads.filter(onCluster);
+    if (clusterWorkloads.length > 0) {
+      console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
+      const cluster = await startCluster();
+      try {
+        results.push(...(await runOn(cluster, servers, clusterWorkloads, options.quick, options)));
+      } finally {
+        await stopRedis(cluster);
+      }
     }
-    const workloads = WORKLOAD_NAMES.flatMap((workload) =>
+    const workloads = options.workloads.flatMap((workload) =>
       results.filter((result) => result.workload === workload),
     );
     console.log('bench: bundling the authorizer and timing its module init ...');
@@ -742,13 +746,11 @@ async function main(): Promise<number> {
     );
 
     const find = (workload: WorkloadName, design: Design) =>
-      workloads.find((w) => w.workload === workload && w.design === design) as WorkloadResult;
-    const hot = find('hot', 'project');
-    const hotBaseline = find('hot', 'baseline');
+      workloads.find((w) => w.workload === workload && w.design === design);
     const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
-    const spreadCluster = workloads.find((w) => w.workload === 'spread-cluster' && w.design === 'project');
+    const spreadCluster = find('spread-cluster', 'project');
     const comparisons = evaluateComparisons((workload) => {
-      const result = workloads.find((w) => w.workload === workload && w.design === 'project');
+      const result = find(workload as WorkloadName, 'project');
       return (
         result && {
           ...result.latency,
@@ -757,24 +759,29 @@ async function main(): Promise<number> {
         }
       );
     });
+    const hot = find('hot', 'project');
+    const hotBaseline = find('hot', 'baseline');
     const targets = evaluateTargets({
       reportWindowSeconds: options.reportWindowSeconds,
-      hot: {
-        project: {
-          calls: hot.calls,
-          spanMs: hot.spanMs,
-          p50Ms: hot.latency.p50Ms,
-          authorizationsPerSecond: hot.authorizationsPerSecond,
-          redisCommandsPerAuthorization: hot.redis.sentPerAuthorization,
-          platformCalls: hot.platformCalls.total,
-          snsPublishes: hot.snsPublishes,
-          flushPlatformCalls: hot.flush.platformCalls.total,
-        },
-        baseline: {
-          p50Ms: hotBaseline.latency.p50Ms,
-          authorizationsPerSecond: hotBaseline.authorizationsPerSecond,
-        },
-      },
+      ...(hot &&
+        hotBaseline && {
+          hot: {
+            project: {
+              calls: hot.calls,
+              spanMs: hot.spanMs,
+              p50Ms: hot.latency.p50Ms,
+              authorizationsPerSecond: hot.authorizationsPerSecond,
+              redisCommandsPerAuthorization: hot.redis.sentPerAuthorization,
+              platformCalls: hot.platformCalls.total,
+              snsPublishes: hot.snsPublishes,
+              flushPlatformCalls: hot.flush.platformCalls.total,
+            },
+            baseline: {
+              p50Ms: hotBaseline.latency.p50Ms,
+              authorizationsPerSecond: hotBaseline.authorizationsPerSecond,
+            },
+          },
+        }),
       bundle: { minifiedBytes: externalSdk.minifiedBytes, initMedianMs: externalSdk.initMedianMs },
       ...(spreadCluster?.primaries && {
         authorizationsPerPrimary: spreadCluster.primaries.map((primary) => primary.authorizations),

@@ -125,42 +125,45 @@ const liveHotKey = {
   primed: true,
 } as const;
 
-/** In run order; each comparison's two workloads run one after the other. spread-cluster keeps its 1,000 keys in --quick. */
+/** The original design's workloads: both designs side by side, 32 callers, keys in the header. */
+const sideBySide = { designs: BOTH, setup: 'rest', concurrency: CONCURRENT } as const;
+
+const spreadFull: WorkloadSize = {
+  calls: 20_000,
+  keys: 1_000,
+  endpoints: 5,
+  warmupCalls: 2_000,
+  warmupKeys: 20,
+};
+
+/** In run order: the workloads a comparison reads together run close together. spread-cluster keeps its 1,000 keys in --quick. */
 export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
   hot: {
+    ...sideBySide,
     full: hotKey(20_000, 2_000),
     quick: hotKey(4_000, 500),
-    designs: BOTH,
     redis: 'single',
-    setup: 'rest',
-    concurrency: CONCURRENT,
     primed: true,
   },
   spread: {
-    full: { calls: 20_000, keys: 1_000, endpoints: 5, warmupCalls: 2_000, warmupKeys: 20 },
+    ...sideBySide,
+    full: spreadFull,
     quick: { calls: 4_000, keys: 200, endpoints: 5, warmupCalls: 500, warmupKeys: 10 },
-    designs: BOTH,
     redis: 'single',
-    setup: 'rest',
-    concurrency: CONCURRENT,
     primed: false,
   },
   'spread-cluster': {
-    full: { calls: 20_000, keys: 1_000, endpoints: 5, warmupCalls: 2_000, warmupKeys: 20 },
+    ...sideBySide,
+    full: spreadFull,
     quick: { calls: 6_000, keys: 1_000, endpoints: 5, warmupCalls: 500, warmupKeys: 10 },
-    designs: BOTH,
     redis: 'cluster',
-    setup: 'rest',
-    concurrency: CONCURRENT,
     primed: false,
   },
   cold: {
+    ...sideBySide,
     full: { calls: 1_000, keys: 1_000, endpoints: 1, warmupCalls: 100, warmupKeys: 100 },
     quick: { calls: 200, keys: 200, endpoints: 1, warmupCalls: 50, warmupKeys: 50 },
-    designs: BOTH,
     redis: 'single',
-    setup: 'rest',
-    concurrency: CONCURRENT,
     primed: false,
   },
   // The baseline awaits an SNS publish per call: one caller at a time would take minutes.

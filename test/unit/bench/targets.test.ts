@@ -5,34 +5,35 @@ import {
   comparisonTargets,
   evaluateComparisons,
   evaluateTargets,
+  type HotKeyFigures,
   largestShareDeviation,
   soundnessProblems,
   type TargetInputs,
   windowsSpanned,
 } from '../../../bench/targets';
 
+const hot: HotKeyFigures = {
+  project: {
+    calls: 20_000,
+    spanMs: 2_500,
+    p50Ms: 0.4,
+    authorizationsPerSecond: 8_000,
+    redisCommandsPerAuthorization: 1,
+    platformCalls: 0,
+    snsPublishes: 1,
+    flushPlatformCalls: 2,
+  },
+  baseline: { p50Ms: 11, authorizationsPerSecond: 2_500 },
+};
+
 const passing: TargetInputs = {
   reportWindowSeconds: 10,
-  hot: {
-    project: {
-      calls: 20_000,
-      spanMs: 2_500,
-      p50Ms: 0.4,
-      authorizationsPerSecond: 8_000,
-      redisCommandsPerAuthorization: 1,
-      platformCalls: 0,
-      snsPublishes: 1,
-      flushPlatformCalls: 2,
-    },
-    baseline: { p50Ms: 11, authorizationsPerSecond: 2_500 },
-  },
+  hot,
   bundle: { minifiedBytes: 120_000, initMedianMs: 40 },
 };
 
-type ProjectFigures = TargetInputs['hot']['project'];
-
-function withProject(change: Partial<ProjectFigures>): TargetInputs {
-  return { ...passing, hot: { ...passing.hot, project: { ...passing.hot.project, ...change } } };
+function withProject(change: Partial<HotKeyFigures['project']>): TargetInputs {
+  return { ...passing, hot: { ...hot, project: { ...hot.project, ...change } } };
 }
 
 function failing(inputs: TargetInputs): string[] {
@@ -68,6 +69,11 @@ describe('evaluateTargets', () => {
       'module-init',
     ]);
     expect(failing(passing)).toEqual([]);
+  });
+
+  it('judges the hot-key targets only when the run had the hot workload', () => {
+    const { hot: _left, ...withoutHot } = passing;
+    expect(evaluateTargets(withoutHot).map((r) => r.id)).toEqual(['bundle-size', 'module-init']);
   });
 
   it('holds the cache hit to 1.05 Redis commands and no platform call', () => {
