@@ -1,5 +1,7 @@
 /** Command-line flags of `npm run bench`. */
 import { defaultOf, MAX_REPORT_WINDOW_SECONDS } from '../lambdas/core/settings';
+import type { WorkloadName } from './report';
+import { WORKLOAD_NAMES } from './workloads';
 
 export interface BenchOptions {
   /** Exit non-zero when a target fails. */
@@ -9,13 +11,16 @@ export interface BenchOptions {
   /** A smaller run for a quick look; its figures are noisier. */
   readonly quick: boolean;
   readonly reportWindowSeconds: number;
+  /** The workloads to run, in the table's order; default all of them. */
+  readonly workloads: readonly WorkloadName[];
 }
 
 export const USAGE = `Usage: npm run bench -- [--check] [--quick] [--sns-latency-ms N] [--report-window-seconds N]
   --check                    exit non-zero when any target FAILs
   --quick                    a smaller run (noisier figures)
   --sns-latency-ms N         simulated SNS publish latency, same for project and baseline (default 10)
-  --report-window-seconds N  the authorizer's report window (default ${defaultOf('reportWindowSeconds')}, the config default)`;
+  --report-window-seconds N  the authorizer's report window (default ${defaultOf('reportWindowSeconds')}, the config default)
+  --workloads a,b            run only these workloads (default all: ${WORKLOAD_NAMES.join(', ')})`;
 
 export class UsageError extends Error {
   constructor(problem: string) {
@@ -31,11 +36,21 @@ function integerFlag(flag: string, raw: string | undefined, max: number): number
   return Number(raw);
 }
 
+function workloadsFlag(raw: string | undefined): WorkloadName[] {
+  const names = (raw ?? '').split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(WORKLOAD_NAMES as readonly string[]).includes(name));
+  if (raw === undefined || unknown.length > 0) {
+    throw new UsageError(`--workloads takes workload names separated by commas (got ${JSON.stringify(raw)})`);
+  }
+  return WORKLOAD_NAMES.filter((name) => names.includes(name));
+}
+
 export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let check = false;
   let quick = false;
   let snsLatencyMs = 10;
   let reportWindowSeconds: number = defaultOf('reportWindowSeconds');
+  let workloads: readonly WorkloadName[] = WORKLOAD_NAMES;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inlineValue] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
     const value = () => inlineValue ?? argv[++i];
@@ -52,9 +67,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       case '--report-window-seconds':
         reportWindowSeconds = integerFlag(flag, value(), MAX_REPORT_WINDOW_SECONDS);
         break;
+      case '--workloads':
+        workloads = workloadsFlag(value());
+        break;
       default:
         throw new UsageError(`unknown argument ${JSON.stringify(argv[i])}`);
     }
   }
-  return { check, quick, snsLatencyMs, reportWindowSeconds };
+  return { check, quick, snsLatencyMs, reportWindowSeconds, workloads };
 }

@@ -3,14 +3,18 @@
  * REQUEST authorizer events API Gateway would send. Every key is used by one design and one workload
  * only, so each run starts from first calls and its reported usage can be checked key by key.
  */
-import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type { MappingRule } from '../lambdas/core/config';
+import { SOAP_VERSIONS } from '../lambdas/core/soap/namespaces';
+import { SOAP_DEFAULTS } from '../lambdas/core/soap/settings';
 import { requestAuthorizerEvent } from '../local/authorizer-event';
 import { LOCAL_REGION } from '../local/sns-endpoint';
 import { seededRandom } from '../test/reliability/support/seed';
 import type { Design, WorkloadName } from './report';
 
 export const BENCH_SERVICE_ID = 'bench-service';
+/** The service of the oauth workload: OpenID Connect authentication, one application per client id. */
+export const BENCH_OAUTH_SERVICE_ID = 'bench-oauth-service';
 /** A made-up provider key for the in-process platform; it protects nothing. */
 export const BENCH_PROVIDER_KEY = 'bench-provider-key';
 const API_ID = 'benchapi';
@@ -70,25 +74,57 @@ export function keyOf(
   return `${design}-${workload}-${phase}-${n}`;
 }
 
-/** The `platform` section of a local stack file with one active application per key. */
-export function benchPlatformConfig(keys: readonly string[]) {
+/** The SOAP operation an endpoint stands for: its metric in PascalCase (`get_word` is `GetWord`). */
+export function soapOperationOf(endpoint: Endpoint): string {
+  return endpoint.metric.replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** The SOAP proxy's rules: `POST /<operation>` counts on the endpoint's metric. */
+export const SOAP_MAPPING_RULES: readonly MappingRule[] = ENDPOINTS.map((endpoint) => ({
+  method: 'POST',
+  pattern: `/${soapOperationOf(endpoint)}$`,
+  metric: endpoint.metric,
+  delta: 1,
+}));
+
+/** A made-up client secret of an oauth application (an app key at the platform); it protects nothing. */
+export function clientSecretOf(clientId: string): string {
+  return `${clientId}-secret`;
+}
+
+const metrics = [{ name: 'hits', children: ENDPOINTS.map((endpoint) => ({ name: endpoint.metric })) }];
+const plans = [
+  {
+    name: PLAN,
+    limits: [
+      { metric: 'hits', period: 'hour', value: UNREACHABLE_LIMIT },
+      { metric: 'hits', period: 'eternity', value: UNREACHABLE_LIMIT },
+    ],
+  },
+];
+
+/**
+ * The `platform` section of a local stack file: a user_key service with one active application per key,
+ * and an OpenID Connect service with one per oauth client id (its secret an app key).
+ */
+export function benchPlatformConfig(keys: readonly string[], clientIds: readonly string[] = []) {
   return {
     services: [
       {
         id: BENCH_SERVICE_ID,
         providerKey: BENCH_PROVIDER_KEY,
         authentication: 'user_key',
-        metrics: [{ name: 'hits', children: ENDPOINTS.map((endpoint) => ({ name: endpoint.metric })) }],
-        plans: [
-          {
-            name: PLAN,
-            limits: [
-              { metric: 'hits', period: 'hour', value: UNREACHABLE_LIMIT },
-              { metric: 'hits', period: 'eternity', value: UNREACHABLE_LIMIT },
-            ],
-          },
-        ],
+        metrics,
+        plans,
         applications: keys.map((key) => ({ id: key, userKey: key, plan: PLAN })),
+      },
+      {
+        id: BENCH_OAUTH_SERVICE_ID,
+        providerKey: BENCH_PROVIDER_KEY,
+        authentication: 'oidc',
+        metrics,
+        plans,
+        applications: clientIds.map((id) => ({ id, appKeys: [clientSecretOf(id)], plan: PLAN })),
       },
     ],
   };
@@ -118,10 +154,48 @@ export function authorizerEvent(
   });
 }
 
+/**
+ * The event API Gateway's Lambda proxy integration hands the SOAP route: a SOAP 1.1 envelope with the key
+ * and the endpoint's operation in its header, as the specification shows it (prefix `t`).
+ */
+export function soapProxyEvent(key: string, endpoint: Endpoint): APIGatewayProxyEvent {
+  const operation = soapOperationOf(endpoint);
+  const body =
+    `<?xml version="1.0" encoding="UTF-8"?>` +
+    `<soap:Envelope xmlns:soap="${SOAP_VERSIONS['1.1'].namespace}" xmlns:t="${SOAP_DEFAULTS.soapNamespace}">` +
+    `<soap:Header><t:ApiKey>${key}</t:ApiKey><t:method>${operation}</t:method></soap:Header>` +
+    `<soap:Body><q:${operation} xmlns:q="urn:example:words"><q:word>hello</q:word></q:${operation}></soap:Body>` +
+    '</soap:Envelope>';
+  const headers = { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"urn:example:${operation}"` };
+  return {
+    httpMethod: 'POST',
+    path: '/soap',
+    resource: '/soap',
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    body,
+    isBase64Encoded: false,
+    pathParameters: null,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    requestContext: {} as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+/** One call of the traffic: the key, the endpoint, and the REQUEST authorizer event of the pair. */
+export interface Call {
+  readonly key: string;
+  readonly endpoint: Endpoint;
+  readonly event: APIGatewayRequestAuthorizerEvent;
+}
+
 export interface Traffic {
   readonly keys: readonly string[];
   readonly endpoints: readonly Endpoint[];
-  /** The events in call order; calls of one key and endpoint share one event object. */
+  /** The calls in order; calls of one key and endpoint share one object. */
+  readonly calls: readonly Call[];
+  /** The calls' events, in the same order. */
   readonly events: readonly APIGatewayRequestAuthorizerEvent[];
 }
 
@@ -132,14 +206,13 @@ export interface Traffic {
  */
 export function traffic(keys: readonly string[], endpointCount: number, calls: number, seed = 6): Traffic {
   const endpoints = ENDPOINTS.slice(0, endpointCount);
-  const pairs = keys.flatMap((key) => endpoints.map((endpoint, e) => authorizerEvent(key, endpoint, e)));
+  const pairs: Call[] = keys.flatMap((key) =>
+    endpoints.map((endpoint, e) => ({ key, endpoint, event: authorizerEvent(key, endpoint, e) })),
+  );
   const random = seededRandom(seed);
-  const events =
+  const drawn =
     calls === pairs.length
       ? pairs
-      : Array.from(
-          { length: calls },
-          () => pairs[Math.floor(random() * pairs.length)] as APIGatewayRequestAuthorizerEvent,
-        );
-  return { keys, endpoints, events };
+      : Array.from({ length: calls }, () => pairs[Math.floor(random() * pairs.length)] as Call);
+  return { keys, endpoints, calls: drawn, events: drawn.map((call) => call.event) };
 }

@@ -2,10 +2,19 @@
 import os from 'node:os';
 import type { BundleComposition } from './bundle';
 import type { LatencySummary } from './stats';
-import type { TargetResult } from './targets';
+import type { ComparisonResult, TargetResult } from './targets';
 
 export type Design = 'project' | 'baseline';
-export type WorkloadName = 'hot' | 'spread' | 'spread-cluster' | 'cold';
+export type WorkloadName =
+  | 'hot'
+  | 'spread'
+  | 'spread-cluster'
+  | 'cold'
+  | 'hot-serial'
+  | 'oauth'
+  | 'soap'
+  | 'hot-alerts-off'
+  | 'hot-alerts-on';
 
 /** One primary of a cluster run: what it served and what that cost it. */
 export interface PrimaryFigures {
@@ -35,6 +44,11 @@ export interface WorkloadResult {
   readonly spanMs: number;
   readonly authorizationsPerSecond: number;
   readonly latency: LatencySummary;
+  /**
+   * CPU time of the bench process over the measured calls, per call: the authorizer's or proxy's own work,
+   * and the in-process platform and SNS endpoint's. Less skewed by other load on the machine than latency.
+   */
+  readonly processCpuMicrosPerCall: number;
   /** allow / deny / unauthorized / error counts, as API Gateway would read the answers. */
   readonly outcomes: Readonly<Partial<Record<string, number>>>;
   readonly redis: {
@@ -94,6 +108,8 @@ export interface BenchReport {
   };
   readonly workloads: readonly WorkloadResult[];
   readonly bundles: readonly BundleResult[];
+  /** Workloads read against others of the same run (the SOAP proxy's overhead, the token's, the alerts'). */
+  readonly comparisons: readonly ComparisonResult[];
   readonly targets: readonly TargetResult[];
   /** Why the figures cannot be trusted (calls not allowed, usage not reported); empty in a sound run. */
   readonly soundness: readonly string[];
@@ -141,9 +157,11 @@ export function workloadTable(workloads: readonly WorkloadResult[]): string {
       'workload',
       'design',
       'calls',
+      'callers',
       'auth/s',
       'p50 ms',
       'p99 ms',
+      'process CPU µs/call',
       'Redis cmds/auth sent',
       'Redis cmds/auth executed',
       'Redis CPU µs/auth',
@@ -157,9 +175,11 @@ export function workloadTable(workloads: readonly WorkloadResult[]): string {
       w.workload,
       w.design,
       number(w.calls),
+      String(w.concurrency),
       number(w.authorizationsPerSecond),
       number(w.latency.p50Ms, 3),
       number(w.latency.p99Ms, 3),
+      number(w.processCpuMicrosPerCall, 1),
       number(w.redis.sentPerAuthorization, 3),
       number(w.redis.executedPerAuthorization, 3),
       number(w.redis.serverCpuMicrosPerAuthorization, 1),
@@ -223,6 +243,21 @@ export function bundleTable(bundles: readonly BundleResult[]): string {
   );
 }
 
+export function comparisonTable(comparisons: readonly ComparisonResult[]): string {
+  return markdownTable(
+    ['same run', 'workload', 'figure', 'against', 'figure', 'difference', 'target'],
+    comparisons.map((c) => [
+      c.what,
+      c.workload,
+      c.figures[0],
+      c.against,
+      c.figures[1],
+      c.difference,
+      c.target ? `${c.target.text}: ${c.target.pass ? 'PASS' : 'FAIL'}` : '(figure only)',
+    ]),
+  );
+}
+
 export function targetTable(targets: readonly TargetResult[]): string {
   return markdownTable(
     ['target', 'measured', 'result'],
@@ -275,6 +310,8 @@ export function formatReport(report: BenchReport): string {
     ...hotKeyLines(report.workloads),
     '',
     bundleTable(report.bundles),
+    '',
+    comparisonTable(report.comparisons),
     '',
     targetTable(report.targets),
     '',

@@ -7,9 +7,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+} from 'aws-lambda';
 import Redis from 'ioredis';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import { snsAlertPublisher } from '../lambdas/core/alerts';
 import {
   type AccessConfig,
   configToEnv,
@@ -22,7 +28,9 @@ import { credentialKeys } from '../lambdas/core/keys';
 import { silentLogger, silentMetrics } from '../lambdas/core/observability';
 import { platformClientFromConfig } from '../lambdas/core/platform/client';
 import { createRedisClient } from '../lambdas/core/redis-client';
+import { parseSoapSettings } from '../lambdas/core/soap/settings';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
+import { createSoapAccessProxyHandler } from '../lambdas/soap/handler';
 import { type RunningPlatform, startPlatform } from '../local/platform';
 import { evaluateAuthorizerResult, MalformedAuthorizerResultError } from '../local/policy';
 import { LocalQueue, type QueueConsumer } from '../local/queue';
@@ -37,8 +45,10 @@ import {
   BENCH_PROVIDER_KEY,
   BENCH_SERVICE_ID,
   benchPlatformConfig,
+  type Call,
   keyOf,
   MAPPING_RULES,
+  soapProxyEvent,
   type Traffic,
   traffic,
 } from './fixture';
@@ -56,9 +66,19 @@ import {
 } from './report';
 import { createSnsClientWithLatency } from './sns-client';
 import { summarizeLatencies, throughput } from './stats';
-import { evaluateTargets, soundnessProblems } from './targets';
+import { comparisonTargets, evaluateComparisons, evaluateTargets, soundnessProblems } from './targets';
+import { startTokenIssuer, type TokenIssuer } from './token-issuer';
+import {
+  type RequestShape,
+  SETUPS,
+  type Setup,
+  type SetupName,
+  WORKLOAD_NAMES,
+  WORKLOADS,
+  type Workload,
+  type WorkloadSize,
+} from './workloads';
 
-const CONCURRENCY = 32;
 const PROJECT_ROOT = path.resolve(__dirname, '..');
 const RESULTS_DIR = path.join(PROJECT_ROOT, 'bench', 'results');
 const AUTHORIZER_ENTRY = path.join(PROJECT_ROOT, 'lambdas', 'authorizer', 'index.ts');
@@ -67,41 +87,28 @@ const HELD_UNTIL_FLUSH_MS = 24 * 60 * 60 * 1000;
 /** The whole run is bounded: a hang fails the benchmark instead of blocking CI. */
 const WATCHDOG_MS = 30 * 60 * 1000;
 
-interface WorkloadSize {
-  readonly calls: number;
-  readonly keys: number;
-  readonly endpoints: number;
-  readonly warmupCalls: number;
-  readonly warmupKeys: number;
-}
-
-const FULL: Readonly<Record<WorkloadName, WorkloadSize>> = {
-  hot: { calls: 20_000, keys: 1, endpoints: 1, warmupCalls: 2_000, warmupKeys: 1 },
-  spread: { calls: 20_000, keys: 1_000, endpoints: 5, warmupCalls: 2_000, warmupKeys: 20 },
-  'spread-cluster': { calls: 20_000, keys: 1_000, endpoints: 5, warmupCalls: 2_000, warmupKeys: 20 },
-  cold: { calls: 1_000, keys: 1_000, endpoints: 1, warmupCalls: 100, warmupKeys: 100 },
-};
-
-/** spread-cluster keeps its 1,000 keys: its share per primary is judged over them. */
-const QUICK: Readonly<Record<WorkloadName, WorkloadSize>> = {
-  hot: { calls: 4_000, keys: 1, endpoints: 1, warmupCalls: 500, warmupKeys: 1 },
-  spread: { calls: 4_000, keys: 200, endpoints: 5, warmupCalls: 500, warmupKeys: 10 },
-  'spread-cluster': { calls: 6_000, keys: 1_000, endpoints: 5, warmupCalls: 500, warmupKeys: 10 },
-  cold: { calls: 200, keys: 200, endpoints: 1, warmupCalls: 50, warmupKeys: 50 },
-};
-
-const WORKLOADS: readonly WorkloadName[] = ['hot', 'spread', 'spread-cluster', 'cold'];
-/** The workloads that run on the local cluster; the others on the single redis-server. */
-const CLUSTER_WORKLOADS: readonly WorkloadName[] = ['spread-cluster'];
 const CLUSTER_PRIMARIES = 3;
-const DESIGNS: readonly Design[] = ['project', 'baseline'];
+/** The concurrent workloads' callers (the serial ones have one). */
+const CONCURRENCY = 32;
+/** Where the SOAP proxy would forward: never called, the bench's backend port answers at once. */
+const UNUSED_SOAP_BACKEND = 'http://127.0.0.1:9/soap';
 
 type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
-/** One design wired to the shared servers, with its own clients, as its Lambdas would have. */
+type SoapProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+/** A traffic's calls as one system makes them: `send` is timed, `outcome` classifies after the run. */
+interface Caller {
+  send(index: number): Promise<unknown>;
+  outcome(settled: PromiseSettledResult<unknown>, index: number): string;
+}
+
+/** One design in one set-up wired to the shared servers, with its own clients, as its Lambdas would have. */
 interface System {
   readonly design: Design;
-  readonly authorize: Authorizer;
+  readonly setup: Setup;
+  /** The calls of `load` as this system receives them (tokens are had here, before any timing). */
+  caller(load: Traffic): Promise<Caller>;
   /** Commands the authorizer's Redis client has sent so far. */
   readonly redisCommandsSent: () => number;
   /** Delivers every held report message to the reporter (and, for the project, runs the sweep). */
@@ -127,30 +134,45 @@ interface Servers {
   readonly redis: RedisUnderTest;
   readonly platform: RunningPlatform;
   readonly sns: SnsEndpoint;
+  readonly issuer: TokenIssuer;
+}
+
+interface SystemOptions {
+  readonly snsLatencyMs: number;
+  readonly reportWindowSeconds: number;
 }
 
 function accessConfig(
   servers: Servers,
   redis: RedisUnderTest,
-  design: Design,
+  name: string,
+  setup: Setup,
   reportWindowSeconds: number,
 ): AccessConfig {
   return parseConfig({
-    serviceId: BENCH_SERVICE_ID,
+    serviceId: setup.serviceId,
     platformUrl: servers.platform.url,
     platformCredential: BENCH_PROVIDER_KEY,
     mappingRules: MAPPING_RULES,
     reportWindowSeconds,
     redis: redis.settings,
-    topicArn: topicArn(`bench-${design}-${redis.name}-reports`),
+    topicArn: topicArn(`${name}-reports`),
+    ...(setup.alerts && { alertsTopicArn: topicArn(`${name}-alerts`) }),
+    ...setup.settings(servers.issuer.url),
   });
 }
 
-function reportQueue(servers: Servers, name: string, design: Design, consumer: QueueConsumer): LocalQueue {
+function reportQueue(
+  servers: Servers,
+  name: string,
+  design: Design,
+  deliveryDelayMs: number,
+  consumer: QueueConsumer,
+): LocalQueue {
   const queue = new LocalQueue({
     name,
     consumer,
-    deliveryDelayMs: HELD_UNTIL_FLUSH_MS,
+    deliveryDelayMs,
     visibilityTimeoutMs: 30_000,
     maxReceiveCount: 3,
     onConsumerError: (error) => console.error(`${design} reporter failed:`, error),
@@ -159,55 +181,160 @@ function reportQueue(servers: Servers, name: string, design: Design, consumer: Q
   return queue;
 }
 
+/** How API Gateway reads a REQUEST authorizer's answers to `events`. */
+function authorizerCaller(
+  authorize: Authorizer,
+  events: readonly APIGatewayRequestAuthorizerEvent[],
+): Caller {
+  return {
+    send: (i) => authorize(events[i] as APIGatewayRequestAuthorizerEvent),
+    outcome: (settled, i) =>
+      outcomeOf(
+        settled as PromiseSettledResult<APIGatewayAuthorizerResult>,
+        (events[i] as APIGatewayRequestAuthorizerEvent).methodArn,
+      ),
+  };
+}
+
+/** One event per distinct call (calls of a key and endpoint share one object, and so do their events). */
+function eventsOf<E>(load: Traffic, eventOf: (call: Call) => E): E[] {
+  const made = new Map<Call, E>();
+  return load.calls.map((call) => {
+    const event = made.get(call) ?? eventOf(call);
+    made.set(call, event);
+    return event;
+  });
+}
+
+/** The call's event with the key header replaced by `Authorization: Bearer <token>`. */
+function bearerEvent(call: Call, token: string): APIGatewayRequestAuthorizerEvent {
+  const { apikey: _key, ...headers } = call.event.headers ?? {};
+  const { apikey: _keys, ...multiValueHeaders } = call.event.multiValueHeaders ?? {};
+  const authorization = `Bearer ${token}`;
+  return {
+    ...call.event,
+    headers: { ...headers, Authorization: authorization },
+    multiValueHeaders: { ...multiValueHeaders, Authorization: [authorization] },
+  };
+}
+
+const SOAP_OUTCOMES: Readonly<Record<number, string>> = { 200: 'allow', 401: 'unauthorized', 403: 'deny' };
+
+/** The SOAP route's answers read as the REST ones: 200 allowed, 401 and 403 refused, anything else an error. */
+function soapCaller(proxy: SoapProxyHandler, events: readonly APIGatewayProxyEvent[]): Caller {
+  return {
+    send: (i) => proxy(events[i] as APIGatewayProxyEvent),
+    outcome: (settled) => {
+      if (settled.status === 'rejected') {
+        if (errorSamples.length < 5) errorSamples.push(String(settled.reason));
+        return 'error';
+      }
+      const { statusCode } = settled.value as APIGatewayProxyResult;
+      return SOAP_OUTCOMES[statusCode] ?? `status ${statusCode}`;
+    },
+  };
+}
+
+/** The proxy's backend port: an answer at once, so the workload times the proxy alone. */
+const instantBackend = async () => ({
+  ok: true as const,
+  status: 200,
+  contentType: 'text/xml; charset=utf-8',
+  body: Buffer.from(
+    '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body/></soap:Envelope>',
+  ),
+});
+
 function startSystem(
   servers: Servers,
   redis: RedisUnderTest,
   design: Design,
-  snsLatencyMs: number,
-  reportWindowSeconds: number,
+  setupName: SetupName,
+  options: SystemOptions,
 ): System {
-  const config = accessConfig(servers, redis, design, reportWindowSeconds);
-  const queueName = `bench-${design}-${redis.name}-reports`;
+  const setup = SETUPS[setupName];
+  const name = `bench-${design}-${setupName}-${redis.name}`;
+  const config = accessConfig(servers, redis, name, setup, options.reportWindowSeconds);
   const redisSettings = config.redis as NonNullable<AccessConfig['redis']>;
   // Each Lambda has its own clients: the authorizer's Redis client is the one whose commands are counted.
   const authorizerRedis = createRedisClient(redisSettings);
   const reporterRedis = createRedisClient(redisSettings);
   const counter = countSentCommands(authorizerRedis);
-  const sns = createSnsClientWithLatency(servers.sns.url, snsLatencyMs);
+  const sns = createSnsClientWithLatency(servers.sns.url, options.snsLatencyMs);
   const authorizerPlatform = platformClientFromConfig(config, BENCH_PROVIDER_KEY);
   const reporterPlatform = platformClientFromConfig(config, BENCH_PROVIDER_KEY, { caller: 'reporter' });
   const ports = { config, logger: silentLogger, metrics: silentMetrics };
-  let authorize: Authorizer;
+  const deliveryDelayMs = setup.delivery === 'held' ? HELD_UNTIL_FLUSH_MS : config.reportWindowSeconds * 1000;
+  let caller: (load: Traffic) => Promise<Caller>;
   let queue: LocalQueue;
   let sweep: (() => Promise<unknown>) | undefined;
   if (design === 'project') {
-    authorize = createAuthorizerHandler({
+    const deciderPorts = { ...ports, redis: authorizerRedis, sns, platform: authorizerPlatform };
+    // The Lambda that receives the set-up's calls: the REST authorizer, or the SOAP proxy on the same ports.
+    const callers: Readonly<Record<RequestShape, () => (load: Traffic) => Promise<Caller>>> = {
+      rest: () => {
+        const authorize = createAuthorizerHandler(deciderPorts);
+        return async (load) => authorizerCaller(authorize, load.events);
+      },
+      bearer: () => {
+        const authorize = createAuthorizerHandler(deciderPorts);
+        return async (load) => {
+          const tokens = new Map<string, string>();
+          for (const key of load.keys) tokens.set(key, await servers.issuer.token(key));
+          const events = eventsOf(load, (call) => bearerEvent(call, tokens.get(call.key) as string));
+          return authorizerCaller(authorize, events);
+        };
+      },
+      soap: () => {
+        const proxy = createSoapAccessProxyHandler({
+          ...deciderPorts,
+          settings: parseSoapSettings({ soapBackendUrl: UNUSED_SOAP_BACKEND }),
+          forward: instantBackend,
+        });
+        return async (load) =>
+          soapCaller(
+            proxy,
+            eventsOf(load, (call) => soapProxyEvent(call.key, call.endpoint)),
+          );
+      },
+    };
+    caller = callers[setup.request]();
+    const reporterDeps = {
       ...ports,
-      redis: authorizerRedis,
-      sns,
-      platform: authorizerPlatform,
-    });
-    const reporterDeps = { ...ports, redis: reporterRedis, platform: reporterPlatform };
-    queue = reportQueue(servers, queueName, design, createReporterHandler(reporterDeps));
+      redis: reporterRedis,
+      platform: reporterPlatform,
+      ...(config.alertsTopicArn && { alertPublisher: snsAlertPublisher(sns, config.alertsTopicArn) }),
+    };
+    queue = reportQueue(
+      servers,
+      `${name}-reports`,
+      design,
+      deliveryDelayMs,
+      createReporterHandler(reporterDeps),
+    );
+    if (config.alertsTopicArn) servers.sns.addTopic(`${name}-alerts`, () => undefined);
     // The bench's flush reports everything still pending, whatever its age (the scheduled sweep waits a few windows).
     sweep = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
   } else {
-    authorize = createBaselineAuthorizer({
+    const authorize = createBaselineAuthorizer({
       config,
       redis: authorizerRedis,
       sns,
       platform: authorizerPlatform,
     });
+    caller = async (load) => authorizerCaller(authorize, load.events);
     queue = reportQueue(
       servers,
-      queueName,
+      `${name}-reports`,
       design,
+      deliveryDelayMs,
       createBaselineReporter({ config, redis: reporterRedis, platform: reporterPlatform }),
     );
   }
   return {
     design,
-    authorize,
+    setup,
+    caller,
     redisCommandsSent: counter.sent,
     async flush() {
       await queue.drain();
@@ -314,13 +441,9 @@ function outcomeOf(settled: PromiseSettledResult<APIGatewayAuthorizerResult>, me
   }
 }
 
-function drive(system: System, load: Traffic) {
-  return runConcurrently(
-    load.events.length,
-    CONCURRENCY,
-    (i) => system.authorize(load.events[i] as APIGatewayRequestAuthorizerEvent),
-    (settled, i) => outcomeOf(settled, (load.events[i] as APIGatewayRequestAuthorizerEvent).methodArn),
-  );
+/** The first `calls` calls of `caller`, `concurrency` at a time. */
+function drive(caller: Caller, calls: number, concurrency: number) {
+  return runConcurrently(calls, concurrency, caller.send, caller.outcome);
 }
 
 function keysOf(
@@ -337,9 +460,11 @@ async function runWorkload(
   servers: Servers,
   system: System,
   workload: WorkloadName,
+  spec: Workload,
   size: WorkloadSize,
 ): Promise<WorkloadResult> {
   const { design } = system;
+  const { concurrency } = spec;
   await Promise.all(redis.primaries.map(({ admin }) => admin.flushall()));
 
   // Warm-up on other keys (JIT, connections, script cache), flushed so none of it is counted below.
@@ -348,19 +473,20 @@ async function runWorkload(
     size.endpoints,
     size.warmupCalls,
   );
-  await drive(system, warmup);
+  await drive(await system.caller(warmup), size.warmupCalls, concurrency);
   await system.flush();
 
   const load = traffic(keysOf(design, workload, 'measured', size.keys), size.endpoints, size.calls);
+  const caller = await system.caller(load);
   const placement =
     redis.primaries.length > 1 && design === 'project' ? await primaryOfKeys(redis, load.keys) : undefined;
   let prime: WorkloadResult['prime'];
   let allowedBefore = 0;
   const spanStart = process.hrtime.bigint();
-  if (workload === 'hot') {
+  if (spec.primed) {
     // The key's first call is the cache miss; the cache-hit figures start after it.
     const before = platformCalls(servers);
-    const primed = await drive(system, { ...load, events: load.events.slice(0, 1) });
+    const primed = await drive(caller, 1, 1);
     prime = {
       latencyMs: (primed.latenciesNs[0] as number) / 1e6,
       platformCalls: platformCallsBetween(before, platformCalls(servers)).total,
@@ -372,7 +498,9 @@ async function runWorkload(
   const sentBefore = system.redisCommandsSent();
   const platformBefore = platformCalls(servers);
   const publishedBefore = servers.sns.stats().published;
-  const run = await drive(system, load);
+  const cpuBefore = process.cpuUsage();
+  const run = await drive(caller, size.calls, concurrency);
+  const cpu = process.cpuUsage(cpuBefore);
   const spanMs = Number(process.hrtime.bigint() - spanStart) / 1e6;
   const sent = system.redisCommandsSent() - sentBefore;
   const platformAfter = platformCalls(servers);
@@ -388,7 +516,7 @@ async function runWorkload(
   const flushCalls = platformCallsBetween(platformAfter, platformCalls(servers));
 
   const reported = load.keys.reduce(
-    (sum, key) => sum + servers.platform.usage(BENCH_SERVICE_ID, key, 'hits', 'eternity'),
+    (sum, key) => sum + servers.platform.usage(system.setup.serviceId, key, 'hits', 'eternity'),
     0,
   );
   const primaries: PrimaryFigures[] | undefined =
@@ -409,12 +537,13 @@ async function runWorkload(
     calls: run.calls,
     keys: size.keys,
     endpoints: size.endpoints,
-    concurrency: CONCURRENCY,
+    concurrency,
     warmupCalls: size.warmupCalls,
     durationMs: run.durationMs,
     spanMs,
     authorizationsPerSecond: throughput(run.calls, run.durationMs),
     latency: summarizeLatencies(run.latenciesNs),
+    processCpuMicrosPerCall: (cpu.user + cpu.system) / run.calls,
     outcomes: run.outcomes,
     redis: {
       sentPerAuthorization: sent / run.calls,
@@ -493,117 +622,171 @@ async function stopRedis(redis: RedisUnderTest): Promise<void> {
   await redis.server.stop();
 }
 
-async function startServers(keys: readonly string[]): Promise<Servers> {
+/** The platform's applications: user keys, and the oauth workloads' client ids on the OIDC service. */
+async function startServers(keys: readonly string[], clientIds: readonly string[]): Promise<Servers> {
   const redis = await startSingle();
-  const platform = await startPlatform({ config: benchPlatformConfig(keys), port: 0 });
+  const platform = await startPlatform({ config: benchPlatformConfig(keys, clientIds), port: 0 });
   const sns = await startSnsEndpoint();
-  return { redis, platform, sns };
+  const issuer = await startTokenIssuer(platform.url);
+  return { redis, platform, sns, issuer };
 }
 
 async function stopServers(servers: Servers): Promise<void> {
+  await servers.issuer.stop();
   await servers.sns.stop();
   await servers.platform.stop();
   await stopRedis(servers.redis);
 }
 
-/** Runs `workloads` for both designs on `redis`, each design with its own clients. */
+/** Runs `workloads` on `redis`, in order, each design and set-up with its own clients (made at first use). */
 async function runOn(
   redis: RedisUnderTest,
   servers: Servers,
   workloads: readonly WorkloadName[],
-  sizes: Readonly<Record<WorkloadName, WorkloadSize>>,
-  options: { readonly snsLatencyMs: number; readonly reportWindowSeconds: number },
+  quick: boolean,
+  options: SystemOptions,
 ): Promise<WorkloadResult[]> {
-  const systems = DESIGNS.map((design) =>
-    startSystem(servers, redis, design, options.snsLatencyMs, options.reportWindowSeconds),
-  );
+  const systems = new Map<string, System>();
+  const systemFor = (design: Design, setup: SetupName) => {
+    const key = `${design}/${setup}`;
+    const system = systems.get(key) ?? startSystem(servers, redis, design, setup, options);
+    systems.set(key, system);
+    return system;
+  };
   const results: WorkloadResult[] = [];
   try {
     for (const workload of workloads) {
-      for (const system of systems) {
-        console.log(`bench: ${workload} / ${system.design} ...`);
-        results.push(await runWorkload(redis, servers, system, workload, sizes[workload]));
+      const spec = WORKLOADS[workload];
+      for (const design of spec.designs) {
+        console.log(`bench: ${workload} / ${design} ...`);
+        const system = systemFor(design, spec.setup);
+        results.push(
+          await runWorkload(redis, servers, system, workload, spec, quick ? spec.quick : spec.full),
+        );
       }
     }
   } finally {
-    await Promise.all(systems.map((system) => system.close()));
+    await Promise.all([...systems.values()].map((system) => system.close()));
   }
   return results;
+}
+
+/** Every key of the run, by the service its workload's set-up uses (user keys, or oauth client ids). */
+function applicationsOf(
+  workloads: readonly WorkloadName[],
+  quick: boolean,
+): { keys: string[]; clientIds: string[] } {
+  const keys: string[] = [];
+  const clientIds: string[] = [];
+  for (const workload of workloads) {
+    const spec = WORKLOADS[workload];
+    const size = quick ? spec.quick : spec.full;
+    const into = SETUPS[spec.setup].request === 'bearer' ? clientIds : keys;
+    for (const design of spec.designs) {
+      into.push(
+        ...keysOf(design, workload, 'warmup', size.warmupKeys),
+        ...keysOf(design, workload, 'measured', size.keys),
+      );
+    }
+  }
+  return { keys, clientIds };
+}
+
+/** The baseline is the original design on the key header: it has no set-ups. */
+function checkWorkloadTable(): void {
+  for (const workload of WORKLOAD_NAMES) {
+    const spec = WORKLOADS[workload];
+    if (spec.designs.includes('baseline') && spec.setup !== 'rest') {
+      throw new Error(`bench workload ${workload}: the baseline runs the rest set-up only`);
+    }
+  }
 }
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const options = parseBenchArgs(argv);
-  const sizes = options.quick ? QUICK : FULL;
+  checkWorkloadTable();
   const initRuns = options.quick ? 5 : 15;
   const startedAt = new Date().toISOString();
   const loadAverageAtStart = os.loadavg()[0] as number;
-  const keys = DESIGNS.flatMap((design) =>
-    WORKLOADS.flatMap((workload) => [
-      ...keysOf(design, workload, 'warmup', sizes[workload].warmupKeys),
-      ...keysOf(design, workload, 'measured', sizes[workload].keys),
-    ]),
-  );
+  const { keys, clientIds } = applicationsOf(options.workloads, options.quick);
   console.log(
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
-      `concurrency ${CONCURRENCY}${options.quick ? ', quick run' : ''}`,
+      `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
   );
-  const servers = await startServers(keys);
+  const servers = await startServers(keys, clientIds);
   try {
     const [first] = servers.redis.primaries as [Primary];
     const redisVersion = /redis_version:(\S+)/.exec(await first.admin.info('server'))?.[1] ?? 'unknown';
+    const onCluster = (workload: WorkloadName) => WORKLOADS[workload].redis === 'cluster';
     const results = await runOn(
       servers.redis,
       servers,
-      WORKLOADS.filter((workload) => !CLUSTER_WORKLOADS.includes(workload)),
-      sizes,
+      options.workloads.filter((workload) => !onCluster(workload)),
+      options.quick,
       options,
     );
-    console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
-    const cluster = await startCluster();
-    try {
-      results.push(...(await runOn(cluster, servers, CLUSTER_WORKLOADS, sizes, options)));
-    } finally {
-      await stopRedis(cluster);
+    const clusterWorkloads = options.workloads.filter(onCluster);
+    if (clusterWorkloads.length > 0) {
+      console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
+      const cluster = await startCluster();
+      try {
+        results.push(...(await runOn(cluster, servers, clusterWorkloads, options.quick, options)));
+      } finally {
+        await stopRedis(cluster);
+      }
     }
-    const workloads = WORKLOADS.flatMap((workload) =>
+    const workloads = options.workloads.flatMap((workload) =>
       results.filter((result) => result.workload === workload),
     );
     console.log('bench: bundling the authorizer and timing its module init ...');
     const bundles = await measureBundles(
-      accessConfig(servers, servers.redis, 'project', options.reportWindowSeconds),
+      accessConfig(servers, servers.redis, 'bench-project', SETUPS.rest, options.reportWindowSeconds),
       initRuns,
     );
 
     const find = (workload: WorkloadName, design: Design) =>
-      workloads.find((w) => w.workload === workload && w.design === design) as WorkloadResult;
+      workloads.find((w) => w.workload === workload && w.design === design);
+    const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
+    const spreadCluster = find('spread-cluster', 'project');
+    const comparisons = evaluateComparisons((workload) => {
+      const result = find(workload as WorkloadName, 'project');
+      return (
+        result && {
+          ...result.latency,
+          authorizationsPerSecond: result.authorizationsPerSecond,
+          cpuMicrosPerCall: result.processCpuMicrosPerCall,
+        }
+      );
+    });
     const hot = find('hot', 'project');
     const hotBaseline = find('hot', 'baseline');
-    const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
-    const spreadCluster = workloads.find((w) => w.workload === 'spread-cluster' && w.design === 'project');
     const targets = evaluateTargets({
       reportWindowSeconds: options.reportWindowSeconds,
-      hot: {
-        project: {
-          calls: hot.calls,
-          spanMs: hot.spanMs,
-          p50Ms: hot.latency.p50Ms,
-          authorizationsPerSecond: hot.authorizationsPerSecond,
-          redisCommandsPerAuthorization: hot.redis.sentPerAuthorization,
-          platformCalls: hot.platformCalls.total,
-          snsPublishes: hot.snsPublishes,
-          flushPlatformCalls: hot.flush.platformCalls.total,
-        },
-        baseline: {
-          p50Ms: hotBaseline.latency.p50Ms,
-          authorizationsPerSecond: hotBaseline.authorizationsPerSecond,
-        },
-      },
+      ...(hot &&
+        hotBaseline && {
+          hot: {
+            project: {
+              calls: hot.calls,
+              spanMs: hot.spanMs,
+              p50Ms: hot.latency.p50Ms,
+              authorizationsPerSecond: hot.authorizationsPerSecond,
+              redisCommandsPerAuthorization: hot.redis.sentPerAuthorization,
+              platformCalls: hot.platformCalls.total,
+              snsPublishes: hot.snsPublishes,
+              flushPlatformCalls: hot.flush.platformCalls.total,
+            },
+            baseline: {
+              p50Ms: hotBaseline.latency.p50Ms,
+              authorizationsPerSecond: hotBaseline.authorizationsPerSecond,
+            },
+          },
+        }),
       bundle: { minifiedBytes: externalSdk.minifiedBytes, initMedianMs: externalSdk.initMedianMs },
       ...(spreadCluster?.primaries && {
         authorizationsPerPrimary: spreadCluster.primaries.map((primary) => primary.authorizations),
       }),
-    });
+    }).concat(comparisonTargets(comparisons));
     const report: BenchReport = {
       startedAt,
       command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
@@ -617,6 +800,7 @@ async function main(): Promise<number> {
       },
       workloads,
       bundles,
+      comparisons,
       targets,
       soundness: soundnessProblems(workloads),
       errorSamples,

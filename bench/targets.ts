@@ -15,6 +15,10 @@ export const LIMITS = {
   initMs: 150,
   /** spread-cluster: each primary's share of the authorizations within this of an even split. */
   primaryShareDeviation: 0.15,
+  /** oauth: JWT verification may add at most this to the p50 of a cache hit (issue #12). */
+  tokenP50AddedMs: 0.3,
+  /** Usage alerts on may cost the hot key at most this fraction of its throughput (issue #13). */
+  alertsThroughputLoss: 0.05,
 } as const;
 
 /**
@@ -51,7 +55,8 @@ export interface BundleFigures {
 
 export interface TargetInputs {
   readonly reportWindowSeconds: number;
-  readonly hot: HotKeyFigures;
+  /** Absent when the run left the hot workload out (`--workloads`): its targets are then not judged. */
+  readonly hot?: HotKeyFigures;
   readonly bundle: BundleFigures;
   /** spread-cluster: the authorizations each primary served (the project's). */
   readonly authorizationsPerPrimary?: readonly number[];
@@ -73,6 +78,7 @@ export interface TargetResult {
 }
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
+const signed = (value: number, digits: number) => `${value < 0 ? '' : '+'}${fixed(value, digits)}`;
 
 export function evaluateTargets({
   reportWindowSeconds,
@@ -80,7 +86,25 @@ export function evaluateTargets({
   bundle,
   authorizationsPerPrimary,
 }: TargetInputs): TargetResult[] {
-  const { project, baseline } = hot;
+  return [
+    ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
+    {
+      id: 'bundle-size',
+      target: `authorizer bundle <= ${LIMITS.bundleBytes / 1000} KB minified (@aws-sdk/* external)`,
+      measured: `${fixed(bundle.minifiedBytes / 1000, 1)} KB`,
+      pass: bundle.minifiedBytes <= LIMITS.bundleBytes,
+    },
+    {
+      id: 'module-init',
+      target: `authorizer module init <= ${LIMITS.initMs} ms (median, fresh process)`,
+      measured: `${fixed(bundle.initMedianMs, 1)} ms`,
+      pass: bundle.initMedianMs <= LIMITS.initMs,
+    },
+    ...(authorizationsPerPrimary ? [primaryShareTarget(authorizationsPerPrimary)] : []),
+  ];
+}
+
+function hotKeyTargets({ project, baseline }: HotKeyFigures, reportWindowSeconds: number): TargetResult[] {
   const windows = windowsSpanned(project.spanMs, reportWindowSeconds, project.calls + 1);
   const maxPublishes = windows;
   const maxFlushCalls = LIMITS.flushPlatformCallsPerCredentialWindow * windows;
@@ -127,19 +151,6 @@ export function evaluateTargets({
       measured: `${fixed(project.authorizationsPerSecond, 0)}/s (${fixed(throughputRatio, 1)}x)`,
       pass: project.authorizationsPerSecond >= LIMITS.throughputSpeedUp * baseline.authorizationsPerSecond,
     },
-    {
-      id: 'bundle-size',
-      target: `authorizer bundle <= ${LIMITS.bundleBytes / 1000} KB minified (@aws-sdk/* external)`,
-      measured: `${fixed(bundle.minifiedBytes / 1000, 1)} KB`,
-      pass: bundle.minifiedBytes <= LIMITS.bundleBytes,
-    },
-    {
-      id: 'module-init',
-      target: `authorizer module init <= ${LIMITS.initMs} ms (median, fresh process)`,
-      measured: `${fixed(bundle.initMedianMs, 1)} ms`,
-      pass: bundle.initMedianMs <= LIMITS.initMs,
-    },
-    ...(authorizationsPerPrimary ? [primaryShareTarget(authorizationsPerPrimary)] : []),
   ];
 }
 
@@ -185,4 +196,145 @@ export function soundnessProblems(runs: readonly RunFigures[]): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * How one workload's figures are read against another's from the same run: the latency a step adds to a
+ * call, or the share of throughput a feature costs.
+ */
+export type ComparisonMeasure = 'latency-added' | 'throughput-loss';
+
+/** A comparison of two workloads of one run (project design), with a limit when it is a target. */
+export interface Comparison {
+  readonly id: string;
+  readonly what: string;
+  readonly workload: string;
+  readonly against: string;
+  readonly measure: ComparisonMeasure;
+  /** ms added to the p50 (latency-added) or the fraction of throughput lost (throughput-loss); none: a figure only. */
+  readonly limit?: number;
+}
+
+export const COMPARISONS: readonly Comparison[] = [
+  {
+    id: 'soap-overhead',
+    what: 'SOAP proxy overhead per call (read the envelope, decide, answer)',
+    workload: 'soap',
+    against: 'hot-serial',
+    measure: 'latency-added',
+  },
+  {
+    id: 'oauth-p50-added',
+    what: 'JWT verification on a cache hit',
+    workload: 'oauth',
+    against: 'hot-serial',
+    measure: 'latency-added',
+    limit: LIMITS.tokenP50AddedMs,
+  },
+  {
+    id: 'alerts-throughput-loss',
+    what: 'usage alerts on (levels 80 and 100 %, not reached) against off',
+    workload: 'hot-alerts-on',
+    against: 'hot-alerts-off',
+    measure: 'throughput-loss',
+    limit: LIMITS.alertsThroughputLoss,
+  },
+];
+
+export interface ComparedFigures {
+  readonly p50Ms: number;
+  readonly meanMs: number;
+  readonly authorizationsPerSecond: number;
+  /** The bench process's CPU time per call: the least load-skewed figure of a call's own cost. */
+  readonly cpuMicrosPerCall: number;
+}
+
+export interface ComparisonResult {
+  readonly id: string;
+  readonly what: string;
+  readonly workload: string;
+  readonly against: string;
+  /** The workload's figure, then the one it is compared with. */
+  readonly figures: readonly [string, string];
+  readonly difference: string;
+  /** The limit in words and whether it holds; absent for a figure without a target. */
+  readonly target?: { readonly text: string; readonly pass: boolean };
+}
+
+interface Measure {
+  figure(figures: ComparedFigures): string;
+  /** ms added (latency-added) or the fraction lost (throughput-loss). */
+  difference(workload: ComparedFigures, against: ComparedFigures): number;
+  differenceText(workload: ComparedFigures, against: ComparedFigures): string;
+  targetText(limit: number): string;
+}
+
+const throughputLoss = (w: ComparedFigures, a: ComparedFigures) =>
+  1 - w.authorizationsPerSecond / a.authorizationsPerSecond;
+
+const MEASURES: Readonly<Record<ComparisonMeasure, Measure>> = {
+  'latency-added': {
+    figure: (f) =>
+      `p50 ${fixed(f.p50Ms, 3)} ms, mean ${fixed(f.meanMs, 3)} ms, CPU ${fixed(f.cpuMicrosPerCall, 0)} µs`,
+    difference: (w, a) => w.p50Ms - a.p50Ms,
+    differenceText: (w, a) =>
+      `p50 ${signed(w.p50Ms - a.p50Ms, 3)} ms, mean ${signed(w.meanMs - a.meanMs, 3)} ms, ` +
+      `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 0)} µs`,
+    targetText: (limit) => `p50 added <= ${limit} ms`,
+  },
+  'throughput-loss': {
+    figure: (f) => `${fixed(f.authorizationsPerSecond, 0)}/s, CPU ${fixed(f.cpuMicrosPerCall, 1)} µs/call`,
+    difference: throughputLoss,
+    differenceText: (w, a) => {
+      const loss = throughputLoss(w, a);
+      return (
+        `${fixed(100 * Math.abs(loss), 1)}% ${loss < 0 ? 'gained' : 'lost'}, ` +
+        `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 1)} µs/call`
+      );
+    },
+    targetText: (limit) => `throughput lost <= ${limit * 100}%`,
+  },
+};
+
+/** Each comparison whose two workloads ran, with its difference and, for a target, whether it holds. */
+export function evaluateComparisons(
+  figuresOf: (workload: string) => ComparedFigures | undefined,
+  comparisons: readonly Comparison[] = COMPARISONS,
+): ComparisonResult[] {
+  return comparisons.flatMap((comparison) => {
+    const workload = figuresOf(comparison.workload);
+    const against = figuresOf(comparison.against);
+    if (!workload || !against) return [];
+    const measure = MEASURES[comparison.measure];
+    const { limit } = comparison;
+    return [
+      {
+        id: comparison.id,
+        what: comparison.what,
+        workload: comparison.workload,
+        against: comparison.against,
+        figures: [measure.figure(workload), measure.figure(against)] as const,
+        difference: measure.differenceText(workload, against),
+        ...(limit !== undefined && {
+          target: { text: measure.targetText(limit), pass: measure.difference(workload, against) <= limit },
+        }),
+      },
+    ];
+  });
+}
+
+/** The comparisons that are targets, as targets (so `--check` holds them too). */
+export function comparisonTargets(results: readonly ComparisonResult[]): TargetResult[] {
+  return results.flatMap((result) =>
+    result.target
+      ? [
+          {
+            id: result.id,
+            target: `${result.workload} against ${result.against} (same run): ${result.target.text}`,
+            measured: result.difference,
+            pass: result.target.pass,
+          },
+        ]
+      : [],
+  );
 }

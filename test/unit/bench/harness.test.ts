@@ -3,6 +3,7 @@ import { parseBenchArgs, UsageError } from '../../../bench/args';
 import { bundleComposition } from '../../../bench/bundle';
 import { runConcurrently } from '../../../bench/driver';
 import { markdownTable } from '../../../bench/report';
+import { WORKLOAD_NAMES } from '../../../bench/workloads';
 
 describe('parseBenchArgs', () => {
   it('defaults to a full run, 10 ms SNS latency and the config default window', () => {
@@ -11,13 +12,27 @@ describe('parseBenchArgs', () => {
       quick: false,
       snsLatencyMs: 10,
       reportWindowSeconds: 10,
+      workloads: WORKLOAD_NAMES,
     });
   });
 
   it('reads every flag, values separate or after =', () => {
     expect(
       parseBenchArgs(['--check', '--quick', '--sns-latency-ms', '25', '--report-window-seconds=0']),
-    ).toEqual({ check: true, quick: true, snsLatencyMs: 25, reportWindowSeconds: 0 });
+    ).toEqual({
+      check: true,
+      quick: true,
+      snsLatencyMs: 25,
+      reportWindowSeconds: 0,
+      workloads: WORKLOAD_NAMES,
+    });
+  });
+
+  it('runs the named workloads in the table order, and refuses names it does not know', () => {
+    expect(parseBenchArgs(['--workloads', 'soap,hot-serial']).workloads).toEqual(['hot-serial', 'soap']);
+    expect(parseBenchArgs(['--workloads=oauth']).workloads).toEqual(['oauth']);
+    expect(() => parseBenchArgs(['--workloads', 'hot,warm'])).toThrow(/--workloads takes workload names/);
+    expect(() => parseBenchArgs(['--workloads'])).toThrow(UsageError);
   });
 
   it('refuses unknown flags and bad numbers with the usage', () => {

@@ -1,34 +1,39 @@
 import { describe, expect, it } from 'vitest';
 import {
+  COMPARISONS,
+  type ComparedFigures,
+  comparisonTargets,
+  evaluateComparisons,
   evaluateTargets,
+  type HotKeyFigures,
   largestShareDeviation,
   soundnessProblems,
   type TargetInputs,
   windowsSpanned,
 } from '../../../bench/targets';
 
+const hot: HotKeyFigures = {
+  project: {
+    calls: 20_000,
+    spanMs: 2_500,
+    p50Ms: 0.4,
+    authorizationsPerSecond: 8_000,
+    redisCommandsPerAuthorization: 1,
+    platformCalls: 0,
+    snsPublishes: 1,
+    flushPlatformCalls: 2,
+  },
+  baseline: { p50Ms: 11, authorizationsPerSecond: 2_500 },
+};
+
 const passing: TargetInputs = {
   reportWindowSeconds: 10,
-  hot: {
-    project: {
-      calls: 20_000,
-      spanMs: 2_500,
-      p50Ms: 0.4,
-      authorizationsPerSecond: 8_000,
-      redisCommandsPerAuthorization: 1,
-      platformCalls: 0,
-      snsPublishes: 1,
-      flushPlatformCalls: 2,
-    },
-    baseline: { p50Ms: 11, authorizationsPerSecond: 2_500 },
-  },
+  hot,
   bundle: { minifiedBytes: 120_000, initMedianMs: 40 },
 };
 
-type ProjectFigures = TargetInputs['hot']['project'];
-
-function withProject(change: Partial<ProjectFigures>): TargetInputs {
-  return { ...passing, hot: { ...passing.hot, project: { ...passing.hot.project, ...change } } };
+function withProject(change: Partial<HotKeyFigures['project']>): TargetInputs {
+  return { ...passing, hot: { ...hot, project: { ...hot.project, ...change } } };
 }
 
 function failing(inputs: TargetInputs): string[] {
@@ -64,6 +69,11 @@ describe('evaluateTargets', () => {
       'module-init',
     ]);
     expect(failing(passing)).toEqual([]);
+  });
+
+  it('judges the hot-key targets only when the run had the hot workload', () => {
+    const { hot: _left, ...withoutHot } = passing;
+    expect(evaluateTargets(withoutHot).map((r) => r.id)).toEqual(['bundle-size', 'module-init']);
   });
 
   it('holds the cache hit to 1.05 Redis commands and no platform call', () => {
@@ -161,5 +171,88 @@ describe('soundnessProblems', () => {
       'hot/project: the platform recorded 100 hits for 101 allowed calls',
     ]);
     expect(soundnessProblems([{ ...sound, reportedUsage: { allowed: 101, reported: 102 } }])).toHaveLength(1);
+  });
+});
+
+describe('evaluateComparisons', () => {
+  const hotSerial: ComparedFigures = {
+    p50Ms: 0.5,
+    meanMs: 0.6,
+    authorizationsPerSecond: 1_800,
+    cpuMicrosPerCall: 300,
+  };
+  const alertsOff: ComparedFigures = {
+    p50Ms: 1,
+    meanMs: 1.1,
+    authorizationsPerSecond: 20_000,
+    cpuMicrosPerCall: 40,
+  };
+  const run = (figures: Record<string, ComparedFigures>) => (workload: string) => figures[workload];
+  const byId = (figures: Record<string, ComparedFigures>) =>
+    Object.fromEntries(evaluateComparisons(run(figures)).map((result) => [result.id, result]));
+
+  it('reads each workload against the one it is compared with, both figures side by side', () => {
+    const results = byId({
+      'hot-serial': hotSerial,
+      soap: { p50Ms: 1.3, meanMs: 1.45, authorizationsPerSecond: 700, cpuMicrosPerCall: 950 },
+      oauth: { p50Ms: 0.7, meanMs: 0.75, authorizationsPerSecond: 1_300, cpuMicrosPerCall: 420 },
+      'hot-alerts-off': alertsOff,
+      'hot-alerts-on': { ...alertsOff, authorizationsPerSecond: 19_500 },
+    });
+    expect(Object.keys(results)).toEqual(COMPARISONS.map((comparison) => comparison.id));
+    expect(results['soap-overhead']).toMatchObject({
+      figures: ['p50 1.300 ms, mean 1.450 ms, CPU 950 µs', 'p50 0.500 ms, mean 0.600 ms, CPU 300 µs'],
+      difference: 'p50 +0.800 ms, mean +0.850 ms, CPU +650 µs',
+    });
+    expect(results['soap-overhead']?.target).toBeUndefined();
+    expect(results['oauth-p50-added']?.target).toEqual({ text: 'p50 added <= 0.3 ms', pass: true });
+    expect(results['alerts-throughput-loss']).toMatchObject({
+      figures: ['19500/s, CPU 40.0 µs/call', '20000/s, CPU 40.0 µs/call'],
+      difference: '2.5% lost, CPU +0.0 µs/call',
+      target: { text: 'throughput lost <= 5%', pass: true },
+    });
+  });
+
+  it('fails JWT verification adding more than 0.3 ms to the p50, and alerts costing more than 5 %', () => {
+    const results = byId({
+      'hot-serial': hotSerial,
+      oauth: { ...hotSerial, p50Ms: 0.801 },
+      'hot-alerts-off': alertsOff,
+      'hot-alerts-on': { ...alertsOff, authorizationsPerSecond: 18_900 },
+    });
+    expect(results['oauth-p50-added']?.target?.pass).toBe(false);
+    expect(results['alerts-throughput-loss']?.target?.pass).toBe(false);
+    const edge = byId({
+      'hot-serial': hotSerial,
+      oauth: { ...hotSerial, p50Ms: 0.75 },
+      'hot-alerts-off': alertsOff,
+      'hot-alerts-on': { ...alertsOff, authorizationsPerSecond: 21_000 },
+    });
+    expect(edge['oauth-p50-added']?.target?.pass).toBe(true);
+    expect(edge['alerts-throughput-loss']?.difference).toBe('5.0% gained, CPU +0.0 µs/call');
+    expect(edge['alerts-throughput-loss']?.target?.pass).toBe(true);
+  });
+
+  it('leaves out a comparison whose workloads did not both run', () => {
+    expect(evaluateComparisons(run({ 'hot-serial': hotSerial }))).toEqual([]);
+  });
+
+  it('turns only the comparisons with a limit into targets', () => {
+    const targets = comparisonTargets(
+      evaluateComparisons(
+        run({
+          'hot-serial': hotSerial,
+          soap: hotSerial,
+          oauth: { ...hotSerial, p50Ms: 1 },
+          'hot-alerts-off': alertsOff,
+          'hot-alerts-on': alertsOff,
+        }),
+      ),
+    );
+    expect(targets.map((target) => [target.id, target.pass])).toEqual([
+      ['oauth-p50-added', false],
+      ['alerts-throughput-loss', true],
+    ]);
+    expect(targets[0]?.target).toBe('oauth against hot-serial (same run): p50 added <= 0.3 ms');
   });
 });
