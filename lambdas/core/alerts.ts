@@ -309,7 +309,17 @@ return 'ok'
 `,
 };
 
-const ALERT_SCRIPTS = [CLAIM_SCRIPT, TAKE_SCRIPT, SETTLE_SCRIPT] as const;
+/**
+ * KEYS: pending usage, unsent alerts. Both read in one round trip. A script, not a pipeline: ioredis's
+ * cluster pipelines resend every command after an ASK or TRYAGAIN (a slot moving), and a resent command
+ * that had been answered once is never timed out again, so a reply that never comes hangs the caller.
+ */
+const INPUTS_SCRIPT = {
+  name: 'accessAlertInputs',
+  lua: `return {redis.call('HGETALL', KEYS[1]), redis.call('HKEYS', KEYS[2])}`,
+};
+
+const ALERT_SCRIPTS = [INPUTS_SCRIPT, CLAIM_SCRIPT, TAKE_SCRIPT, SETTLE_SCRIPT] as const;
 type ScriptCall = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 /** The Redis side of alerts: marks, the unsent-alerts hash, pending usage; all in the budget's slot. */
@@ -325,17 +335,12 @@ export class AlertMarks {
 
   /** Pending usage per bucket and the fields of unsent alerts, in one round trip. */
   async inputs(credentialId: string): Promise<{ pending: UsageBucket[]; unsent: string[] }> {
-    await ensureConnected(this.redis, REDIS_CONNECT_TIMEOUT_MS);
     const keys = credentialKeys(credentialId);
-    const replies = (await this.redis.pipeline().hgetall(keys.pending).hkeys(keys.alerts).exec()) ?? [];
-    const [pendingReply, unsentReply] = replies.map(([error, value]) => {
-      if (error) throw error;
-      return value;
-    });
-    return {
-      pending: bucketsOf(Object.entries((pendingReply ?? {}) as Record<string, string>).flat()),
-      unsent: (unsentReply ?? []) as string[],
-    };
+    const [pendingPairs, unsent] = (await this.call(INPUTS_SCRIPT.name, [keys.pending, keys.alerts], [])) as [
+      string[],
+      string[],
+    ];
+    return { pending: bucketsOf(pendingPairs), unsent };
   }
 
   async claim(
