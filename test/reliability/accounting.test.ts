@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { METRIC } from '../../lambdas/core/observability';
+import { type LogPort, METRIC } from '../../lambdas/core/observability';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
 import type { Application } from './support/fixture';
@@ -77,11 +77,12 @@ function changeViolations(changes: readonly ChangeFigures[]): string[] {
 }
 
 function printChanges(run: string, changes: readonly ChangeFigures[]): void {
+  const tally = ({ allowed, refused, unanswered }: ChangeFigures['afterApplied']) =>
+    `${allowed} allowed, ${refused} refused${unanswered > 0 ? `, ${unanswered} unanswered` : ''}`;
   for (const { change, bound, appliedAfterMs, beforeApplied, afterApplied } of changes) {
     console.log(
       `[${run}] ${change} (bound: ${bound}): applied after ${appliedAfterMs} ms; watched calls ` +
-        `before: ${beforeApplied.allowed} allowed, ${beforeApplied.refused} refused; ` +
-        `after: ${afterApplied.allowed} allowed, ${afterApplied.refused} refused`,
+        `before: ${tally(beforeApplied)}; after: ${tally(afterApplied)}`,
     );
   }
 }
@@ -117,6 +118,21 @@ interface RunOptions {
   readonly stretches?: readonly Stretch[];
 }
 
+/** Draws of one seeded stream. */
+interface Draws {
+  random(): number;
+  chance(p: number): boolean;
+  pick<T>(items: readonly T[]): T;
+}
+
+function drawsOf(random: () => number): Draws {
+  return {
+    random,
+    chance: (p) => random() < p,
+    pick: (items) => items[Math.floor(random() * items.length)] as (typeof items)[number],
+  };
+}
+
 let harness: Harness | undefined;
 
 afterEach(async () => {
@@ -126,12 +142,13 @@ afterEach(async () => {
 
 async function accountingRun(options: RunOptions) {
   const { calls, ambiguous, seed, keysPerApp, pathSpellings, webhooks = false, stretches = [] } = options;
-  const random = seededRandom(seed);
-  const chance = (p: number) => random() < p;
-  // Message losses draw from a stream of their own: how many messages SNS delivers depends on timing,
-  // and the script of calls, faults and sweeps must not (the same seed gives the same run on any machine).
+  const script = drawsOf(seededRandom(seed));
+  const { random, chance } = script;
+  // Message losses and the calls of change stretches draw from streams of their own: how many messages
+  // SNS delivers and how many groups a change takes to apply depend on timing, and the script of calls,
+  // faults and sweeps must not (the same seed gives the same run on any machine).
   const lossRandom = seededRandom(seed ^ 0x5eed_1055);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const stretchDraws = drawsOf(seededRandom(seed ^ 0x57e7_c4e5));
   const figures: RunFigures = {
     calls: 0,
     allowed: 0,
@@ -149,9 +166,16 @@ async function accountingRun(options: RunOptions) {
   };
   const death = reporterDeath(() => figures.reporterDeaths++);
   const metrics = countingMetrics();
+  // Warnings and errors of every function: a delivery that logged one may not have re-checked anything.
+  let warnings = 0;
+  const noteWarning = () => {
+    warnings++;
+  };
+  const logger: LogPort = { debug() {}, info() {}, warn: noteWarning, error: noteWarning };
   let faultsOn = true;
   const h = await startHarness({
     metrics,
+    logger,
     webhooks,
     apps: KEYS,
     ...(keysPerApp !== undefined && { mode: 'app_id', keysPerApp }),
@@ -209,15 +233,16 @@ async function accountingRun(options: RunOptions) {
     if (h.reporterContainer().dead) h.replaceReporter();
   };
 
-  const randomCall = (key: string) => {
-    const collection = chance(0.7) ? 'words' : 'sentences';
-    const spelling = pathSpellings ? pick(spellings) : 'plain';
-    return { key, collection, spelling, word: `w${Math.floor(random() * 20)}` } as const;
+  const randomCall = (key: string, draws: Draws) => {
+    const collection = draws.chance(0.7) ? 'words' : 'sentences';
+    const spelling = pathSpellings ? draws.pick(spellings) : 'plain';
+    return { key, collection, spelling, word: `w${Math.floor(draws.random() * 20)}` } as const;
   };
-  const randomGroup = () =>
+  const randomGroup = (draws: Draws) =>
     Array.from({ length: GROUP }, () => {
-      const roll = random();
-      return randomCall(roll < 0.5 ? pick(hot) : roll < 0.95 ? pick(all) : pick(refused));
+      const roll = draws.random();
+      const key = roll < 0.5 ? draws.pick(hot) : roll < 0.95 ? draws.pick(all) : draws.pick(refused);
+      return randomCall(key, draws);
     });
   const sendGroup = (group: readonly ReturnType<typeof randomCall>[]) => {
     const appliedAtStart = watches.map((watch) => watch.appliedAt !== undefined);
@@ -234,6 +259,7 @@ async function accountingRun(options: RunOptions) {
    * until every change has applied and GROUPS_AFTER_APPLIED groups came after.
    */
   const changeStretch = async (stretch: Stretch) => {
+    const callsBefore = figures.calls;
     faultsOn = false;
     h.platformLine.setFault('pass');
     h.redisLine.restore();
@@ -263,15 +289,20 @@ async function accountingRun(options: RunOptions) {
       }
       const allApplied = watches.every((watch) => watch.appliedAt !== undefined);
       const watched = watches.flatMap((watch) =>
-        Array.from({ length: WATCHED_CALLS }, () => randomCall(pick(watch.change.keys))),
+        Array.from({ length: WATCHED_CALLS }, () =>
+          randomCall(stretchDraws.pick(watch.change.keys), stretchDraws),
+        ),
       );
-      await Promise.all(sendGroup([...randomGroup(), ...watched]));
+      await Promise.all(sendGroup([...randomGroup(stretchDraws), ...watched]));
       const messagesIn = watches.map((watch) => watch.messageSince(h.delivered));
+      const handedOver = h.delivered.length;
+      const warningsBefore = warnings;
       await deliver();
+      const clean = warnings === warningsBefore;
       const fallbacks = metrics.total(METRIC.cacheUnavailable);
       watches.forEach((watch, i) => {
-        const allowedNow = allowed.get(watch.change.appId) ?? 0;
-        watch.checkApplied(h.platform, messagesIn[i] === true, allowedNow, fallbacks);
+        const delivery = { messageDelivered: messagesIn[i] === true, clean, handedOver };
+        watch.checkApplied(h.platform, delivery, allowed.get(watch.change.appId) ?? 0, fallbacks);
       });
       if (allApplied) groupsAfter++;
     }
@@ -279,13 +310,17 @@ async function accountingRun(options: RunOptions) {
     changes.push(...watches.map((watch) => watch.figures(allowed.get(watch.change.appId) ?? 0, fallbacks)));
     watches.splice(0);
     faultsOn = true;
+    stretchCalls += figures.calls - callsBefore;
   };
   const changes: ChangeFigures[] = [];
   let nextStretch = 0;
+  // The script's own calls: the stretches' calls come on top.
+  let stretchCalls = 0;
+  const scriptCalls = () => figures.calls - stretchCalls;
 
-  while (figures.calls < calls) {
+  while (scriptCalls() < calls) {
     const stretch = stretches[nextStretch];
-    if (stretch !== undefined && figures.calls >= ((nextStretch + 1) * calls) / (stretches.length + 1)) {
+    if (stretch !== undefined && scriptCalls() >= ((nextStretch + 1) * calls) / (stretches.length + 1)) {
       nextStretch++;
       await changeStretch(stretch);
     }
@@ -311,7 +346,7 @@ async function accountingRun(options: RunOptions) {
     }
     if (ambiguous && chance(0.02)) death.arm();
 
-    const answers = sendGroup(randomGroup());
+    const answers = sendGroup(randomGroup(script));
     if (redisHang) {
       // Redis stops answering while the group's commands are in flight: they time out, some still run later.
       figures.redisHangs++;

@@ -52,26 +52,23 @@ export const LIMIT_HEADROOM = 5;
 const application = (app: Application) => `accounts/1/applications/${encodeURIComponent(app.id)}`;
 const meteredHits = `application_plans/${METERED_PLAN}/metrics/hits/limits/eternity.xml`;
 
+/** Suspends or resumes the application (porta's `PUT .../applications/{id}/{action}.xml`). */
+function stateChange(action: 'suspend' | 'resume', webhook: WebhookAction, expect: Expectation) {
+  return (app: Application): PlatformChange => ({
+    name: action,
+    method: 'PUT',
+    path: `${application(app)}/${action}.xml`,
+    webhook,
+    appId: app.id,
+    keys: app.keys,
+    expect,
+  });
+}
+
 /** The changes a run can make, each on the application the run gives it. */
 export const CHANGES = {
-  suspend: (app: Application): PlatformChange => ({
-    name: 'suspend',
-    method: 'PUT',
-    path: `${application(app)}/suspend.xml`,
-    webhook: 'suspended',
-    appId: app.id,
-    keys: app.keys,
-    expect: { kind: 'refused' },
-  }),
-  resume: (app: Application): PlatformChange => ({
-    name: 'resume',
-    method: 'PUT',
-    path: `${application(app)}/resume.xml`,
-    webhook: 'updated',
-    appId: app.id,
-    keys: app.keys,
-    expect: { kind: 'allowed' },
-  }),
+  suspend: stateChange('suspend', 'suspended', { kind: 'refused' }),
+  resume: stateChange('resume', 'updated', { kind: 'allowed' }),
   planChange: (app: Application): PlatformChange => ({
     name: 'plan change',
     method: 'PUT',
@@ -172,6 +169,12 @@ export const CHANGE_GIVE_UP_MS = WEBHOOK_TIMEOUT_MS + 25_000;
 interface Tally {
   allowed: number;
   refused: number;
+  /**
+   * Refused with `platform_unavailable`: the platform did not answer within the authorizer's deadline
+   * (no fault is injected while changes are watched; a loaded machine can still be that slow). Such a
+   * refusal says nothing about the change and is counted apart.
+   */
+  unanswered: number;
 }
 
 /** What a change's watch found, for the run's figures. */
@@ -198,8 +201,10 @@ export class ChangeWatch {
   private readonly madeAt = performance.now();
   private allowedAtApplied = 0;
   private fallbacksAtApplied = 0;
-  private readonly before: Tally = { allowed: 0, refused: 0 };
-  private readonly after: Tally = { allowed: 0, refused: 0 };
+  private readonly before: Tally = { allowed: 0, refused: 0, unanswered: 0 };
+  private readonly after: Tally = { allowed: 0, refused: 0, unanswered: 0 };
+  /** Report messages before this index were published before the change, or handed to a delivery that went wrong. */
+  private messagesFrom: number;
   private readonly violations: string[] = [];
 
   constructor(
@@ -209,12 +214,17 @@ export class ChangeWatch {
     private readonly since: { readonly webhooks: number; readonly messages: number },
     private readonly credentialId: string,
   ) {
+    this.messagesFrom = since.messages;
     if (bound === 'at once') this.appliedAt = this.madeAt;
   }
 
   observe(answer: Answer, afterApplied: boolean): void {
     const allowed = answer.kind === 'allow';
     const tally = afterApplied ? this.after : this.before;
+    if (answer.kind === 'deny' && answer.reason === 'platform_unavailable') {
+      tally.unanswered++;
+      return;
+    }
     if (allowed) tally.allowed++;
     else tally.refused++;
     if (!afterApplied) return;
@@ -230,21 +240,26 @@ export class ChangeWatch {
   /** A report message of the changed application published after the change reached the queue. */
   messageSince(delivered: readonly string[]): boolean {
     return delivered
-      .slice(this.since.messages)
+      .slice(this.messagesFrom)
       .some((body) => parseReportMessage(body).credentialId === this.credentialId);
   }
 
   /**
    * Called after each group's delivery. `messageDelivered`: such a message was in the queue before this
    * delivery, so the reporter has just re-checked the application with the platform (window bound).
+   * `clean`: the delivery logged no warning; one that did (a re-check not answered in time, say) may
+   * not have re-checked the application, so only a message published after it counts. `handedOver`:
+   * the messages queued when the delivery started.
    */
   checkApplied(
     platform: RunningPlatform,
-    messageDelivered: boolean,
+    delivery: { readonly messageDelivered: boolean; readonly clean: boolean; readonly handedOver: number },
     allowedNow: number,
     fallbacksNow: number,
   ): void {
     if (this.appliedAt !== undefined) return;
+    if (!delivery.clean) this.messagesFrom = Math.max(this.messagesFrom, delivery.handedOver);
+    const messageDelivered = delivery.messageDelivered && delivery.clean;
     if (this.bound === 'webhook') {
       const status = webhookStatus(platform, this.since.webhooks, this.change.webhook as WebhookAction);
       if (status === undefined) return;
@@ -276,6 +291,9 @@ export class ChangeWatch {
         violations.push(`${allowedNow} calls allowed, above ${bound} (limit ${expect.limit})`);
       }
       if (this.after.refused === 0) violations.push('no watched call refused after it');
+    }
+    if (this.after.unanswered > this.after.allowed + this.after.refused) {
+      violations.push(`most watched calls after it unanswered by the platform (${this.after.unanswered})`);
     }
     return {
       change: this.change.name,
