@@ -73,6 +73,8 @@ export interface SnsEndpoint {
   addTopic(name: string, subscriber: TopicSubscriber): string;
   /** The next `count` Publish/PublishBatch requests are answered with `failure` and deliver nothing. */
   failNextPublishes(count: number, failure?: InjectedFailure): void;
+  /** Drops the injected failures not served yet: every publish from here on succeeds. */
+  clearFailures(): void;
   stats(): SnsEndpointStats;
   stop(): Promise<void>;
 }
@@ -320,6 +322,9 @@ export async function startSnsEndpoint(options: { port?: number } = {}): Promise
     },
     failNextPublishes(count, failure = THROTTLING) {
       for (let i = 0; i < count; i++) pendingFailures.push(failure);
+    },
+    clearFailures() {
+      pendingFailures.length = 0;
     },
     stats: () => ({ requests, published, injectedFailures }),
     stop: () => closeServer(server),

@@ -1,7 +1,9 @@
 /**
  * The service the reliability tests run against: one user_key service on the local platform with
- * active applications (keys full of `:`, `{`, `}`, `*`), one suspended application, no limits (so the
- * platform's counters equal the allowed calls), and APIcast-style mapping rules for two routes.
+ * active applications (keys full of `:`, `{`, `}`, `*`), one suspended application, and APIcast-style
+ * mapping rules for two routes. Every application starts on a plan without limits; the `Metered` plan
+ * has one (on `hits`, for all time, so no period ends during a run) for the runs that change plans and
+ * limits. The platform counts every reported call, within limits or not: its counters equal the allowed calls.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -16,6 +18,9 @@ import type { PlatformConfig } from '../../../local/platform';
 type KeyMode = Exclude<CredentialMode, 'oauth'>;
 
 export const SERVICE_ID = '2555417735060';
+/** A plan with a limit on `hits` for all time, high enough that only a change at the platform makes it bite. */
+export const METERED_PLAN = 'Metered';
+export const METERED_LIMIT = 1_000_000;
 /** Two routes, two metrics under `hits`: the platform's `hits` counter is the count of allowed calls. */
 export const ROUTES = [
   { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
@@ -80,7 +85,10 @@ export function serviceFixture(count: number, mode: KeyMode = 'user_key', keysPe
           metrics: [
             { name: 'hits', children: ROUTES.map((route) => ({ name: route.metric, children: [] })) },
           ],
-          plans: [{ name: 'Unlimited', limits: [] }],
+          plans: [
+            { name: 'Unlimited', limits: [] },
+            { name: METERED_PLAN, limits: [{ metric: 'hits', period: 'eternity', value: METERED_LIMIT }] },
+          ],
           applications: [
             ...active.map((app) => application(app, 'active')),
             ...suspended.map((app) => application(app, 'suspended')),

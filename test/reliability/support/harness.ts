@@ -12,6 +12,7 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
+import { accessCacheOf, sealerOf } from '../../../lambdas/core/access';
 import type { AccessConfig, AccessConfigInput, CredentialMode } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
@@ -42,6 +43,7 @@ import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from '.
 import { startTestRedis, type TestRedisServer } from './redis-server';
 import { keyEvent, type PathSpelling, routeEvent } from './request-events';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
+import { startWebhookReceiver } from './webhook-receiver';
 
 const HOUR_MS = 3_600_000;
 const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
@@ -61,6 +63,8 @@ export interface HarnessOptions {
   readonly maxReceiveCount?: number;
   /** The authorizer's and reporter's clock; default Date.now. */
   readonly now?: () => number;
+  /** The platform sends its webhooks to the webhook function, as `npm start` wires them; default none. */
+  readonly webhooks?: boolean;
 }
 
 /** One reporter Lambda container: its own Redis connection, which dies with it. */
@@ -201,6 +205,25 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     metrics,
   };
   const authorizer = createAuthorizerHandler(deciderPorts);
+  // The webhook function is a Lambda of its own: its own Redis connection and platform client.
+  const webhookRedis = createRedisClient(redisSettings, { logger });
+  const webhookPlatform = platformClient();
+  const webhookReceiver = options.webhooks
+    ? await startWebhookReceiver(
+        {
+          serviceId: config.serviceId,
+          credentialMode: config.credentialMode,
+          cache: accessCacheOf(webhookRedis, config),
+          sealer: sealerOf(config),
+          platform: webhookPlatform,
+          now,
+          logger,
+          metrics,
+        },
+        platform,
+        authorizer,
+      )
+    : undefined;
 
   const reporterClients: { redis: Redis; platform: PlatformClient }[] = [];
   const newContainer = (): ReporterContainer => {
@@ -297,6 +320,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     async stop() {
       await theQueue.stop();
+      await webhookReceiver?.stop();
+      webhookRedis.disconnect();
+      webhookPlatform.close();
       authorizerRedis.disconnect();
       authorizerPlatform.close();
       for (const client of reporterClients) {
