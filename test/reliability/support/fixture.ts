@@ -1,7 +1,8 @@
 /**
  * The service the reliability tests run against: one user_key service on the local platform with
  * active applications (keys full of `:`, `{`, `}`, `*`), one suspended application, no limits (so the
- * platform's counters equal the allowed calls), and APIcast-style mapping rules for two routes.
+ * platform's counters equal the allowed calls), and APIcast-style mapping rules for two routes. In oauth
+ * mode the service authenticates with OpenID Connect and the application keys are client secrets.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -12,9 +13,6 @@ import {
 } from '../../../lambdas/core/config';
 import type { PlatformConfig } from '../../../local/platform';
 
-/** The modes whose consumers send keys (tokens are exercised apart). */
-type KeyMode = Exclude<CredentialMode, 'oauth'>;
-
 export const SERVICE_ID = '2555417735060';
 /** Two routes, two metrics under `hits`: the platform's `hits` counter is the count of allowed calls. */
 export const ROUTES = [
@@ -24,14 +22,17 @@ export const ROUTES = [
 
 export interface Application {
   readonly id: string;
-  /** The key the consumer sends: the user key, or in app_id mode the application's first key. */
+  /**
+   * The key the consumer sends: the user key, or in app_id mode the application's first key (in oauth
+   * mode its first client secret).
+   */
   readonly userKey: string;
   /** In app_id mode, every key of the application (the first is `userKey`). */
   readonly keys: readonly string[];
 }
 
 export interface ServiceFixture {
-  readonly mode: KeyMode;
+  readonly mode: CredentialMode;
   /** Random per run: a leak of the provider key into any output is a real leak, not a constant. */
   readonly providerKey: string;
   readonly active: readonly Application[];
@@ -45,7 +46,11 @@ const KEY_SHAPES = ['rk:{0}', 'rk*{0}*', 'rk{{0}}', 'rk-{0}', 'RK:{0}:'];
  * `count` active applications (and one suspended) with keys that are random, printable and hostile.
  * In app_id mode each application has `keysPerApp` such app keys (`userKey` holds the first).
  */
-export function serviceFixture(count: number, mode: KeyMode = 'user_key', keysPerApp = 1): ServiceFixture {
+export function serviceFixture(
+  count: number,
+  mode: CredentialMode = 'user_key',
+  keysPerApp = 1,
+): ServiceFixture {
   const key = (i: number) =>
     (KEY_SHAPES[i % KEY_SHAPES.length] as string).replace('{0}', `${i}-${randomBytes(6).toString('hex')}`);
   const keys = (i: number) =>
@@ -75,7 +80,7 @@ export function serviceFixture(count: number, mode: KeyMode = 'user_key', keysPe
         {
           id: SERVICE_ID,
           providerKey,
-          authentication: mode,
+          authentication: mode === 'oauth' ? 'oidc' : mode,
           state: 'active',
           metrics: [
             { name: 'hits', children: ROUTES.map((route) => ({ name: route.metric, children: [] })) },
