@@ -338,14 +338,12 @@ function tokenCases(material: TokenMaterial): fc.Arbitrary<CredentialCase> {
     },
     {
       weight: 2,
-      arbitrary: fc
-        .tuple(active, active)
-        .map(([a, b]) =>
-          malformedCase('two Authorization headers', {
-            headers: {},
-            multiValueHeaders: { Authorization: [`Bearer ${a}`, `Bearer ${b}`] },
-          }),
-        ),
+      arbitrary: fc.tuple(active, active).map(([a, b]) =>
+        malformedCase('two Authorization headers', {
+          headers: {},
+          multiValueHeaders: { Authorization: [`Bearer ${a}`, `Bearer ${b}`] },
+        }),
+      ),
     },
     {
       weight: 2,
