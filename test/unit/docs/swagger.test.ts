@@ -297,6 +297,54 @@ describe('credentials and refusals', () => {
     expect(document.security).toEqual([{ app_id: [], app_key: [] }]);
   });
 
+  it('describes oauth mode with the built-in issuer as an oauth2 application flow with its token URL', async () => {
+    const document = swaggerDocument({
+      basePath: '/oauth-api',
+      routes: [parseRoute('GET /v1/words/{word}', 'routes[0]')],
+      config: config({
+        serviceId: 's1',
+        credentialMode: 'oauth',
+        oidcIssuer: 'https://api.example/prod/oauth-api',
+      }),
+      settings: { version: DEFAULT_DOCS_VERSION },
+    });
+    await expectValidSwagger2(document);
+    expect(document.securityDefinitions).toEqual({
+      oauth2: {
+        type: 'oauth2',
+        flow: 'application',
+        tokenUrl: 'https://api.example/prod/oauth-api/oauth/token',
+        scopes: {},
+        description: expect.stringContaining('Authorization: Bearer'),
+      },
+    });
+    expect(document.security).toEqual([{ oauth2: [] }]);
+  });
+
+  it("describes an external issuer's tokens as a Bearer Authorization header, with no token URL of ours", async () => {
+    const document = swaggerDocument({
+      basePath: '',
+      routes: [parseRoute('GET /v1/words/{word}', 'routes[0]')],
+      config: config({
+        serviceId: 's1',
+        credentialMode: 'oauth',
+        oidcIssuer: 'https://idp.example/realms/shop',
+        oidcJwksUrl: 'https://idp.example/realms/shop/protocol/openid-connect/certs',
+      }),
+      settings: { version: DEFAULT_DOCS_VERSION },
+    });
+    await expectValidSwagger2(document);
+    expect(document.securityDefinitions).toEqual({
+      bearer: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'Bearer followed by an access token of https://idp.example/realms/shop.',
+      },
+    });
+    expect(document.security).toEqual([{ bearer: [] }]);
+  });
+
   it('documents the 401, 403 and 500 bodies exactly as the gateway answers them', async () => {
     const document = documentFor('app_id');
     await expectValidSwagger2(document);
