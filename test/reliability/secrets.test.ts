@@ -57,6 +57,13 @@ function credentialHeaders(mode: KeyMode, key: string, appId = 'app-0'): Record<
   return mode === 'user_key' ? { apikey: key } : { app_id: appId, app_key: key };
 }
 
+/** Redis mid-run (usage pending and in flight, window flags, sealed credentials), then after the flush. */
+async function storedAroundFlush(h: Harness): Promise<StoredEntry[]> {
+  const beforeFlush = await dumpKeys(h.redisServer.inspector);
+  expect(await h.flush()).toEqual([]);
+  return [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+}
+
 async function realisticRun(mode: KeyMode): Promise<Run> {
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
   const h = await startHarness({
@@ -136,10 +143,7 @@ async function realisticRun(mode: KeyMode): Promise<Run> {
   await sleep(1500);
   expect((await call(second.userKey, 'back')).kind).toBe('allow');
 
-  // Redis mid-run (usage pending and in flight, window flags, sealed credentials), then after the flush.
-  const beforeFlush = await dumpKeys(h.redisServer.inspector);
-  expect(await h.flush()).toEqual([]);
-  const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+  const stored = await storedAroundFlush(h);
   consumerSecrets.push(...[...h.fixture.active, ...h.fixture.suspended].map((app) => app.userKey));
   return { harness: h, answers, consumerSecrets, stored };
 }
@@ -286,9 +290,7 @@ describe('no raw access token or client secret leaves the token endpoint or the 
     await h.queue.deliverNow();
     h.platformLine.setFault('pass');
 
-    const beforeFlush = await dumpKeys(h.redisServer.inspector);
-    expect(await h.flush()).toEqual([]);
-    const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+    const stored = await storedAroundFlush(h);
     const output = capture.text();
     capture.restore();
     const everyToken = [...tokens, ...refused, suspendedToken, fourthToken];
@@ -410,9 +412,7 @@ describe('no raw credential from a SOAP envelope leaves the request to the platf
         if (third) expect(await send(soapEvent(elements(third.userKey, third.id)))).toBe(500);
         h.platformLine.setFault('pass');
 
-        const beforeFlush = await dumpKeys(h.redisServer.inspector);
-        expect(await h.flush()).toEqual([]);
-        const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+        const stored = await storedAroundFlush(h);
         const output = capture.text();
         capture.restore();
         const secrets = [

@@ -267,7 +267,7 @@ describe('the Swagger 2.0 document of a hidden-style stack file', () => {
 
 describe('credentials and refusals', () => {
   const config = (input: Parameters<typeof parseConfig>[0]) => parseConfig(input);
-  const documentFor = (mode: 'user_key' | 'app_id', extra: Record<string, string> = {}) =>
+  const documentFor = (mode: 'user_key' | 'app_id' | 'oauth', extra: Record<string, string> = {}) =>
     swaggerDocument({
       basePath: '',
       routes: [parseRoute('GET /v1/words/{word}', 'routes[0]')],
@@ -298,16 +298,7 @@ describe('credentials and refusals', () => {
   });
 
   it('describes oauth mode with the built-in issuer as an oauth2 application flow with its token URL', async () => {
-    const document = swaggerDocument({
-      basePath: '/oauth-api',
-      routes: [parseRoute('GET /v1/words/{word}', 'routes[0]')],
-      config: config({
-        serviceId: 's1',
-        credentialMode: 'oauth',
-        oidcIssuer: 'https://api.example/prod/oauth-api',
-      }),
-      settings: { version: DEFAULT_DOCS_VERSION },
-    });
+    const document = documentFor('oauth', { oidcIssuer: 'https://api.example/prod/oauth-api' });
     await expectValidSwagger2(document);
     expect(document.securityDefinitions).toEqual({
       oauth2: {
@@ -322,16 +313,9 @@ describe('credentials and refusals', () => {
   });
 
   it("describes an external issuer's tokens as a Bearer Authorization header, with no token URL of ours", async () => {
-    const document = swaggerDocument({
-      basePath: '',
-      routes: [parseRoute('GET /v1/words/{word}', 'routes[0]')],
-      config: config({
-        serviceId: 's1',
-        credentialMode: 'oauth',
-        oidcIssuer: 'https://idp.example/realms/shop',
-        oidcJwksUrl: 'https://idp.example/realms/shop/protocol/openid-connect/certs',
-      }),
-      settings: { version: DEFAULT_DOCS_VERSION },
+    const document = documentFor('oauth', {
+      oidcIssuer: 'https://idp.example/realms/shop',
+      oidcJwksUrl: 'https://idp.example/realms/shop/protocol/openid-connect/certs',
     });
     await expectValidSwagger2(document);
     expect(document.securityDefinitions).toEqual({
