@@ -239,10 +239,6 @@ const AUTHORIZATION = fc.constantFrom('Authorization', 'authorization', 'AUTHORI
 /** RFC 7235: the scheme name is case-insensitive; RFC 6750: one or more spaces before the token. */
 const BEARER_PREFIX = fc.constantFrom('Bearer ', 'bearer ', 'BEARER ', 'Bearer   ', 'bEaReR  ');
 
-function inHeader(value: string, name: string, where: Parameters<typeof placed>[2]): CredentialHeaders {
-  return placed(name, value, where);
-}
-
 function inQuery(token: string, form: 'single' | 'multi' | 'both'): CredentialQuery {
   return {
     ...(form !== 'multi' && { queryStringParameters: { access_token: token } }),
@@ -259,7 +255,7 @@ function sent(category: KeyCategory, token: fc.Arbitrary<string>): fc.Arbitrary<
     ([t, prefix, name, where]): CredentialCase => ({
       category,
       key: t,
-      headers: inHeader(`${prefix}${t}`, name, where),
+      headers: placed(name, `${prefix}${t}`, where),
     }),
   );
   const query = fc
@@ -321,7 +317,7 @@ function tokenCases(material: TokenMaterial): fc.Arbitrary<CredentialCase> {
       arbitrary: fc
         .tuple(anyGenuine, AUTHORIZATION, placement)
         .chain(([token, name, where]) =>
-          badAuthorization(token).map(([flaw, value]) => malformedCase(flaw, inHeader(value, name, where))),
+          badAuthorization(token).map(([flaw, value]) => malformedCase(flaw, placed(name, value, where))),
         ),
     },
     {
@@ -331,7 +327,7 @@ function tokenCases(material: TokenMaterial): fc.Arbitrary<CredentialCase> {
         .map(([a, b, name, form]) =>
           malformedCase(
             'a token in the header and one in the query',
-            inHeader(`Bearer ${a}`, name, 'both'),
+            placed(name, `Bearer ${a}`, 'both'),
             inQuery(b, form),
           ),
         ),
@@ -383,7 +379,7 @@ function tokenCases(material: TokenMaterial): fc.Arbitrary<CredentialCase> {
     {
       weight: 1,
       arbitrary: active.map((token) =>
-        malformedCase('the token in the apikey header', inHeader(token, 'apikey', 'both')),
+        malformedCase('the token in the apikey header', placed('apikey', token, 'both')),
       ),
     },
     { weight: 1, arbitrary: fc.constant(malformedCase('no credential at all', NO_HEADERS)) },
