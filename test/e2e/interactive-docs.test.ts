@@ -65,6 +65,37 @@ describe('the demo stack: documentation and CORS', () => {
     expect(stack.gateway.stats().authorizerInvocations).toBe(before);
   });
 
+  it("documents the OAuth API's oauth2 scheme with a token URL that issues tokens the API accepts", async () => {
+    const gateway = stack.gateways[2];
+    const served = (await (await fetchWithin(`${gateway?.docsUrl}/swagger.json`)).json()) as {
+      securityDefinitions: Record<string, { type: string; flow: string; tokenUrl: string; scopes: object }>;
+      security: unknown;
+    };
+    expect(served.securityDefinitions).toEqual({
+      oauth2: expect.objectContaining({
+        type: 'oauth2',
+        flow: 'application',
+        tokenUrl: `${gateway?.url}/oauth/token`,
+        scopes: {},
+      }),
+    });
+    expect(served.security).toEqual([{ oauth2: [] }]);
+    // What Swagger UI does with the application flow: the client's id and secret as HTTP Basic.
+    const basic = Buffer.from('demo-oauth-app:demo-oauth-secret').toString('base64');
+    const issued = await fetchWithin(served.securityDefinitions.oauth2?.tokenUrl ?? '', {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(issued.status).toBe(200);
+    const { access_token: token } = (await issued.json()) as { access_token: string };
+    const call = await fetchWithin(`${gateway?.url}/v1/words/hello.json`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(call.status).toBe(200);
+    await call.arrayBuffer();
+  });
+
   it('answers the preflight of a call with a credential header, on both APIs', async () => {
     for (const [url, credentialHeaders] of [
       [`${stack.gateways[0]?.url}/v1/words/hello.json`, 'apikey'],

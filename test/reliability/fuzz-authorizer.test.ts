@@ -6,6 +6,10 @@
  * - never a crash: only Error('Unauthorized') or a well-formed policy for exactly the methodArn;
  * - a malformed key gets 401 with zero Redis commands, platform requests and SNS requests (counted at
  *   the servers: INFO commandstats, the platform's stats(), the SNS endpoint's stats()).
+ * The same invariants hold in oauth mode for generated `Authorization` and `access_token` values
+ * (forged, expired, misaddressed and mangled tokens, bad headers, two tokens at once) against the
+ * built-in issuer's tokens; the issuer's keys are fetched again at most once a minute however many
+ * unknown key ids arrive.
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import fc from 'fast-check';
@@ -24,11 +28,15 @@ import {
 import { type Answer, type Authorizer, answerOf } from './support/answers';
 import { countingMetrics } from './support/capture';
 import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from './support/fixture';
+import { type Harness, startHarness } from './support/harness';
 import { startTestRedis, type TestRedisServer } from './support/redis-server';
-import { type GeneratedEvent, keyEvent, requestEvents } from './support/request-events';
+import { type GeneratedEvent, type KeyCategory, keyEvent, requestEvents } from './support/request-events';
 import { reliabilitySeed } from './support/seed';
+import { type TokenMaterial, tokenEvents, tokenMaterial } from './support/token-events';
 
 const EVENTS = 10_000;
+/** Fewer in oauth mode: each event costs a signature check on top, and the hostile shapes are fewer. */
+const TOKEN_EVENTS = 4_000;
 
 let redisServer: TestRedisServer;
 let platform: RunningPlatform;
@@ -48,12 +56,19 @@ interface CallCounts {
   readonly sns: number;
 }
 
-async function callCounts(): Promise<CallCounts> {
-  const stats = platform.stats();
+/** What the servers behind an authorizer have been asked so far. */
+interface Servers {
+  readonly redisServer: TestRedisServer;
+  readonly platform: RunningPlatform;
+  readonly sns: SnsEndpoint;
+}
+
+async function callCounts(servers: Servers): Promise<CallCounts> {
+  const stats = servers.platform.stats();
   return {
-    redis: await redisServer.commandsExecuted(),
+    redis: await servers.redisServer.commandsExecuted(),
     platform: stats.authorize + stats.authrep + stats.report,
-    sns: sns.stats().requests,
+    sns: servers.sns.stats().requests,
   };
 }
 
@@ -104,65 +119,91 @@ function describeFailure(generated: GeneratedEvent, answer: Answer): string {
   return `${generated.category}${generated.flaw ? ` (${generated.flaw})` : ''} -> ${JSON.stringify(answer).slice(0, 500)}\nheaders ${headers}\nmulti ${multi}`;
 }
 
+interface FuzzRun {
+  readonly name: string;
+  readonly events: fc.Arbitrary<GeneratedEvent>;
+  readonly numRuns: number;
+  readonly authorizer: Authorizer;
+  readonly servers: Servers;
+  /** The credentials (keys, tokens) an allowed call may carry. */
+  readonly allowed: ReadonlySet<string>;
+}
+
+const CATEGORIES: readonly KeyCategory[] = ['malformed', 'unknown', 'known', 'suspended', 'anyRoute'];
+
+/**
+ * Runs the property over the generated events, judging each answer by its category; returns the tally
+ * of `category -> answer` and of the malformed flaws seen, after checking every category was judged.
+ */
+async function fuzz(run: FuzzRun): Promise<{ tally: Map<string, number>; flaws: Set<string> }> {
+  const seed = reliabilitySeed(run.name);
+  const tally = new Map<string, number>();
+  const flaws = new Set<string>();
+  const count = (label: string) => tally.set(label, (tally.get(label) ?? 0) + 1);
+  const startedAt = performance.now();
+
+  await fc.assert(
+    fc.asyncProperty(run.events, async (generated) => {
+      const before = generated.category === 'malformed' ? await callCounts(run.servers) : undefined;
+      const answer = await answerOf(run.authorizer, generated.event);
+      const why = describeFailure(generated, answer);
+      count(`${generated.category} -> ${answer.kind}${answer.kind === 'deny' ? ` (${answer.reason})` : ''}`);
+      if (generated.flaw !== undefined) flaws.add(generated.flaw);
+
+      expect(answer.kind, why).not.toBe('crash');
+      if (answer.kind === 'allow') expect(run.allowed.has(generated.key ?? ''), why).toBe(true);
+      if (answer.kind === 'deny') expect(answer.reason, why).not.toBe('authorizer_error');
+      switch (generated.category) {
+        case 'malformed':
+          expect(answer.kind, why).toBe('unauthorized');
+          expect(await callCounts(run.servers), why).toEqual(before);
+          break;
+        case 'unknown':
+          expect(answer.kind, why).toBe('unauthorized');
+          break;
+        case 'known':
+          expect(answer.kind, why).toBe('allow');
+          break;
+        case 'suspended':
+          expect(answer, why).toMatchObject({ kind: 'deny', reason: 'application_not_active' });
+          break;
+        case 'anyRoute':
+          break;
+      }
+    }),
+    { seed, numRuns: run.numRuns, endOnFailure: true },
+  );
+
+  const seconds = (performance.now() - startedAt) / 1000;
+  const lines = [...tally.entries()].sort((a, b) => b[1] - a[1]).map(([label, n]) => `  ${n} ${label}`);
+  console.log(
+    `[${run.name}] ${run.numRuns} events in ${seconds.toFixed(1)} s (${Math.round(run.numRuns / seconds)} events/s)\n${lines.join('\n')}`,
+  );
+  // Every category was generated and judged, so no invariant above passed for lack of cases.
+  for (const category of CATEGORIES) {
+    expect(
+      [...tally.keys()].some((label) => label.startsWith(`${category} ->`)),
+      category,
+    ).toBe(true);
+  }
+  return { tally, flaws };
+}
+
 describe('authorizer fuzz', () => {
   it(`holds its invariants for ${EVENTS} generated REQUEST events`, { timeout: 120_000 }, async () => {
-    const seed = reliabilitySeed('authorizer fuzz');
-    const active = new Set(fixture.active.map((app) => app.userKey));
-    const keys = {
-      active: fixture.active.map((app) => app.userKey),
-      suspended: fixture.suspended.map((app) => app.userKey),
-      recurringUnknown,
-    };
-    const tally = new Map<string, number>();
-    const count = (label: string) => tally.set(label, (tally.get(label) ?? 0) + 1);
-    const startedAt = performance.now();
-
-    await fc.assert(
-      fc.asyncProperty(requestEvents(keys), async (generated) => {
-        const before = generated.category === 'malformed' ? await callCounts() : undefined;
-        const answer = await answerOf(authorizer, generated.event);
-        const why = describeFailure(generated, answer);
-        count(
-          `${generated.category} -> ${answer.kind}${answer.kind === 'deny' ? ` (${answer.reason})` : ''}`,
-        );
-
-        expect(answer.kind, why).not.toBe('crash');
-        if (answer.kind === 'allow') expect(active.has(generated.key ?? ''), why).toBe(true);
-        if (answer.kind === 'deny') expect(answer.reason, why).not.toBe('authorizer_error');
-        switch (generated.category) {
-          case 'malformed':
-            expect(answer.kind, why).toBe('unauthorized');
-            expect(await callCounts(), why).toEqual(before);
-            break;
-          case 'unknown':
-            expect(answer.kind, why).toBe('unauthorized');
-            break;
-          case 'known':
-            expect(answer.kind, why).toBe('allow');
-            break;
-          case 'suspended':
-            expect(answer, why).toMatchObject({ kind: 'deny', reason: 'application_not_active' });
-            break;
-          case 'anyRoute':
-            break;
-        }
+    await fuzz({
+      name: 'authorizer fuzz',
+      events: requestEvents({
+        active: fixture.active.map((app) => app.userKey),
+        suspended: fixture.suspended.map((app) => app.userKey),
+        recurringUnknown,
       }),
-      { seed, numRuns: EVENTS, endOnFailure: true },
-    );
-
-    const seconds = (performance.now() - startedAt) / 1000;
-    const lines = [...tally.entries()].sort((a, b) => b[1] - a[1]).map(([label, n]) => `  ${n} ${label}`);
-    console.log(
-      `[authorizer fuzz] ${EVENTS} events in ${seconds.toFixed(1)} s (${Math.round(EVENTS / seconds)} events/s)\n${lines.join('\n')}`,
-    );
+      numRuns: EVENTS,
+      authorizer,
+      servers: { redisServer, platform, sns },
+      allowed: new Set(fixture.active.map((app) => app.userKey)),
+    });
     expect(metrics.total(METRIC.authorizerError)).toBe(0);
-    // Every category was generated and judged, so no invariant above passed for lack of cases.
-    for (const category of ['malformed', 'unknown', 'known', 'suspended', 'anyRoute']) {
-      expect(
-        [...tally.keys()].some((label) => label.startsWith(`${category} ->`)),
-        category,
-      ).toBe(true);
-    }
   });
 
   it('keeps a flood of one unknown key off the platform (negative cache)', async () => {
@@ -173,5 +214,52 @@ describe('authorizer fuzz', () => {
       expect(await answerOf(authorizer, keyEvent(flooded, `w${i % 7}`))).toEqual({ kind: 'unauthorized' });
     }
     expect(platform.stats().authrep - before).toBe(0);
+  });
+});
+
+describe('authorizer fuzz, oauth mode', () => {
+  const tokenMetrics = countingMetrics();
+  let harness: Harness;
+  let material: TokenMaterial;
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      apps: 4,
+      mode: 'oauth',
+      metrics: tokenMetrics,
+      overrides: { reportWindowSeconds: 60 },
+    });
+    if (!harness.issuer) throw new Error('an oauth harness has an issuer');
+    material = await tokenMaterial(harness.issuer, {
+      active: harness.fixture.active.map((app) => ({ id: app.id, secret: app.userKey })),
+      suspended: harness.fixture.suspended,
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  it(`holds its invariants for ${TOKEN_EVENTS} generated Authorization and access_token values`, {
+    timeout: 240_000,
+  }, async () => {
+    const issuer = harness.issuer;
+    if (!issuer) throw new Error('an oauth harness has an issuer');
+    const startedAt = performance.now();
+    const { flaws } = await fuzz({
+      name: 'authorizer fuzz, oauth',
+      events: tokenEvents(material),
+      numRuns: TOKEN_EVENTS,
+      authorizer: harness.authorizer,
+      servers: harness,
+      allowed: new Set(material.active),
+    });
+    expect(tokenMetrics.total(METRIC.authorizerError)).toBe(0);
+    // Every forged token was tried, so none was refused for lack of a case.
+    expect(material.forged.filter(({ flaw }) => !flaws.has(flaw))).toEqual([]);
+    // The keys were fetched once, then again at most once a minute for unknown key ids.
+    const minutes = Math.floor((performance.now() - startedAt) / 60_000);
+    expect(issuer.jwksFetches()).toBeGreaterThanOrEqual(1);
+    expect(issuer.jwksFetches()).toBeLessThanOrEqual(2 + minutes);
   });
 });

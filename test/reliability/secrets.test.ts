@@ -4,7 +4,9 @@
  * a first call, a failed report, SNS throttling, a Redis drop, reports and the sweep), with the real
  * Powertools logger and metrics at DEBUG level, then a scan of every log and metric line the process
  * wrote, every SNS message, every Redis key and value, and every authorizer answer (principal, policy,
- * context) for the consumer keys, the app keys and the provider key: zero hits.
+ * context) for the consumer keys, the app keys and the provider key: zero hits. In oauth mode the same
+ * for access tokens (and their signatures alone) and client secrets sent to the token endpoint in the
+ * query string, the body and HTTP Basic, with the token endpoint's error answers scanned too.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,11 +25,12 @@ import { type Harness, startHarness } from './support/harness';
 import { dumpKeys, type StoredEntry } from './support/redis-server';
 import { routeEvent } from './support/request-events';
 import { findSecrets } from './support/secret-scan';
+import type { ClientPlace, TokenAnswer } from './support/token-issuer';
 
 let harness: Harness | undefined;
 let capture: OutputCapture | undefined;
 const savedLogLevel = process.env.POWERTOOLS_LOG_LEVEL;
-/** The modes whose consumers send keys (tokens are scanned apart). */
+/** The modes whose consumers send keys (tokens are scanned apart, below). */
 type KeyMode = Exclude<CredentialMode, 'oauth'>;
 
 afterEach(async () => {
@@ -52,6 +55,13 @@ interface Run {
 /** The credential headers of a call in this mode; `key` is the user key or the app key. */
 function credentialHeaders(mode: KeyMode, key: string, appId = 'app-0'): Record<string, string> {
   return mode === 'user_key' ? { apikey: key } : { app_id: appId, app_key: key };
+}
+
+/** Redis mid-run (usage pending and in flight, window flags, sealed credentials), then after the flush. */
+async function storedAroundFlush(h: Harness): Promise<StoredEntry[]> {
+  const beforeFlush = await dumpKeys(h.redisServer.inspector);
+  expect(await h.flush()).toEqual([]);
+  return [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
 }
 
 async function realisticRun(mode: KeyMode): Promise<Run> {
@@ -133,10 +143,7 @@ async function realisticRun(mode: KeyMode): Promise<Run> {
   await sleep(1500);
   expect((await call(second.userKey, 'back')).kind).toBe('allow');
 
-  // Redis mid-run (usage pending and in flight, window flags, sealed credentials), then after the flush.
-  const beforeFlush = await dumpKeys(h.redisServer.inspector);
-  expect(await h.flush()).toEqual([]);
-  const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+  const stored = await storedAroundFlush(h);
   consumerSecrets.push(...[...h.fixture.active, ...h.fixture.suspended].map((app) => app.userKey));
   return { harness: h, answers, consumerSecrets, stored };
 }
@@ -180,6 +187,154 @@ describe('no raw credential leaves the request to the platform', () => {
       expect(hits).toEqual([]);
     });
   }
+});
+
+/** A call with the token in the access_token query parameter. */
+function queryTokenEvent(token: string, word = 'q'): APIGatewayRequestAuthorizerEvent {
+  return {
+    ...routeEvent({}, word),
+    queryStringParameters: { access_token: token },
+    multiValueQueryStringParameters: { access_token: [token] },
+  };
+}
+
+describe('no raw access token or client secret leaves the token endpoint or the authorizer', () => {
+  it('oauth: logs, metrics, SNS messages, Redis, authorizer answers and token errors hold no token or secret', {
+    timeout: 60_000,
+  }, async () => {
+    process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+    capture = captureProcessOutput();
+    const h = await startHarness({
+      apps: 4,
+      mode: 'oauth',
+      logger: createLogger('access-reliability'),
+      metrics: createMetrics('access-reliability'),
+      overrides: { reportWindowSeconds: 0, platformTimeoutMs: 300, reportTimeoutMs: 500 },
+    });
+    harness = h;
+    const issuer = h.issuer;
+    const [first, second, third, fourth] = h.fixture.active;
+    const [suspended] = h.fixture.suspended;
+    if (!issuer || !first || !second || !third || !fourth || !suspended) throw new Error('fixture too small');
+    const tokenErrors: string[] = [];
+    const answers: Answer[] = [];
+    const places: ClientPlace[] = ['query', 'body', 'basic'];
+    const requestToken = async (
+      clientId: string,
+      secret: string,
+      place: ClientPlace,
+    ): Promise<TokenAnswer> => {
+      const answer = await issuer.requestToken(clientId, secret, place);
+      if (answer.status !== 200) tokenErrors.push(JSON.stringify(answer));
+      return answer;
+    };
+    const judged = async (event: APIGatewayRequestAuthorizerEvent) => {
+      const answer = await answerOf(h.authorizer, event);
+      answers.push(answer);
+      return answer;
+    };
+    const call = async (token: string, word?: string) => {
+      const answer = await h.call(token, word);
+      answers.push(answer);
+      return answer;
+    };
+
+    // Tokens for three applications, the secret in each place a client may put it.
+    const tokens: string[] = [];
+    for (const [i, app] of [first, second, third].entries()) {
+      const answer = await requestToken(app.id, app.userKey, places[i] as ClientPlace);
+      expect(answer.status).toBe(200);
+      tokens.push(answer.accessToken ?? '');
+    }
+    // Wrong secrets in every place (a colon in the Basic one), twice: the second from the failed-check cache.
+    const wrongSecrets = [random('wrong:secret'), random('wrong secret'), random('wrong:{secret}')];
+    for (const [i, secret] of wrongSecrets.entries()) {
+      for (let n = 0; n < 2; n++) {
+        expect((await requestToken(first.id, secret, places[i] as ClientPlace)).status).toBe(401);
+      }
+    }
+    // An unknown client, a suspended one with its genuine secret, and the platform down.
+    expect((await requestToken(random('ghost'), random('ghost-secret'), 'basic')).status).toBe(401);
+    expect((await requestToken(suspended.id, suspended.userKey, 'body')).status).toBe(401);
+    h.platformLine.setFault('unavailable', 'auth');
+    expect((await requestToken(fourth.id, fourth.userKey, 'query')).status).toBe(503);
+    h.platformLine.setFault('pass');
+
+    // Calls with each token, in the header and in the query string, first and cached.
+    for (const [i, token] of tokens.entries()) {
+      for (let n = 0; n < 3; n++) expect((await call(token, `w${i}${n}`)).kind).toBe('allow');
+      expect((await judged(queryTokenEvent(token))).kind).toBe('allow');
+    }
+    // Refused tokens: tampered, expired, another audience; a suspended application's genuine token.
+    const [header, payload, signature = ''] = (tokens[0] as string).split('.');
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: issuer.url, aud: issuer.url, iat: now, exp: now + 600, client_id: first.id };
+    const refused = [
+      `${header}.${payload}.${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`,
+      await issuer.sign({ ...claims, iat: now - 900, exp: now - 300 }),
+      await issuer.sign({ ...claims, aud: 'https://elsewhere.invalid' }),
+    ];
+    for (const token of refused) {
+      expect((await call(token)).kind).toBe('unauthorized');
+      expect((await judged(queryTokenEvent(token))).kind).toBe('unauthorized');
+    }
+    const suspendedToken = await issuer.sign({ ...claims, client_id: suspended.id });
+    expect((await call(suspendedToken)).kind).toBe('deny');
+    // The platform down on a first call.
+    const fourthToken = await issuer.sign({ ...claims, client_id: fourth.id });
+    h.platformLine.setFault('unavailable', 'auth');
+    expect(await call(fourthToken)).toMatchObject({ kind: 'deny', reason: 'platform_unavailable' });
+    h.platformLine.setFault('pass');
+    // A report refused by the platform, then delivered again.
+    h.platformLine.setFault('unavailable', 'report');
+    await h.queue.deliverNow();
+    h.platformLine.setFault('pass');
+
+    const stored = await storedAroundFlush(h);
+    const output = capture.text();
+    capture.restore();
+    const everyToken = [...tokens, ...refused, suspendedToken, fourthToken];
+    const secrets = [
+      ...everyToken,
+      // A signature alone turns a logged header and payload back into the token.
+      ...everyToken.map((token) => token.split('.')[2] ?? ''),
+      ...[...h.fixture.active, ...h.fixture.suspended].flatMap((app) => app.keys),
+      ...wrongSecrets,
+      h.fixture.providerKey,
+    ];
+
+    // The scan sees what it looks for: the run logged (refusals too), published, cached and answered.
+    const lines = output.split('\n').filter((line) => line.startsWith('{'));
+    expect(lines.some((line) => line.includes('token refused: client authentication failed'))).toBe(true);
+    expect(lines.some((line) => line.includes('token refused: the platform cannot check the client'))).toBe(
+      true,
+    );
+    expect(lines.filter((line) => line.includes('"level":"WARN"')).length).toBeGreaterThan(0);
+    expect(stored.some((entry) => entry.key.startsWith('tokfail:'))).toBe(true);
+    expect(h.delivered.length).toBeGreaterThan(0);
+    expect(tokenErrors).toHaveLength(9);
+    // A token found whole, and its signature in it.
+    expect(findSecrets({ control: `x${encodeURIComponent(secrets[0] ?? '')}y` }, secrets)).toHaveLength(2);
+    // 12 allowed calls (three tokens, four calls each), reported against the applications.
+    expect([first, second, third].map((app) => h.reportedHits(app.id))).toEqual([4, 4, 4]);
+
+    const hits = findSecrets(
+      {
+        'log and metric lines': output,
+        'SNS messages': h.delivered.join('\n'),
+        'Redis keys and values': stored.map((entry) => [entry.key, ...entry.texts].join('\n')).join('\n'),
+        'authorizer answers': answers.map((answer) => JSON.stringify(answer)).join('\n'),
+        'token endpoint errors': tokenErrors.join('\n'),
+      },
+      secrets,
+    );
+    console.log(
+      `[secrets, oauth] scanned ${lines.length} log/metric lines, ${h.delivered.length} SNS messages, ` +
+        `${stored.length} Redis keys, ${answers.length} answers, ${tokenErrors.length} token errors for ` +
+        `${secrets.length} secrets: ${hits.length} hits`,
+    );
+    expect(hits).toEqual([]);
+  });
 });
 
 const SOAP_RULE = { method: 'POST', pattern: '/GetQuote$', metric: 'hits', delta: 1 } as const;
@@ -257,9 +412,7 @@ describe('no raw credential from a SOAP envelope leaves the request to the platf
         if (third) expect(await send(soapEvent(elements(third.userKey, third.id)))).toBe(500);
         h.platformLine.setFault('pass');
 
-        const beforeFlush = await dumpKeys(h.redisServer.inspector);
-        expect(await h.flush()).toEqual([]);
-        const stored = [...beforeFlush, ...(await dumpKeys(h.redisServer.inspector))];
+        const stored = await storedAroundFlush(h);
         const output = capture.text();
         capture.restore();
         const secrets = [

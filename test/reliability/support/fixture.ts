@@ -4,6 +4,7 @@
  * mapping rules for two routes. Every application starts on a plan without limits; the `Metered` plan
  * has one (on `hits`, for all time, so no period ends during a run) for the runs that change plans and
  * limits. The platform counts every reported call, within limits or not: its counters equal the allowed calls.
+ * In oauth mode the service authenticates with OpenID Connect and the application keys are client secrets.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -13,9 +14,6 @@ import {
   parseConfig,
 } from '../../../lambdas/core/config';
 import type { PlatformConfig } from '../../../local/platform';
-
-/** The modes whose consumers send keys (tokens are exercised apart). */
-type KeyMode = Exclude<CredentialMode, 'oauth'>;
 
 export const SERVICE_ID = '2555417735060';
 /** A plan with a limit on `hits` for all time, high enough that only a change at the platform makes it bite. */
@@ -29,14 +27,17 @@ export const ROUTES = [
 
 export interface Application {
   readonly id: string;
-  /** The key the consumer sends: the user key, or in app_id mode the application's first key. */
+  /**
+   * The key the consumer sends: the user key, or in app_id mode the application's first key (in oauth
+   * mode its first client secret).
+   */
   readonly userKey: string;
   /** In app_id mode, every key of the application (the first is `userKey`). */
   readonly keys: readonly string[];
 }
 
 export interface ServiceFixture {
-  readonly mode: KeyMode;
+  readonly mode: CredentialMode;
   /** Random per run: a leak of the provider key into any output is a real leak, not a constant. */
   readonly providerKey: string;
   readonly active: readonly Application[];
@@ -50,7 +51,11 @@ const KEY_SHAPES = ['rk:{0}', 'rk*{0}*', 'rk{{0}}', 'rk-{0}', 'RK:{0}:'];
  * `count` active applications (and one suspended) with keys that are random, printable and hostile.
  * In app_id mode each application has `keysPerApp` such app keys (`userKey` holds the first).
  */
-export function serviceFixture(count: number, mode: KeyMode = 'user_key', keysPerApp = 1): ServiceFixture {
+export function serviceFixture(
+  count: number,
+  mode: CredentialMode = 'user_key',
+  keysPerApp = 1,
+): ServiceFixture {
   const key = (i: number) =>
     (KEY_SHAPES[i % KEY_SHAPES.length] as string).replace('{0}', `${i}-${randomBytes(6).toString('hex')}`);
   const keys = (i: number) =>
@@ -80,7 +85,7 @@ export function serviceFixture(count: number, mode: KeyMode = 'user_key', keysPe
         {
           id: SERVICE_ID,
           providerKey,
-          authentication: mode,
+          authentication: mode === 'oauth' ? 'oidc' : mode,
           state: 'active',
           metrics: [
             { name: 'hits', children: ROUTES.map((route) => ({ name: route.metric, children: [] })) },

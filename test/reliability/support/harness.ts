@@ -6,6 +6,9 @@
  *        \--> SNS SDK client --> local SNS endpoint (injected failures) --(can lose messages)--> local queue
  *   local queue (delay, redelivery of batch item failures, DLQ) --> reporter handler; sweep handler
  *
+ * In oauth mode the built-in token issuer runs too (its platform client on the fault proxy, its failed
+ * client checks in the same Redis), and the authorizer trusts its tokens.
+ *
  * The queue never delivers on its own timer (a delay of an hour): the test says when the reporter
  * runs, so no fault ever lands in the middle of a command unless the test wants it to.
  */
@@ -28,8 +31,10 @@ import {
   type SweepHandler,
 } from '../../../lambdas/reporter/handler';
 import { createSoapAccessProxyHandler, type SoapProxyHandler } from '../../../lambdas/soap/handler';
+import { redisFailedClients } from '../../../lambdas/token/endpoint';
 import { type RunningPlatform, startPlatform } from '../../../local/platform';
 import { LocalQueue } from '../../../local/queue';
+import { freePort } from '../../../local/redis';
 import {
   LOCAL_AWS_CREDENTIALS,
   LOCAL_REGION,
@@ -44,13 +49,14 @@ import { startTestRedis, type TestRedisServer } from './redis-server';
 import { keyEvent, type PathSpelling, routeEvent } from './request-events';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 import { startWebhookReceiver } from './webhook-receiver';
+import { startTokenIssuer, type TokenIssuer } from './token-issuer';
 
 const HOUR_MS = 3_600_000;
 const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface HarnessOptions {
   readonly apps?: number;
-  readonly mode?: Exclude<CredentialMode, 'oauth'>;
+  readonly mode?: CredentialMode;
   /** app_id mode: keys of each application (default 1). */
   readonly keysPerApp?: number;
   readonly overrides?: Partial<AccessConfigInput>;
@@ -124,13 +130,18 @@ export interface Harness {
   readonly platformLine: FaultProxy;
   readonly sns: SnsEndpoint;
   readonly queue: LocalQueue;
+  /** oauth mode: the issuer of the tokens the authorizer accepts. */
+  readonly issuer?: TokenIssuer;
   readonly authorizer: Authorizer;
   /** The SNS messages that reached the queue (bodies). */
   readonly delivered: readonly string[];
   reporterContainer(): ReporterContainer;
   /** A new reporter container (the previous one is gone). */
   replaceReporter(): ReporterContainer;
-  /** A call with the consumer's key: `apikey` in user_key mode; in app_id mode, the key of `appId`. */
+  /**
+   * A call with the consumer's key: `apikey` in user_key mode; in app_id mode, the key of `appId`; in
+   * oauth mode `userKey` is an access token, sent as `Authorization: Bearer`.
+   */
   call(
     userKey: string,
     word?: string,
@@ -169,12 +180,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     delivered.push(message.message);
     queue?.send(message.message, message.messageAttributes);
   });
+  // The issuer URL is in the authorizer's settings, so its port is chosen before either starts.
+  const issuerPort = fixture.mode === 'oauth' ? await freePort() : undefined;
   const config = accessConfig({
     fixture,
     platformUrl: platformLine.url,
     redis: redisLine,
     topicArn,
-    overrides: options.overrides ?? {},
+    overrides: {
+      ...(issuerPort !== undefined && { oidcIssuer: `http://127.0.0.1:${issuerPort}` }),
+      ...options.overrides,
+    },
   });
   const applicationOf = (key: string) =>
     [...fixture.active, ...fixture.suspended].find((candidate) => candidate.keys.includes(key));
@@ -224,6 +240,18 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         authorizer,
       )
     : undefined;
+  const issuerRedis = issuerPort === undefined ? undefined : createRedisClient(redisSettings, { logger });
+  const issuerPlatform = issuerPort === undefined ? undefined : platformClient();
+  const issuer =
+    issuerRedis && issuerPlatform
+      ? await startTokenIssuer({
+          serviceId: SERVICE_ID,
+          platform: issuerPlatform,
+          failedClients: redisFailedClients(issuerRedis),
+          logger,
+          port: issuerPort,
+        })
+      : undefined;
 
   const reporterClients: { redis: Redis; platform: PlatformClient }[] = [];
   const newContainer = (): ReporterContainer => {
@@ -290,6 +318,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     platformLine,
     sns,
     queue: theQueue,
+    ...(issuer && { issuer }),
     authorizer,
     delivered,
     reporterContainer: () => container,
@@ -299,6 +328,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     call(key, word, collection, appId, spelling) {
       if (fixture.mode === 'user_key') return answerOf(authorizer, keyEvent(key, word, collection, spelling));
+      if (fixture.mode === 'oauth') {
+        return answerOf(
+          authorizer,
+          routeEvent({ authorization: `Bearer ${key}` }, word, collection, spelling),
+        );
+      }
       const app = appId ?? applicationOf(key)?.id ?? 'unknown-app';
       return answerOf(authorizer, routeEvent({ app_id: app, app_key: key }, word, collection, spelling));
     },
@@ -323,6 +358,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await webhookReceiver?.stop();
       webhookRedis.disconnect();
       webhookPlatform.close();
+      await issuer?.stop();
+      issuerRedis?.disconnect();
+      issuerPlatform?.close();
       authorizerRedis.disconnect();
       authorizerPlatform.close();
       for (const client of reporterClients) {

@@ -38,9 +38,9 @@ export interface FuzzKeys {
   readonly recurringUnknown: readonly string[];
 }
 
-type KeyPlacement = 'headers' | 'multi' | 'both';
+export type KeyPlacement = 'headers' | 'multi' | 'both';
 
-interface CredentialHeaders {
+export interface CredentialHeaders {
   readonly headers: Record<string, string>;
   readonly multiValueHeaders: Record<string, string[]>;
 }
@@ -50,7 +50,7 @@ const PRINTABLE = fc.constantFrom(
     (c) => c !== ',',
   ),
 );
-const CONTROL = fc.constantFrom(
+export const CONTROL = fc.constantFrom(
   ...Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)),
   '\x7f',
   '\x80',
@@ -58,7 +58,7 @@ const CONTROL = fc.constantFrom(
   '\xff',
 );
 const WHITESPACE = fc.constantFrom(' ', '\t', '\u00a0', '\u2028', '\u3000');
-const NON_ASCII = fc.oneof(
+export const NON_ASCII = fc.oneof(
   fc
     .string({ unit: 'grapheme', minLength: 1, maxLength: 4 })
     .filter((s) => [...s].some((c) => (c.codePointAt(0) ?? 0) > 0x7f)),
@@ -70,7 +70,7 @@ function printableKey(minLength: number, maxLength: number): fc.Arbitrary<string
 }
 
 /** Inserts `inner` somewhere in `base`. */
-function spliced(base: fc.Arbitrary<string>, inner: fc.Arbitrary<string>): fc.Arbitrary<string> {
+export function spliced(base: fc.Arbitrary<string>, inner: fc.Arbitrary<string>): fc.Arbitrary<string> {
   return fc.tuple(base, inner, fc.double({ min: 0, max: 1, noNaN: true })).map(([text, piece, at]) => {
     const index = Math.floor(at * (text.length + 1));
     return text.slice(0, index) + piece + text.slice(index);
@@ -79,14 +79,14 @@ function spliced(base: fc.Arbitrary<string>, inner: fc.Arbitrary<string>): fc.Ar
 
 const HEADER_SPELLING = fc.constantFrom('apikey', 'APIKEY', 'ApiKey', 'apiKey', 'aPiKeY');
 
-function placed(name: string, value: string, placement: KeyPlacement): CredentialHeaders {
+export function placed(name: string, value: string, placement: KeyPlacement): CredentialHeaders {
   return {
     headers: placement === 'multi' ? {} : { [name]: value },
     multiValueHeaders: placement === 'headers' ? {} : { [name]: [value] },
   };
 }
 
-const placement = fc.constantFrom<KeyPlacement>('headers', 'multi', 'both');
+export const placement = fc.constantFrom<KeyPlacement>('headers', 'multi', 'both');
 
 function singleKey(value: fc.Arbitrary<string>): fc.Arbitrary<{ key: string; headers: CredentialHeaders }> {
   return fc
@@ -94,11 +94,19 @@ function singleKey(value: fc.Arbitrary<string>): fc.Arbitrary<{ key: string; hea
     .map(([key, name, where]) => ({ key, headers: placed(name, key, where) }));
 }
 
-interface CredentialCase {
+/** Query parameters a credential travels in (API Gateway fills both maps). */
+export interface CredentialQuery {
+  readonly queryStringParameters?: Record<string, string>;
+  readonly multiValueQueryStringParameters?: Record<string, string[]>;
+}
+
+/** One generated credential: where it travels, and what it was generated as. */
+export interface CredentialCase {
   readonly category: KeyCategory;
   readonly flaw?: string;
   readonly key?: string;
   readonly headers: CredentialHeaders;
+  readonly query?: CredentialQuery;
 }
 
 function malformed(flaw: string, headers: fc.Arbitrary<CredentialHeaders>): fc.Arbitrary<CredentialCase> {
@@ -299,6 +307,7 @@ function eventOf(
   path: string,
   credential: CredentialHeaders,
   extra: Record<string, string>,
+  query: CredentialQuery = {},
 ): APIGatewayRequestAuthorizerEvent {
   const extraMulti = Object.fromEntries(Object.entries(extra).map(([name, value]) => [name, [value]]));
   return requestAuthorizerEvent({
@@ -310,6 +319,7 @@ function eventOf(
     headers: { ...extra, ...credential.headers },
     multiValueHeaders: { ...extraMulti, ...credential.multiValueHeaders },
     pathParameters: null,
+    ...query,
     requestId: 'fuzz-request',
     requestTimeEpoch: 0,
     resourceId: 'abc123',
@@ -320,25 +330,22 @@ function eventOf(
 
 /** Events on the mapped route, except for category anyRoute, whose path and method are odd. */
 export function requestEvents(keys: FuzzKeys): fc.Arbitrary<GeneratedEvent> {
-  const mapped = fc
-    .tuple(credentialCases(keys), WORD, EXTRA_HEADERS)
-    .map(([credential, word, extra]): GeneratedEvent => {
-      const path = `/v1/words/${word}.json`;
-      return {
-        category: credential.category,
-        ...(credential.flaw !== undefined && { flaw: credential.flaw }),
-        ...(credential.key !== undefined && { key: credential.key }),
-        event: eventOf('GET', MAPPED_RESOURCE, path, credential.headers, extra),
-      };
-    });
+  return eventsCarrying(credentialCases(keys));
+}
+
+/** Events carrying the credentials generated, on the mapped route or (category anyRoute) an odd one. */
+export function eventsCarrying(cases: fc.Arbitrary<CredentialCase>): fc.Arbitrary<GeneratedEvent> {
+  const mapped = fc.tuple(cases, WORD, EXTRA_HEADERS).map(([credential, word, extra]): GeneratedEvent => {
+    const path = `/v1/words/${word}.json`;
+    return {
+      category: credential.category,
+      ...(credential.flaw !== undefined && { flaw: credential.flaw }),
+      ...(credential.key !== undefined && { key: credential.key }),
+      event: eventOf('GET', MAPPED_RESOURCE, path, credential.headers, extra, credential.query),
+    };
+  });
   const oddRoute = fc
-    .tuple(
-      credentialCases(keys),
-      ODD_METHOD,
-      ODD_PATH,
-      fc.oneof(fc.constant(MAPPED_RESOURCE), ODD_PATH),
-      EXTRA_HEADERS,
-    )
+    .tuple(cases, ODD_METHOD, ODD_PATH, fc.oneof(fc.constant(MAPPED_RESOURCE), ODD_PATH), EXTRA_HEADERS)
     .map(([credential, method, path, resource, extra]): GeneratedEvent => {
       // A malformed key stays malformed on any route: the 401 comes before the route matters.
       const category = credential.category === 'malformed' ? 'malformed' : 'anyRoute';
@@ -346,7 +353,7 @@ export function requestEvents(keys: FuzzKeys): fc.Arbitrary<GeneratedEvent> {
         category,
         ...(credential.flaw !== undefined && { flaw: credential.flaw }),
         ...(credential.key !== undefined && { key: credential.key }),
-        event: eventOf(method, resource, path, credential.headers, extra),
+        event: eventOf(method, resource, path, credential.headers, extra, credential.query),
       };
     });
   return fc.oneof({ weight: 4, arbitrary: mapped }, { weight: 1, arbitrary: oddRoute });

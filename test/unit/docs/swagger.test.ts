@@ -267,7 +267,7 @@ describe('the Swagger 2.0 document of a hidden-style stack file', () => {
 
 describe('credentials and refusals', () => {
   const config = (input: Parameters<typeof parseConfig>[0]) => parseConfig(input);
-  const documentFor = (mode: 'user_key' | 'app_id', extra: Record<string, string> = {}) =>
+  const documentFor = (mode: 'user_key' | 'app_id' | 'oauth', extra: Record<string, string> = {}) =>
     swaggerDocument({
       basePath: '',
       routes: [parseRoute('GET /v1/words/{word}', 'routes[0]')],
@@ -295,6 +295,38 @@ describe('credentials and refusals', () => {
       app_key: { type: 'apiKey', in: 'header', name: 'app_key', description: 'One of the application keys.' },
     });
     expect(document.security).toEqual([{ app_id: [], app_key: [] }]);
+  });
+
+  it('describes oauth mode with the built-in issuer as an oauth2 application flow with its token URL', async () => {
+    const document = documentFor('oauth', { oidcIssuer: 'https://api.example/prod/oauth-api' });
+    await expectValidSwagger2(document);
+    expect(document.securityDefinitions).toEqual({
+      oauth2: {
+        type: 'oauth2',
+        flow: 'application',
+        tokenUrl: 'https://api.example/prod/oauth-api/oauth/token',
+        scopes: {},
+        description: expect.stringContaining('Authorization: Bearer'),
+      },
+    });
+    expect(document.security).toEqual([{ oauth2: [] }]);
+  });
+
+  it("describes an external issuer's tokens as a Bearer Authorization header, with no token URL of ours", async () => {
+    const document = documentFor('oauth', {
+      oidcIssuer: 'https://idp.example/realms/shop',
+      oidcJwksUrl: 'https://idp.example/realms/shop/protocol/openid-connect/certs',
+    });
+    await expectValidSwagger2(document);
+    expect(document.securityDefinitions).toEqual({
+      bearer: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'Bearer followed by an access token of https://idp.example/realms/shop.',
+      },
+    });
+    expect(document.security).toEqual([{ bearer: [] }]);
   });
 
   it('documents the 401, 403 and 500 bodies exactly as the gateway answers them', async () => {
