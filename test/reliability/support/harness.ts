@@ -48,8 +48,8 @@ import { accessConfig, SERVICE_ID, type ServiceFixture, serviceFixture } from '.
 import { startTestRedis, type TestRedisServer } from './redis-server';
 import { keyEvent, type PathSpelling, routeEvent } from './request-events';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
-import { startWebhookReceiver } from './webhook-receiver';
 import { startTokenIssuer, type TokenIssuer } from './token-issuer';
+import { startWebhookReceiver } from './webhook-receiver';
 
 const HOUR_MS = 3_600_000;
 const silent: LogPort = { debug() {}, info() {}, warn() {}, error() {} };
