@@ -393,7 +393,7 @@ async function accountingRun(options: RunOptions) {
 
 describe('lossless accounting', () => {
   it('reports exactly the allowed calls after 5,000 calls with unambiguous faults in every component and changes at the platform (no webhooks)', {
-    timeout: 150_000,
+    timeout: 240_000,
   }, async () => {
     const seed = reliabilitySeed('accounting, unambiguous faults');
     const run = await accountingRun({
@@ -426,7 +426,7 @@ describe('lossless accounting', () => {
   });
 
   it('reports exactly the allowed calls of applications with several keys, whatever the spelling of the path, through changes at the platform (webhooks)', {
-    timeout: 150_000,
+    timeout: 240_000,
   }, async () => {
     const seed = reliabilitySeed('accounting, several keys, path spellings');
     const run = await accountingRun({
@@ -452,7 +452,7 @@ describe('lossless accounting', () => {
   });
 
   it('loses nothing when ambiguous failures are added, and counts twice at most the usage in doubt', {
-    timeout: 150_000,
+    timeout: 240_000,
   }, async () => {
     const seed = reliabilitySeed('accounting, ambiguous faults');
     const run = await accountingRun({
