@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { AccessAuthorizer } from '../lambdas/core/access';
 import { parseConfig } from '../lambdas/core/config';
+import { silentMetrics } from '../lambdas/core/observability';
 import { createRedisClient, ensureConnected } from '../lambdas/core/redis-client';
 import { createSoapProxy, decideWithAccessCore } from '../lambdas/core/soap/proxy';
 import { startRedisServer } from '../local/redis';
@@ -17,8 +18,6 @@ import { envelope, KEY, request, soapSettings } from '../test/unit/soap/fixtures
 const quick = process.argv.includes('--quick');
 const CALLS = quick ? 2_000 : 20_000;
 const WARMUP = quick ? 200 : 2_000;
-
-const noMetrics = { addMetric: () => undefined, publishStoredMetrics: () => undefined };
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -55,7 +54,7 @@ async function main() {
       platform,
       now: Date.now,
       logger: new CapturingLogger(),
-      metrics: noMetrics,
+      metrics: silentMetrics,
     });
     const answer = Buffer.from(envelope({ body: '<q:GetQuoteResponse xmlns:q="urn:q"/>' }));
     const proxy = createSoapProxy({
@@ -64,7 +63,7 @@ async function main() {
       decide: decideWithAccessCore(core),
       forward: async () => ({ ok: true, status: 200, contentType: 'text/xml', body: answer }),
       logger: new CapturingLogger(),
-      metrics: noMetrics,
+      metrics: silentMetrics,
     });
     const restCall = () =>
       core.decideCall({
