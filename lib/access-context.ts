@@ -22,6 +22,7 @@ type StackContextKey =
   | 'serverlessMaxEcpuPerSecond'
   | 'tracing'
   | 'docs'
+  | 'dashboard'
   | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit'
@@ -162,6 +163,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     serverlessLimits: serverlessLimits(),
     tracing: flag('tracing'),
     docs: flag('docs'),
+    dashboard: flag('dashboard'),
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),

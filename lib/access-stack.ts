@@ -35,6 +35,7 @@ export interface AccessManagementStackProps
       | 'functionSubnets'
       | 'cacheSubnets'
       | 'topic'
+      | 'alertsTopic'
       | 'redis'
       | 'alarmTopic'
     > {
@@ -156,6 +157,18 @@ export class AccessManagementStack extends Stack {
       value: this.access.topic.topicArn,
       description: 'Topic of usage messages',
     });
+    if (this.access.alertsTopic) {
+      new CfnOutput(this, 'AlertsTopicArn', {
+        value: this.access.alertsTopic.topicArn,
+        description: 'Topic of usage alerts (subscribe with a filter policy on level, metric or period)',
+      });
+    }
+    if (this.access.dashboard) {
+      new CfnOutput(this, 'DashboardUrl', {
+        value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.access.dashboard.dashboardName}`,
+        description: 'CloudWatch dashboard: calls allowed and denied, and usage alerts, per metric',
+      });
+    }
     new CfnOutput(this, 'RedisEndpoint', {
       value: `${this.access.redisEndpoint.host}:${this.access.redisEndpoint.port}`,
       description:
