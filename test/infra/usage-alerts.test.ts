@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ENV } from '../../lambdas/core/config';
 import { METRIC } from '../../lambdas/core/metric-names';
 import { logicalId, type Resources, resourcesOfType, stackFromContext } from './fixtures';
-import { searchesOf } from './parts/fixtures';
+import { emailSubscribers, searchesOf } from './parts/fixtures';
 
 interface Statement {
   readonly Effect: string;
@@ -56,13 +56,7 @@ describe('the stack with alerts on and -c alertEmails', () => {
     stack.getLogicalId(fn.role?.node.defaultChild as never);
 
   it('subscribes the addresses to the TLS-only alerts topic', () => {
-    const subscriptions = template.findResources('AWS::SNS::Subscription', {
-      Properties: { Protocol: 'email', TopicArn: { Ref: topicId } },
-    });
-    expect(Object.values(subscriptions).map((s) => s.Properties.Endpoint)).toEqual([
-      'ops@example.com',
-      'sales@example.com',
-    ]);
+    expect(emailSubscribers(template, topicId)).toEqual(['ops@example.com', 'sales@example.com']);
     template.hasResourceProperties('AWS::SNS::TopicPolicy', { Topics: [{ Ref: topicId }] });
   });
 

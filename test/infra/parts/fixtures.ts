@@ -61,3 +61,11 @@ export function searchesOf(template: Template): Record<string, string> {
     }),
   );
 }
+
+/** The addresses subscribed by e-mail to a topic, in template order. */
+export function emailSubscribers(template: Template, topicId: string): unknown[] {
+  const subscriptions = template.findResources('AWS::SNS::Subscription', {
+    Properties: { Protocol: 'email', TopicArn: { Ref: topicId } },
+  });
+  return Object.values(subscriptions).map((subscription) => subscription.Properties.Endpoint);
+}
