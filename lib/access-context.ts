@@ -23,6 +23,7 @@ type StackContextKey =
   | 'tracing'
   | 'docs'
   | 'webhooks'
+  | 'dashboard'
   | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit'
@@ -164,6 +165,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     tracing: flag('tracing'),
     docs: flag('docs'),
     webhooks: flag('webhooks'),
+    dashboard: flag('dashboard'),
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),

@@ -15,7 +15,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ConfigError, ENV, integer } from '../lambdas/core/config';
+import { ConfigError, ENV, emailAddress, integer } from '../lambdas/core/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { TOKEN_PATH } from '../lambdas/token/routes';
 import {
@@ -36,6 +36,7 @@ export interface AccessManagementStackProps
       | 'functionSubnets'
       | 'cacheSubnets'
       | 'topic'
+      | 'alertsTopic'
       | 'redis'
       | 'alarmTopic'
     > {
@@ -72,7 +73,6 @@ export interface AccessManagementStackProps
 const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
 /** A key, not an alias: grants name the key itself. */
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
-const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /** The access log line: no headers and no query string, so no credential is ever logged. */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -164,6 +164,18 @@ export class AccessManagementStack extends Stack {
       value: this.access.topic.topicArn,
       description: 'Topic of usage messages',
     });
+    if (this.access.alertsTopic) {
+      new CfnOutput(this, 'AlertsTopicArn', {
+        value: this.access.alertsTopic.topicArn,
+        description: 'Topic of usage alerts (subscribe with a filter policy on level, metric or period)',
+      });
+    }
+    if (this.access.dashboard) {
+      new CfnOutput(this, 'DashboardUrl', {
+        value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.access.dashboard.dashboardName}`,
+        description: 'CloudWatch dashboard: calls allowed and denied, and usage alerts, per metric',
+      });
+    }
     new CfnOutput(this, 'RedisEndpoint', {
       value: `${this.access.redisEndpoint.host}:${this.access.redisEndpoint.port}`,
       description:
@@ -216,12 +228,11 @@ export class AccessManagementStack extends Stack {
   /** A topic that mails every alarm and recovery to `email`, when one is given. */
   private alarmTopic(email: string | undefined): ITopic | undefined {
     if (email === undefined) return undefined;
-    if (!EMAIL.test(email)) throw new ConfigError('alarmEmail', `must be an email address (got ${email})`);
     const topic = new Topic(this, 'AlarmTopic', {
       displayName: 'API access management alarms',
       enforceSSL: true,
     });
-    const subscription = topic.addSubscription(new EmailSubscription(email));
+    const subscription = topic.addSubscription(new EmailSubscription(emailAddress('alarmEmail', email)));
     NagSuppressions.addResourceSuppressions(subscription, [
       {
         id: 'Serverless-SNSRedrivePolicy',

@@ -12,6 +12,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import {
   type AccessConfig,
   type AccessConfigInput,
+  type AlertLevel,
   ConfigError,
   type CredentialMode,
   type FailureMode,
@@ -190,6 +191,28 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default true
    */
   readonly docs?: boolean;
+  /**
+   * Usage alerts at these percentages of a limit (any of 50, 80, 90, 100, 120, 150, 200, 300): the reporter
+   * publishes each to the alerts topic. `[]` turns alerts off: no topic.
+   * @default [80, 100]
+   */
+  readonly alertLevels?: readonly AlertLevel[];
+  /**
+   * Addresses subscribed to the alerts topic by e-mail (each confirms the subscription first). They get a
+   * readable sentence per alert; other subscribers get the JSON body.
+   * @default none
+   */
+  readonly alertEmails?: readonly string[];
+  /**
+   * The topic usage alerts go to; only the reporter and the sweep may publish to it.
+   * @default a new topic that accepts only TLS publishers (when `alertLevels` is not empty)
+   */
+  readonly alertsTopic?: ITopic;
+  /**
+   * A CloudWatch dashboard of calls allowed and denied, and usage alerts, per platform metric.
+   * @default true
+   */
+  readonly dashboard?: boolean;
   /**
    * Where the alarms (and their recoveries) are sent.
    * @default no action: the alarms show in the CloudWatch console only

@@ -1,5 +1,6 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { IRestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IVpc, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { Key } from 'aws-cdk-lib/aws-kms';
@@ -17,6 +18,7 @@ import {
   validateResourceProps,
 } from './api-access-authorizer-props';
 import { AccessAlarms } from './parts/alarms';
+import { UsageAlerts } from './parts/alerts';
 import { AuthorizerFunction } from './parts/authorizer-function';
 import { AccessBindings, type RedisEndpoint } from './parts/bindings';
 import {
@@ -25,6 +27,7 @@ import {
   ReplicationGroupCache,
   ServerlessRedisCache,
 } from './parts/cache';
+import { UsageDashboard } from './parts/dashboard';
 import { AccessDocs } from './parts/docs';
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrls } from './parts/oauth';
@@ -73,6 +76,10 @@ export class ApiAccessAuthorizer extends Construct {
   /** Usage messages the reporter failed on 5 times, and messages SNS could not deliver. */
   public readonly deadLetterQueue: Queue;
   public readonly alarms: AccessAlarms;
+  /** The topic of usage alerts; undefined when alerts are off (`alertLevels: []`). */
+  public readonly alertsTopic?: ITopic;
+  /** Calls allowed and denied, and usage alerts, per platform metric; undefined with `dashboard: false`. */
+  public readonly dashboard?: Dashboard;
   private readonly parts: readonly AccessPart[];
   private readonly authorizerPart: AuthorizerFunction;
   private readonly protections = new Set<ApiProtection>();
@@ -122,6 +129,12 @@ export class ApiAccessAuthorizer extends Construct {
       logRetention,
       tracing,
     });
+    const alerts = UsageAlerts.of(this, {
+      config: this.config,
+      publishers: [usage.reporterFunction, usage.sweepFunction],
+      topic: props.alertsTopic,
+    });
+    const dashboard = (props.dashboard ?? true) && new UsageDashboard(this, { alerts: alerts !== undefined });
     const soap =
       props.soap &&
       new SoapProxyPart(this, {
@@ -147,6 +160,8 @@ export class ApiAccessAuthorizer extends Construct {
       ...(soap ? [soap] : []),
       ...(oauth ? [oauth] : []),
       ...(webhooks ? [webhooks] : []),
+      ...(alerts ? [alerts] : []),
+      ...(dashboard ? [dashboard] : []),
     ];
     this.alarms = new AccessAlarms(this, 'Alarms', {
       specs: this.parts.flatMap((part) => part.alarms),
@@ -168,6 +183,8 @@ export class ApiAccessAuthorizer extends Construct {
     this.tokenSigningKey = oauth ? oauth.signingKey : undefined;
     this.webhooksFunction = webhooks?.function;
     this.webhookTokenSecret = webhooks?.tokenSecret;
+    this.alertsTopic = alerts?.topic;
+    this.dashboard = dashboard ? dashboard.dashboard : undefined;
   }
 
   /**

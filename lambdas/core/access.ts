@@ -214,6 +214,13 @@ export class AccessAuthorizer {
       this.count(METRIC.noMappingRule);
       return this.deny(facts, 'no_mapping_rule');
     }
+    const decision = await this.decideMapped(facts);
+    this.countPerMetric(facts, decision);
+    return decision;
+  }
+
+  /** The decision for a call that maps to metrics. */
+  private async decideMapped(facts: RequestFacts): Promise<AccessDecision> {
     const cached = this.cached;
     if (!cached) return this.direct(facts);
     const result = await this.check(cached, facts, facts.keyId);
@@ -233,6 +240,12 @@ export class AccessAuthorizer {
 
   private count(name: string): void {
     this.deps.metrics.addMetric(name, 'Count', 1);
+  }
+
+  /** Allowed or Denied once per platform metric the call maps to (the dashboard's per-metric counts). */
+  private countPerMetric(facts: RequestFacts, decision: AccessDecision): void {
+    const name = decision.effect === 'allow' ? METRIC.allowed : METRIC.denied;
+    for (const metric of Object.keys(facts.usage)) this.deps.metrics.addCountPerMetric(name, metric, 1);
   }
 
   private decision(

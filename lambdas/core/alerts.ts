@@ -470,7 +470,7 @@ export class UsageAlerts {
       await this.marks.settle(credentialId, field, token, 'out', ttlMs);
       return false;
     }
-    metrics.addMetric(METRIC.alertPublished, 'Count', 1);
+    metrics.addCountPerMetric(METRIC.alertPublished, alert.metric, 1);
     logger.info('usage alert published', {
       credential: credentialIdPrefix(credentialId),
       metric: alert.metric,

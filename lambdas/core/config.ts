@@ -27,6 +27,7 @@ export {
 } from './settings';
 export {
   ConfigError,
+  emailAddress,
   httpUrl,
   integer,
   knownFields,

@@ -6,6 +6,12 @@
 /** CloudWatch namespace of every metric of the two Lambdas. */
 export const METRICS_NAMESPACE = 'ApiAccessManagement';
 
+/**
+ * The CloudWatch dimension (besides `service`) of the counts kept per platform metric: its value is a
+ * metric's system name, one of the service's few; never an application, a credential or a path.
+ */
+export const METRIC_DIMENSION = 'metric';
+
 export const METRIC = {
   cacheHit: 'CacheHit',
   cacheMiss: 'CacheMiss',
@@ -36,6 +42,11 @@ export const METRIC = {
   resyncFailed: 'ResyncFailed',
   sweepFlushed: 'SweepFlushed',
   authorizerError: 'AuthorizerError',
+  /** Per platform metric (METRIC_DIMENSION): calls allowed that map to the metric. */
+  allowed: 'Allowed',
+  /** Per platform metric (METRIC_DIMENSION): calls that map to the metric and were refused (403 or 401). */
+  denied: 'Denied',
+  /** Per platform metric (METRIC_DIMENSION): usage alerts published on a limit of the metric. */
   alertPublished: 'AlertPublished',
   alertPublishFailed: 'AlertPublishFailed',
   /** The SOAP proxy failed on a request (its own error, answered with a Receiver Fault). */

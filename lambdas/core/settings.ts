@@ -5,7 +5,16 @@
  * construct's props (lib/api-access-authorizer-props.ts) are all derived from it, so a new setting is one
  * entry here and the compiler points at every place that must offer it.
  */
-import { ConfigError, headerName, httpUrl, integer, knownFields, nonEmpty, oneOf } from './validation';
+import {
+  ConfigError,
+  emailAddress,
+  headerName,
+  httpUrl,
+  integer,
+  knownFields,
+  nonEmpty,
+  oneOf,
+} from './validation';
 
 export const DEFAULT_PLATFORM_URL = 'https://su1.3scale.net';
 
@@ -213,6 +222,20 @@ function list<T extends string, const E extends Entry>(
   );
 }
 
+/** E-mail addresses, possibly none, written as `a@example.com,b@example.com`; each once. */
+function emailList<const E extends Entry>(entry: E): Sourced<readonly string[], E> {
+  return setting(
+    entry,
+    (name, value) => {
+      const given = value ?? [];
+      if (!Array.isArray(given)) throw new ConfigError(name, 'must be a list of email addresses');
+      return [...new Set(given.map((item, i) => emailAddress(`${name}[${i}]`, item)))];
+    },
+    (_name, text) => text.split(',').map((item) => item.trim()),
+    (value) => (value.length === 0 ? undefined : value.join(',')),
+  );
+}
+
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY']);
 
 export function validateMappingRules(rules: unknown, setting = 'mappingRules'): MappingRule[] {
@@ -415,6 +438,11 @@ export const SETTINGS = {
     },
     (name, value): readonly AlertLevel[] => validateAlertLevels(value ?? [80, 100], name),
   ),
+  alertEmails: emailList({
+    env: 'ALERT_EMAILS',
+    sources: ['cdk'],
+    description: 'e-mail addresses the CDK subscribes to the alerts topic (each confirms first)',
+  }),
   alertsTopicArn: optional({
     env: 'ALERTS_TOPIC_ARN',
     description: 'the SNS topic usage alerts go to; without it the reporter sends none (AWS)',

@@ -78,3 +78,18 @@ export function httpUrl(setting: string, value: unknown): URL {
   }
   return url;
 }
+
+/** Loose on purpose: one `@`, a dot in the domain, no spaces. SNS and the mail server judge the rest. */
+const EMAIL_ADDRESS = /^[^@\s,]+@[^@\s,]+\.[^@\s,]+$/;
+
+/** An e-mail address (an SNS email subscription, an alarm recipient). */
+export function emailAddress(setting: string, value: unknown): string {
+  const text = nonEmpty(setting, value).trim();
+  if (!EMAIL_ADDRESS.test(text)) {
+    throw new ConfigError(
+      setting,
+      `must be an email address such as ops@example.com (got ${JSON.stringify(value)})`,
+    );
+  }
+  return text;
+}

@@ -210,7 +210,7 @@ describe('operations settings from context', () => {
       Endpoint: 'ops@example.com',
     });
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(7);
+    expect(alarms).toHaveLength(8);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
     }

@@ -313,7 +313,7 @@ describe('permissions', () => {
     expect(statements.flatMap(actionsOf).filter((action) => action.startsWith('sqs:'))).toEqual([]);
   });
 
-  it('lets the reporter consume the usage queue and read the two secrets, but not publish', () => {
+  it('lets the reporter consume the usage queue, read the two secrets and publish usage alerts only', () => {
     const statements = statementsOfRoleOf('AccessReporterFunction');
     expect(
       statements.filter((s) => actionsOf(s).includes('sqs:ReceiveMessage')).map((s) => s.Resource),
@@ -321,7 +321,12 @@ describe('permissions', () => {
     expect(
       statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')).map((s) => s.Resource),
     ).toEqual([{ Ref: providerSecretId }, { Ref: redisSecretId }]);
-    expect(statements.flatMap(actionsOf).filter((action) => action.startsWith('sns:'))).toEqual([]);
+    expect(statements.filter((s) => actionsOf(s).some((action) => action.startsWith('sns:')))).toEqual([
+      expect.objectContaining({
+        Action: 'sns:Publish',
+        Resource: { Ref: logicalId(template, 'AWS::SNS::Topic', 'AccessAlertsTopic') },
+      }),
+    ]);
   });
 });
 

@@ -129,9 +129,10 @@ describe('alarms', () => {
   const { stack } = build((stack) => ({ alarmTopic: new Topic(stack, 'AlarmTopic') }));
   const alarms = Object.values(resourcesOfType(Template.fromStack(stack), 'AWS::CloudWatch::Alarm'));
 
-  it('watch the authorizer, the platform, unrecorded usage, dead letters, the reporter and Redis', () => {
+  it('watch the authorizer, the platform, unrecorded usage, dead letters, the reporter, alerts and Redis', () => {
     const ids = Object.keys(resourcesOfType(Template.fromStack(stack), 'AWS::CloudWatch::Alarm'));
     expect(ids.map((id) => id.replace(/^AccessAlarms/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
+      'AlertPublishFailed',
       'AuthorizerErrors',
       'PlatformUnavailable',
       'RedisCpu',

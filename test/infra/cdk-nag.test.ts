@@ -14,6 +14,7 @@ describe.each([
     {
       serviceId: '2555417735060',
       alarmEmail: 'ops@example.com',
+      alertEmails: 'ops@example.com,sales@example.com',
       tracing: 'true',
       providerKeySecretArn: SECRET_ARN,
       providerKeySecretKmsKeyArn: KEY_ARN,
@@ -21,6 +22,7 @@ describe.each([
       natGateways: '1',
     },
   ],
+  ['alerts off', { serviceId: '2555417735060', alertLevels: '[]' }],
   ['a sharded cache', { serviceId: '2555417735060', redisShards: '3', replicasPerShard: '1' }],
   [
     'a serverless cache',

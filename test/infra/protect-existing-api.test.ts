@@ -148,6 +148,7 @@ describe('existing VPC, topic and Redis', () => {
     ...authorizerProps(credential),
     vpc,
     topic: new Topic(stack, 'SharedTopic'),
+    alertsTopic: new Topic(stack, 'SharedAlertsTopic'),
     redis: {
       host: 'redis.internal.example',
       port: 6380,
@@ -159,7 +160,7 @@ describe('existing VPC, topic and Redis', () => {
 
   it('creates no VPC, topic or Redis of its own', () => {
     template.resourceCountIs('AWS::EC2::VPC', 1);
-    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.resourceCountIs('AWS::SNS::Topic', 2); // the two given
     template.resourceCountIs('AWS::ElastiCache::ReplicationGroup', 0);
   });
 

@@ -51,6 +51,8 @@ class ListPublisher implements AlertPublisher {
 
 let publisher: ListPublisher;
 let logger: CapturingLogger;
+/** Shared by the reporters of a test: their counts together. */
+let metrics: CapturingMetrics;
 
 function reporters(levels: AlertLevel[] = [80, 90, 100]): UsageAlerts[] {
   return clients.map(
@@ -61,7 +63,7 @@ function reporters(levels: AlertLevel[] = [80, 90, 100]): UsageAlerts[] {
         redis,
         publisher,
         logger,
-        metrics: new CapturingMetrics(),
+        metrics,
       }),
   );
 }
@@ -86,6 +88,7 @@ beforeEach(async () => {
   await clients[0]?.flushall();
   publisher = new ListPublisher();
   logger = new CapturingLogger();
+  metrics = new CapturingMetrics();
 });
 
 describe('usage alerts on redis-server', () => {
@@ -96,6 +99,8 @@ describe('usage alerts on redis-server', () => {
     await Promise.all(all.map((alerts) => alerts.observe(seen)));
     expect(fired()).toEqual([`${new Date(HOUR).toISOString()} hits 80`]);
     expect(publisher.sent[0]).toMatchObject({ application: 'app-1', current: 85, max: 100, level: 80 });
+    // The dashboard's count per platform metric: the alert once, whichever reporter published it.
+    expect(metrics.perMetric).toEqual({ 'AlertPublished/hits': 1 });
   });
 
   it('counts pending usage in Redis: crossing a level with usage not yet reported fires it', async () => {
@@ -152,6 +157,8 @@ describe('usage alerts on redis-server', () => {
     expect(await clients[0]?.hlen(credentialKeys(ID).alerts)).toBe(0);
     await all[2]?.observe(usage(hourly('hits', 100, 100, END)));
     expect(publisher.sent).toHaveLength(1);
+    expect(metrics.perMetric).toEqual({ 'AlertPublished/hits': 1 });
+    expect(metrics.counts.AlertPublishFailed).toBeGreaterThanOrEqual(2);
   });
 
   it('a reporter that died between its claim and its publish: the alert goes out once its lease is over', async () => {

@@ -33,3 +33,39 @@ export function bindingsIn(scope: Construct): AccessBindings {
 export function templateOf(stack: Stack): Template {
   return Template.fromStack(stack);
 }
+
+interface Widget {
+  readonly type: string;
+  readonly properties: { readonly title?: string; readonly metrics?: readonly unknown[][] };
+}
+
+/** The dashboard's body as CloudFormation will write it (region and other tokens left as `<token>`). */
+export function dashboardBody(template: Template): { widgets: Widget[] } {
+  const [dashboard] = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+  const body = dashboard?.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
+  const text =
+    typeof body === 'string'
+      ? body
+      : body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : '<token>')).join('');
+  return JSON.parse(text);
+}
+
+/** The SEARCH expression of each graph, by title. */
+export function searchesOf(template: Template): Record<string, string> {
+  const graphs = dashboardBody(template).widgets.filter((widget) => widget.type === 'metric');
+  return Object.fromEntries(
+    graphs.map((widget) => {
+      const [series] = widget.properties.metrics ?? [];
+      const { expression } = series?.at(-1) as { expression: string };
+      return [widget.properties.title, expression];
+    }),
+  );
+}
+
+/** The addresses subscribed by e-mail to a topic, in template order. */
+export function emailSubscribers(template: Template, topicId: string): unknown[] {
+  const subscriptions = template.findResources('AWS::SNS::Subscription', {
+    Properties: { Protocol: 'email', TopicArn: { Ref: topicId } },
+  });
+  return Object.values(subscriptions).map((subscription) => subscription.Properties.Endpoint);
+}

@@ -31,6 +31,9 @@ export function countingMetrics(): CountingMetrics {
     addMetric(name: string, _unit: MetricUnitName, value: number) {
       totals.set(name, (totals.get(name) ?? 0) + value);
     },
+    addCountPerMetric(name: string, _platformMetric: string, value: number) {
+      totals.set(name, (totals.get(name) ?? 0) + value);
+    },
     publishStoredMetrics() {},
     total: (name) => totals.get(name) ?? 0,
   };

@@ -185,6 +185,46 @@ describe('limits the decisions name', () => {
   });
 });
 
+describe('the counts per platform metric (the dashboard)', () => {
+  const twoMetrics = {
+    mappingRules: [
+      { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 },
+      { method: 'GET', pattern: '/', metric: 'hits', delta: 1 },
+    ],
+  };
+
+  it('counts Allowed, then Denied at the limit, once per metric the call maps to', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 2, 0, END)]);
+    const decide = authorizer(twoMetrics);
+    await decide.decide(event());
+    await decide.decide(event());
+    expect(await decide.decide(event())).toMatchObject({ effect: 'deny', reason: 'limits_exceeded' });
+    expect(metrics.perMetric).toEqual({
+      'Allowed/get_word': 2,
+      'Allowed/hits': 2,
+      'Denied/get_word': 1,
+      'Denied/hits': 1,
+    });
+  });
+
+  it('counts a credential the platform does not know as Denied; nothing per metric without a metric', async () => {
+    platform.authrepAnswer = () => invalidCredential();
+    const decide = authorizer();
+    expect(await decide.decide(event())).toEqual({ effect: 'unauthorized' });
+    await decide.decide(event({ httpMethod: 'DELETE' }));
+    await decide.decide(event({ headers: {}, multiValueHeaders: {} }));
+    expect(metrics.perMetric).toEqual({ 'Denied/get_word': 1 });
+  });
+
+  it('never uses the credential or its id as a platform metric', async () => {
+    const decide = authorizer();
+    await decide.decide(event());
+    await decide.decide(event());
+    expect(JSON.stringify(metrics.perMetric)).not.toContain(KEY);
+    expect(JSON.stringify(metrics.perMetric)).not.toContain(ID);
+  });
+});
+
 describe('the report publisher', () => {
   it('gets one message per report window, naming the credential by its id', async () => {
     const decide = authorizer();

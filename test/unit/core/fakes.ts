@@ -146,10 +146,18 @@ export class CapturingLogger implements LogPort {
 }
 
 export class CapturingMetrics implements MetricsPort {
+  /** Totals by name, the counts per platform metric included. */
   readonly counts: Record<string, number> = {};
+  /** Counts per platform metric, by `<name>/<platform metric>`. */
+  readonly perMetric: Record<string, number> = {};
   published = 0;
   addMetric(name: string, _unit: MetricUnitName, value: number) {
     this.counts[name] = (this.counts[name] ?? 0) + value;
+  }
+  addCountPerMetric(name: string, platformMetric: string, value: number) {
+    this.addMetric(name, 'Count', value);
+    const key = `${name}/${platformMetric}`;
+    this.perMetric[key] = (this.perMetric[key] ?? 0) + value;
   }
   publishStoredMetrics() {
     this.published += 1;

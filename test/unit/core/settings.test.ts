@@ -36,6 +36,7 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   reportTimeoutMs: 9000,
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:usage',
   alertLevels: [50, 90, 100],
+  alertEmails: ['ops@example.com', 'sales@example.com'],
   alertsTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alerts',
   redis: {
     mode: 'cluster',
@@ -83,6 +84,28 @@ describe('the settings table', () => {
       new ConfigError('reportWindowSeconds', 'must be an integer from 0 to 900 (got 901)'),
     );
     expect(() => configFromEnv({})).toThrow(/serviceId is required/);
+  });
+
+  it('reads alertEmails as a comma list, none by default, and names the address that is not one', () => {
+    expect(parseConfig({ serviceId: 's' }).alertEmails).toEqual([]);
+    expect(configToEnv(parseConfig({ serviceId: 's' }))).not.toHaveProperty(ENV.alertEmails);
+    expect(
+      configFromEnv({ SERVICE_ID: 's', ALERT_EMAILS: 'a@example.com, b@example.com,a@example.com' })
+        .alertEmails,
+    ).toEqual(['a@example.com', 'b@example.com']);
+    expect(() =>
+      parseConfig({ serviceId: 's', alertEmails: ['ops@example.com', 'ops.example.com'] }),
+    ).toThrow(
+      new ConfigError(
+        'alertEmails[1]',
+        'must be an email address such as ops@example.com (got "ops.example.com")',
+      ),
+    );
+    expect(() => parseConfig({ serviceId: 's', alertEmails: 'ops@example.com' as never })).toThrow(
+      /alertEmails must be a list of email addresses/,
+    );
+    expect(settingNamesIn('cdk')).toContain('alertEmails');
+    expect(settingNamesIn('stackFile')).not.toContain('alertEmails');
   });
 
   it('lets the stack file set every setting the table offers it, and no other', () => {

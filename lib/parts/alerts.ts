@@ -1,0 +1,75 @@
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { type AccessConfig, ConfigError, ENV } from '../../lambdas/core/config';
+import { METRIC } from '../../lambdas/core/metric-names';
+import { accessMetric } from './alarms';
+import type { AccessPart, AlarmSpec } from './part';
+
+export interface UsageAlertsProps {
+  /** The validated settings: `alertLevels` (empty: no alerts) and `alertEmails`. */
+  readonly config: AccessConfig;
+  /** The functions that publish alerts: the reporter and the sweep (both flush, so both observe). */
+  readonly publishers: readonly LambdaFunction[];
+  /** @default a new topic that accepts only TLS publishers */
+  readonly topic?: ITopic;
+}
+
+/** Why an alert's e-mail subscription has no dead-letter queue (cdk-nag's Serverless-SNSRedrivePolicy). */
+const NOTHING_TO_REPLAY =
+  'An e-mail that cannot be delivered has nothing to replay: every alert is in the reporter logs ("usage alert published") and SNS retries delivery by its own policy.';
+
+/**
+ * The usage alerts topic (docs/alerts.md): one message per alert, published by the reporter and the sweep
+ * only, with the addresses of `alertEmails` subscribed (each confirms the subscription first).
+ * `UsageAlerts.of` gives no part when `alertLevels` is empty: alerts are off, there is no topic.
+ */
+export class UsageAlerts implements AccessPart {
+  public readonly alarms: readonly AlarmSpec[];
+  public readonly topic: ITopic;
+
+  /** The part, or undefined when alerts are off; settings that need the topic are refused then. */
+  public static of(scope: Construct, props: UsageAlertsProps): UsageAlerts | undefined {
+    const { alertLevels, alertEmails } = props.config;
+    if (alertLevels.length > 0) return new UsageAlerts(scope, props);
+    if (alertEmails.length > 0) {
+      throw new ConfigError(
+        'alertEmails',
+        'subscribe to the alerts topic, and alertLevels is [] (alerts off, no topic): set alertLevels or drop alertEmails',
+      );
+    }
+    if (props.topic) {
+      throw new ConfigError(
+        'alertsTopic',
+        'is given, and alertLevels is [] (alerts off): set alertLevels or drop alertsTopic',
+      );
+    }
+    return undefined;
+  }
+
+  private constructor(scope: Construct, props: UsageAlertsProps) {
+    this.topic =
+      props.topic ?? new Topic(scope, 'AlertsTopic', { displayName: 'API usage alerts', enforceSSL: true });
+    for (const address of props.config.alertEmails) {
+      const subscription = this.topic.addSubscription(new EmailSubscription(address));
+      NagSuppressions.addResourceSuppressions(subscription, [
+        { id: 'Serverless-SNSRedrivePolicy', reason: NOTHING_TO_REPLAY },
+      ]);
+    }
+    for (const fn of props.publishers) {
+      fn.addEnvironment(ENV.alertsTopicArn, this.topic.topicArn);
+      this.topic.grantPublish(fn);
+    }
+    this.alarms = [
+      {
+        id: 'AlertPublishFailed',
+        description:
+          'Usage alerts could not be published (SNS refused or timed out) or settled (Redis): they are kept in Redis and retried with the next report cycle. Read the reporter logs; a lasting failure means the reporter cannot publish to the alerts topic.',
+        metric: accessMetric('reporter', METRIC.alertPublishFailed),
+        threshold: 1,
+      },
+    ];
+  }
+}
