@@ -56,8 +56,9 @@ export function searchesOf(template: Template): Record<string, string> {
   return Object.fromEntries(
     graphs.map((widget) => {
       const [series] = widget.properties.metrics ?? [];
-      const { expression } = series?.at(-1) as { expression: string };
-      return [widget.properties.title, expression];
+      const last = series?.at(-1) as { expression: string } | undefined;
+      if (!last) throw new Error(`the graph ${widget.properties.title} has no series`);
+      return [widget.properties.title, last.expression];
     }),
   );
 }
