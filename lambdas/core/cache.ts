@@ -551,9 +551,8 @@ export class AccessCache {
   async keepRejected(credentialId: string, usage: Usage): Promise<void> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
     const key = credentialKeys(credentialId).rejected;
-    const pipeline = this.redis.pipeline();
-    for (const [metric, value] of Object.entries(usage)) pipeline.hincrby(key, metric, value);
-    await pipeline.exec();
+    // Commands of their own, not a pipeline: see docs/redis-cluster.md on cluster pipelines.
+    await Promise.all(Object.entries(usage).map(([metric, value]) => this.redis.hincrby(key, metric, value)));
   }
 
   /**
