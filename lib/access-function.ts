@@ -25,7 +25,7 @@ export const NODE_RUNTIME = new Runtime(NODE_RUNTIME_NAME, RuntimeFamily.NODEJS,
 export const DEFAULT_LOG_RETENTION = RetentionDays.ONE_MONTH;
 
 /** Why a Lambda that API Gateway invokes synchronously needs no dead-letter queue (Serverless-LambdaDLQ). */
-export const SYNCHRONOUSLY_INVOKED =
+const SYNCHRONOUSLY_INVOKED =
   'API Gateway invokes it synchronously, so a failure returns to the caller, not to a queue.';
 
 /** Why X-Ray is off by default (Serverless-LambdaTracing, Serverless-APIGWXrayEnabled). */
@@ -62,6 +62,12 @@ export interface AccessFunctionProps {
    * @default false
    */
   readonly tracing?: boolean;
+  /**
+   * API Gateway invokes the function synchronously (an authorizer or an integration): a failure goes
+   * back to the caller, so the function has no dead-letter queue.
+   * @default false
+   */
+  readonly invokedByApiGateway?: boolean;
 }
 
 /**
@@ -91,6 +97,11 @@ export function accessFunction(scope: Construct, id: string, props: AccessFuncti
   if (!tracing) {
     NagSuppressions.addResourceSuppressions(fn, [
       { id: 'Serverless-LambdaTracing', reason: TRACING_OFF_BY_DEFAULT },
+    ]);
+  }
+  if (props.invokedByApiGateway) {
+    NagSuppressions.addResourceSuppressions(fn, [
+      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
     ]);
   }
   return fn;

@@ -18,12 +18,7 @@ import type { Construct } from 'constructs';
 import { ConfigError, ENV, emailAddress, integer } from '../lambdas/core/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { TOKEN_PATH } from '../lambdas/token/routes';
-import {
-  accessFunction,
-  DEFAULT_LOG_RETENTION,
-  SYNCHRONOUSLY_INVOKED,
-  TRACING_OFF_BY_DEFAULT,
-} from './access-function';
+import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 
 export interface AccessManagementStackProps
@@ -283,6 +278,7 @@ export class AccessManagementStack extends Stack {
     const echoFunction = accessFunction(this, 'EchoFunction', {
       tracing,
       bundle: 'echo',
+      invokedByApiGateway: true,
       description: 'Demo backend: echoes the request as JSON',
       timeout: Duration.seconds(5),
       logRetention,
@@ -291,9 +287,6 @@ export class AccessManagementStack extends Stack {
         [ENV.appKeyHeader]: this.access.config.appKeyHeader,
       },
     });
-    NagSuppressions.addResourceSuppressions(echoFunction, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
     const echo = new LambdaIntegration(echoFunction);
     const requestValidator = this.api.addRequestValidator('RequestValidator', {
       validateRequestParameters: true,

@@ -8,6 +8,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lambdas/core/metric-names';
@@ -46,6 +47,14 @@ function combined(
 /** The sum of counts that may each be missing in a period (a missing count is zero, not unknown). */
 export function sumOf(label: string, metrics: readonly IMetric[]): IMetric {
   return combined(label, metrics, (ids) => ids.map((id) => `FILL(${id}, 0)`).join(' + '));
+}
+
+/** A function's errors (crashes, timeouts) over the alarm period, plus the failures it counts itself. */
+export function functionErrorsOf(label: string, fn: IFunction, countedFailures?: IMetric): IMetric {
+  return sumOf(label, [
+    fn.metricErrors({ period: ALARM_PERIOD }),
+    ...(countedFailures ? [countedFailures] : []),
+  ]);
 }
 
 /** The highest of several gauges (for example the CPU of each cache node). */

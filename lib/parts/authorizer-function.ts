@@ -3,12 +3,11 @@ import { IdentitySource } from 'aws-cdk-lib/aws-apigateway';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { identitySourcesOf } from '../../lambdas/core/credentials';
 import { METRIC } from '../../lambdas/core/metric-names';
-import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
-import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
+import { accessFunction } from '../access-function';
+import { accessMetric, functionErrorsOf } from './alarms';
 import type { AccessBindings } from './bindings';
 import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
@@ -32,6 +31,7 @@ export class AuthorizerFunction implements AccessPart {
   constructor(scope: Construct, props: AuthorizerFunctionProps) {
     this.function = accessFunction(scope, 'AuthorizerFunction', {
       bundle: 'authorizer',
+      invokedByApiGateway: true,
       description: 'API access authorizer: decides from Redis, asks the platform on first calls',
       memorySize: 512,
       timeout: Duration.seconds(10),
@@ -40,9 +40,6 @@ export class AuthorizerFunction implements AccessPart {
       tracing: props.tracing,
     });
     props.bindings.bind(this.function, { publishTo: props.topic });
-    NagSuppressions.addResourceSuppressions(this.function, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
     this.identitySources = identitySourcesOf(props.bindings.config).map((source) =>
       source.location === 'header'
         ? IdentitySource.header(source.name)
@@ -63,10 +60,11 @@ export class AuthorizerFunction implements AccessPart {
         id: 'AuthorizerErrors',
         description:
           'The authorizer failed (a crash, a timeout, or a start-up failure answered with a Deny): callers get 500 or 403 authorizer_error. Read its logs.',
-        metric: sumOf('Authorizer errors', [
-          this.function.metricErrors({ period: ALARM_PERIOD }),
+        metric: functionErrorsOf(
+          'Authorizer errors',
+          this.function,
           accessMetric('authorizer', METRIC.authorizerError),
-        ]),
+        ),
         threshold: 1,
       },
       {

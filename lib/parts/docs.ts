@@ -11,7 +11,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import { type AccessConfig, configToEnv } from '../../lambdas/core/config';
 import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
-import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
+import { accessFunction } from '../access-function';
 import type { AccessPart, AlarmSpec } from './part';
 import type { ApiProtection } from './protection';
 
@@ -62,6 +62,7 @@ export class AccessDocs implements AccessPart {
     }
     const fn = accessFunction(protection, 'DocsFunction', {
       bundle: 'docs',
+      invokedByApiGateway: true,
       description: 'Interactive API documentation: Swagger UI and the Swagger 2.0 document of the API',
       memorySize: 256,
       timeout: Duration.seconds(10),
@@ -75,9 +76,6 @@ export class AccessDocs implements AccessPart {
         [DOCS_ENV.basePath]: Lazy.string({ produce: () => basePathOf(api) }),
       },
     });
-    NagSuppressions.addResourceSuppressions(fn, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
     this.functions.set(api.node.path, fn);
     const integration = new LambdaIntegration(fn);
     const docs = api.root.addResource(DOCS_PATH.slice(1));

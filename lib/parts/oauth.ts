@@ -30,8 +30,8 @@ import {
   parseConfig,
 } from '../../lambdas/core/config';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/routes';
-import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
-import { ALARM_PERIOD } from './alarms';
+import { accessFunction } from '../access-function';
+import { functionErrorsOf } from './alarms';
 import type { AccessBindings } from './bindings';
 import { basePathOf } from './docs';
 import type { AccessNetwork } from './network';
@@ -152,6 +152,7 @@ export class OAuthPart implements AccessPart {
     });
     this.tokenFunction = accessFunction(scope, 'TokenFunction', {
       bundle: 'token',
+      invokedByApiGateway: true,
       description: 'OAuth 2.0 token endpoint: checks the client with the platform, signs tokens with KMS',
       memorySize: 256,
       timeout: Duration.seconds(10),
@@ -163,15 +164,12 @@ export class OAuthPart implements AccessPart {
     props.bindings.bind(this.tokenFunction);
     this.signingKey.grant(this.tokenFunction, 'kms:Sign', 'kms:GetPublicKey');
     this.onlyTokenFunctionSigns(this.signingKey, this.tokenFunction);
-    NagSuppressions.addResourceSuppressions(this.tokenFunction, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
     this.alarms = [
       {
         id: 'TokenFunctionErrors',
         description:
           'The token function failed (a crash or a timeout): clients got no token. Its answers to the platform or KMS being unavailable are 503 temporarily_unavailable in its logs.',
-        metric: this.tokenFunction.metricErrors({ period: ALARM_PERIOD }),
+        metric: functionErrorsOf('Token function errors', this.tokenFunction),
         threshold: 1,
       },
     ];

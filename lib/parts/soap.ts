@@ -15,8 +15,8 @@ import {
   type SoapSettingsInput,
   soapSettingsToEnv,
 } from '../../lambdas/core/soap/settings';
-import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
-import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
+import { accessFunction } from '../access-function';
+import { accessMetric, functionErrorsOf } from './alarms';
 import type { AccessBindings } from './bindings';
 import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
@@ -74,6 +74,7 @@ export class SoapProxyPart implements AccessPart {
     this.path = soapPath;
     this.function = accessFunction(scope, 'SoapProxyFunction', {
       bundle: 'soap',
+      invokedByApiGateway: true,
       description:
         'SOAP access proxy: decides from the envelope with the access core, forwards allowed calls',
       memorySize: 512,
@@ -93,18 +94,16 @@ export class SoapProxyPart implements AccessPart {
         'The SOAP backend',
       );
     }
-    NagSuppressions.addResourceSuppressions(this.function, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
     this.alarms = [
       {
         id: 'SoapProxyErrors',
         description:
           'The SOAP access proxy failed (a crash, a timeout, or a check it could not make): callers get a Receiver Fault. Read its logs.',
-        metric: sumOf('SOAP proxy errors', [
-          this.function.metricErrors({ period: ALARM_PERIOD }),
+        metric: functionErrorsOf(
+          'SOAP proxy errors',
+          this.function,
           accessMetric('soapProxy', METRIC.soapProxyError),
-        ]),
+        ),
         threshold: 1,
       },
     ];

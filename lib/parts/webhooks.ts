@@ -7,8 +7,8 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../lambdas/core/metric-names';
 import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../lambdas/webhooks/route';
-import { accessFunction, SYNCHRONOUSLY_INVOKED } from '../access-function';
-import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
+import { accessFunction } from '../access-function';
+import { accessMetric, functionErrorsOf } from './alarms';
 import type { AccessBindings } from './bindings';
 import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
@@ -67,6 +67,7 @@ export class WebhooksPart implements AccessPart {
     ]);
     this.function = accessFunction(scope, 'WebhooksFunction', {
       bundle: 'webhooks',
+      invokedByApiGateway: true,
       description: "Platform webhook receiver: refreshes the changed application's budget in Redis",
       // More memory is more CPU: webhooks are rare, so most of them meet a cold start.
       memorySize: 512,
@@ -78,18 +79,16 @@ export class WebhooksPart implements AccessPart {
     });
     props.bindings.bind(this.function);
     this.tokenSecret.grantRead(this.function);
-    NagSuppressions.addResourceSuppressions(this.function, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
     this.alarms = [
       {
         id: 'WebhookErrors',
         description:
           'The webhook receiver failed (a crash, a timeout, a start-up failure, or a refresh the platform or Redis did not take): the platform sends the webhook again, and the change applies within a report window anyway. Read its logs.',
-        metric: sumOf('Webhook errors', [
-          this.function.metricErrors({ period: ALARM_PERIOD }),
+        metric: functionErrorsOf(
+          'Webhook errors',
+          this.function,
           accessMetric('webhooks', METRIC.webhookFailed),
-        ]),
+        ),
         threshold: 1,
       },
     ];
