@@ -15,6 +15,7 @@ import {
   singleQueryValue,
   type ValueRead,
 } from './values';
+import { tokenDigest, VerifiedTokens } from './verified-tokens';
 
 export const AUTHORIZATION_HEADER = 'authorization';
 export const ACCESS_TOKEN_PARAMETER = 'access_token';
@@ -112,6 +113,7 @@ export type TokenVerdict = { readonly ok: true; readonly clientId: string } | { 
 /** Verifies access tokens against one issuer: signature, algorithm, issuer, audience, lifetime, client id. */
 export class AccessTokenVerifier {
   private readonly clientIdClaims: readonly string[];
+  private readonly verified = new VerifiedTokens();
 
   constructor(
     private readonly settings: TokenSettings,
@@ -123,6 +125,10 @@ export class AccessTokenVerifier {
 
   /** The token's client id when it is valid; throws TokenKeysUnavailableError when keys cannot be had. */
   async verify(token: string): Promise<TokenVerdict> {
+    const digest = tokenDigest(token);
+    const now = Date.now();
+    const known = this.verified.clientIdOf(digest, now);
+    if (known !== undefined) return { ok: true, clientId: known };
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.keys, {
@@ -136,7 +142,16 @@ export class AccessTokenVerifier {
       if (keysUnavailable(error)) throw new TokenKeysUnavailableError(error);
       return { ok: false };
     }
-    return this.clientIdOf(payload);
+    const verdict = this.clientIdOf(payload);
+    // Until it expires, and no longer than the keys are kept: a key withdrawn from the JWKS stops
+    // its tokens within the same bound either way.
+    if (verdict.ok)
+      this.verified.keep(
+        digest,
+        verdict.clientId,
+        Math.min(Number(payload.exp) * 1000, now + JWKS_MAX_AGE_MS),
+      );
+    return verdict;
   }
 
   private clientIdOf(payload: JWTPayload): TokenVerdict {

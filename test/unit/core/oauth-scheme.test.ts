@@ -13,9 +13,12 @@ import { type AccessConfigInput, parseConfig } from '../../../lambdas/core/confi
 import { credentialIdOf, credentialReaderOf } from '../../../lambdas/core/credentials';
 import {
   AccessTokenVerifier,
+  JWKS_MAX_AGE_MS,
   JWKS_REFRESH_COOLDOWN_MS,
+  remoteTokenKeys,
   TokenKeysUnavailableError,
 } from '../../../lambdas/core/credentials/oauth';
+import { VerifiedTokens } from '../../../lambdas/core/credentials/verified-tokens';
 import { accessConfig, authorizerEvent, SERVICE } from '../handlers/fixtures';
 import { CapturingLogger, CapturingMetrics, countingRedis, FakePlatform } from './fakes';
 import { JwksServer } from './jwks-server';
@@ -209,6 +212,60 @@ describe('the issuer keys', () => {
     await expect(verifier.verify(await token())).rejects.toBeInstanceOf(TokenKeysUnavailableError);
     const unreachable = new AccessTokenVerifier(settings({ oidcJwksUrl: 'http://127.0.0.1:9/jwks.json' }));
     await expect(unreachable.verify(await token())).rejects.toBeInstanceOf(TokenKeysUnavailableError);
+  });
+});
+
+describe('verified tokens', () => {
+  /** A verifier whose key lookups (one per signature check) are counted. */
+  function countingVerifier() {
+    const keys = remoteTokenKeys(settings());
+    const counted = { lookups: 0 };
+    const verifier = new AccessTokenVerifier(settings(), (...args) => {
+      counted.lookups++;
+      return keys(...args);
+    });
+    return { verifier, counted };
+  }
+
+  it('are checked once, then known until they expire; an expired one is checked again and refused', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { verifier, counted } = countingVerifier();
+    const shortLived = await token({ exp: Math.floor(Date.now() / 1000) + 120 });
+    expect(await verifier.verify(shortLived)).toEqual({ ok: true, clientId: 'app-1' });
+    expect(await verifier.verify(shortLived)).toEqual({ ok: true, clientId: 'app-1' });
+    expect(counted.lookups).toBe(1);
+    vi.setSystemTime(Date.now() + 200_000);
+    expect(await verifier.verify(shortLived)).toEqual({ ok: false });
+    expect(counted.lookups).toBe(2);
+  });
+
+  it('are checked again once the keys are as old as they may be kept, and a refused token every time', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { verifier, counted } = countingVerifier();
+    const valid = await token();
+    await verifier.verify(valid);
+    vi.setSystemTime(Date.now() + JWKS_MAX_AGE_MS);
+    expect(await verifier.verify(valid)).toEqual({ ok: true, clientId: 'app-1' });
+    expect(counted.lookups).toBe(2);
+    const forged = await token({}, { key: otherKey });
+    expect(await verifier.verify(forged)).toEqual({ ok: false });
+    expect(await verifier.verify(forged)).toEqual({ ok: false });
+    expect(counted.lookups).toBe(4);
+  });
+
+  it('keep the most recently used ones within their capacity', () => {
+    const kept = new VerifiedTokens(2);
+    kept.keep('a', 'app-a', 1000);
+    kept.keep('b', 'app-b', 1000);
+    expect(kept.clientIdOf('a', 0)).toBe('app-a');
+    kept.keep('c', 'app-c', 1000);
+    expect([kept.clientIdOf('a', 0), kept.clientIdOf('b', 0), kept.clientIdOf('c', 0)]).toEqual([
+      'app-a',
+      undefined,
+      'app-c',
+    ]);
+    expect(kept.clientIdOf('a', 1000)).toBeUndefined();
+    expect(kept.size).toBe(1);
   });
 });
 
