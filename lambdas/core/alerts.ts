@@ -11,12 +11,12 @@
  * before the publish, and a publish that fails leaves it there for the next report cycle.
  */
 import { randomUUID } from 'node:crypto';
-import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import { bucketsOf, type LimitRefusal, type UsageBucket } from './cache';
 import type { AlertLevel } from './config';
 import { credentialIdPrefix } from './credentials';
 import { alertMarkKey, credentialKeys } from './keys';
-import { PUBLISH_TIMEOUT_MS } from './message';
+import { PUBLISH_TIMEOUT_MS, publishWithin } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import { periodWindow } from './periods';
 import type { MetricHierarchy, Period, UsageReport } from './platform/types';
@@ -102,11 +102,7 @@ export function snsAlertPublisher(
   timeoutMs = PUBLISH_TIMEOUT_MS,
 ): AlertPublisher {
   return {
-    async publish(alert) {
-      await sns.send(new PublishCommand(alertPublishInput(topicArn, alert)), {
-        abortSignal: AbortSignal.timeout(timeoutMs),
-      });
-    },
+    publish: (alert) => publishWithin(sns, alertPublishInput(topicArn, alert), timeoutMs),
   };
 }
 

@@ -3,7 +3,12 @@
  * window flag; SNS delivers it to the SQS queue with raw message delivery, so each SQS record body is
  * exactly this JSON. It names the credential by its id only: never a raw credential.
  */
-import { PublishCommand, type SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
+import {
+  PublishCommand,
+  type PublishCommandInput,
+  type SNSClient,
+  type SNSClientConfig,
+} from '@aws-sdk/client-sns';
 
 export const REPORT_MESSAGE_VERSION = 1;
 
@@ -65,16 +70,22 @@ export const SNS_CLIENT_SETTINGS = {
   requestHandler: { connectionTimeout: 300, requestTimeout: 500, throwOnRequestTimeout: true },
 } as const satisfies SNSClientConfig;
 
+/** One SNS publish within `timeoutMs`, the SDK's retries included. */
+export async function publishWithin(
+  sns: SNSClient,
+  input: PublishCommandInput,
+  timeoutMs: number,
+): Promise<void> {
+  await sns.send(new PublishCommand(input), { abortSignal: AbortSignal.timeout(timeoutMs) });
+}
+
 export function snsReportPublisher(
   sns: SNSClient,
   topicArn: string,
   timeoutMs = PUBLISH_TIMEOUT_MS,
 ): ReportPublisher {
   return {
-    async publish(message) {
-      await sns.send(new PublishCommand({ TopicArn: topicArn, Message: encodeReportMessage(message) }), {
-        abortSignal: AbortSignal.timeout(timeoutMs),
-      });
-    },
+    publish: (message) =>
+      publishWithin(sns, { TopicArn: topicArn, Message: encodeReportMessage(message) }, timeoutMs),
   };
 }
