@@ -1,7 +1,8 @@
 /**
- * The local stack file (DESIGN.md's schema plus the local options below): a `platform` section for the
- * local platform, one gateway (or an array of them), and optional `local` settings. Everything is validated
- * before anything starts; a bad value throws a ConfigError naming the setting.
+ * The local stack file: a `platform` section for the local platform, one gateway (or an array of them)
+ * whose keys are the settings table's `stackFile` entries (docs/settings.md), and optional `local`
+ * settings. Everything is validated before anything starts; a bad value throws a ConfigError naming the
+ * setting.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

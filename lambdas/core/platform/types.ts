@@ -1,4 +1,4 @@
-/** Types of the platform's Service Management API (see shared/reference/service-management-api.md). */
+/** Types of the platform's Service Management API (docs/platform.md, Service Management API). */
 
 export type Period = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year' | 'eternity';
 
