@@ -13,8 +13,15 @@ import { seededRandom } from '../test/reliability/support/seed';
 import type { Design, WorkloadName } from './report';
 
 export const BENCH_SERVICE_ID = 'bench-service';
+/** The service of the app-id workload: app id authentication, applications without keys. */
+export const BENCH_APP_ID_SERVICE_ID = 'bench-app-id-service';
 /** The service of the oauth workload: OpenID Connect authentication, one application per client id. */
 export const BENCH_OAUTH_SERVICE_ID = 'bench-oauth-service';
+
+export type BenchServiceId =
+  | typeof BENCH_SERVICE_ID
+  | typeof BENCH_APP_ID_SERVICE_ID
+  | typeof BENCH_OAUTH_SERVICE_ID;
 /** A made-up provider key for the in-process platform; it protects nothing. */
 export const BENCH_PROVIDER_KEY = 'bench-provider-key';
 const API_ID = 'benchapi';
@@ -103,30 +110,43 @@ const plans = [
   },
 ];
 
+/** Each service's authentication and what an application of it is made of, from the bench's name for it. */
+const SERVICES: Readonly<
+  Record<
+    BenchServiceId,
+    { readonly authentication: string; readonly application: (name: string) => Record<string, unknown> }
+  >
+> = {
+  [BENCH_SERVICE_ID]: { authentication: 'user_key', application: (key) => ({ userKey: key }) },
+  // Without keys, as the application of a verified token is called (its client id, no key).
+  [BENCH_APP_ID_SERVICE_ID]: { authentication: 'app_id', application: () => ({}) },
+  // The client secret is an app key at the platform.
+  [BENCH_OAUTH_SERVICE_ID]: {
+    authentication: 'oidc',
+    application: (id) => ({ appKeys: [clientSecretOf(id)] }),
+  },
+};
+
 /**
- * The `platform` section of a local stack file: a user_key service with one active application per key,
- * and an OpenID Connect service with one per oauth client id (its secret an app key).
+ * The `platform` section of a local stack file: each bench service with one active application per name
+ * given for it (a user key, an app id, an oauth client id), all on one plan.
  */
-export function benchPlatformConfig(keys: readonly string[], clientIds: readonly string[] = []) {
+export function benchPlatformConfig(
+  applications: Partial<Readonly<Record<BenchServiceId, readonly string[]>>>,
+) {
   return {
-    services: [
-      {
-        id: BENCH_SERVICE_ID,
-        providerKey: BENCH_PROVIDER_KEY,
-        authentication: 'user_key',
-        metrics,
-        plans,
-        applications: keys.map((key) => ({ id: key, userKey: key, plan: PLAN })),
-      },
-      {
-        id: BENCH_OAUTH_SERVICE_ID,
-        providerKey: BENCH_PROVIDER_KEY,
-        authentication: 'oidc',
-        metrics,
-        plans,
-        applications: clientIds.map((id) => ({ id, appKeys: [clientSecretOf(id)], plan: PLAN })),
-      },
-    ],
+    services: (Object.keys(SERVICES) as BenchServiceId[]).map((id) => ({
+      id,
+      providerKey: BENCH_PROVIDER_KEY,
+      authentication: SERVICES[id].authentication,
+      metrics,
+      plans,
+      applications: (applications[id] ?? []).map((name) => ({
+        id: name,
+        plan: PLAN,
+        ...SERVICES[id].application(name),
+      })),
+    })),
   };
 }
 

@@ -11,6 +11,7 @@ export type WorkloadName =
   | 'spread-cluster'
   | 'cold'
   | 'hot-serial'
+  | 'app-id-serial'
   | 'oauth'
   | 'soap'
   | 'hot-alerts-off'
@@ -43,6 +44,8 @@ export interface WorkloadResult {
   /** From the first call of the workload's keys (the hot key's priming call included) to the end of the run. */
   readonly spanMs: number;
   readonly authorizationsPerSecond: number;
+  /** An interleaved workload's throughput in each round (calls per second of its chunk), in round order. */
+  readonly roundThroughputs?: readonly number[];
   readonly latency: LatencySummary;
   /**
    * CPU time of the bench process over the measured calls, per call: the authorizer's or proxy's own work,

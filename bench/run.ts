@@ -44,6 +44,7 @@ import { runConcurrently } from './driver';
 import {
   BENCH_PROVIDER_KEY,
   BENCH_SERVICE_ID,
+  type BenchServiceId,
   benchPlatformConfig,
   type Call,
   keyOf,
@@ -66,10 +67,15 @@ import {
 } from './report';
 import { createSnsClientWithLatency } from './sns-client';
 import { summarizeLatencies, throughput } from './stats';
+import { Tally } from './tally';
 import { comparisonTargets, evaluateComparisons, evaluateTargets, soundnessProblems } from './targets';
 import { startTokenIssuer, type TokenIssuer } from './token-issuer';
 import {
+  GROUP_ROUNDS,
+  interleavedChunks,
   type RequestShape,
+  type Run,
+  runGroups,
   SETUPS,
   type Setup,
   type SetupName,
@@ -206,15 +212,14 @@ function eventsOf<E>(load: Traffic, eventOf: (call: Call) => E): E[] {
   });
 }
 
-/** The call's event with the key header replaced by `Authorization: Bearer <token>`. */
-function bearerEvent(call: Call, token: string): APIGatewayRequestAuthorizerEvent {
+/** The call's event with its key header replaced by the header `name` (an app id, a Bearer token). */
+function withCredentialHeader(call: Call, name: string, value: string): APIGatewayRequestAuthorizerEvent {
   const { apikey: _key, ...headers } = call.event.headers ?? {};
   const { apikey: _keys, ...multiValueHeaders } = call.event.multiValueHeaders ?? {};
-  const authorization = `Bearer ${token}`;
   return {
     ...call.event,
-    headers: { ...headers, Authorization: authorization },
-    multiValueHeaders: { ...multiValueHeaders, Authorization: [authorization] },
+    headers: { ...headers, [name]: value },
+    multiValueHeaders: { ...multiValueHeaders, [name]: [value] },
   };
 }
 
@@ -276,12 +281,23 @@ function startSystem(
         const authorize = createAuthorizerHandler(deciderPorts);
         return async (load) => authorizerCaller(authorize, load.events);
       },
+      'app-id': () => {
+        const authorize = createAuthorizerHandler(deciderPorts);
+        const header = config.appIdHeader;
+        return async (load) =>
+          authorizerCaller(
+            authorize,
+            eventsOf(load, (call) => withCredentialHeader(call, header, call.key)),
+          );
+      },
       bearer: () => {
         const authorize = createAuthorizerHandler(deciderPorts);
         return async (load) => {
           const tokens = new Map<string, string>();
           for (const key of load.keys) tokens.set(key, await servers.issuer.token(key));
-          const events = eventsOf(load, (call) => bearerEvent(call, tokens.get(call.key) as string));
+          const events = eventsOf(load, (call) =>
+            withCredentialHeader(call, 'Authorization', `Bearer ${tokens.get(call.key) as string}`),
+          );
           return authorizerCaller(authorize, events);
         };
       },
@@ -391,17 +407,6 @@ function primaryDeltas(before: readonly PrimarySnapshot[], after: readonly Prima
   });
 }
 
-/** Per-command totals over every primary. */
-function sumByCommand(
-  deltas: ReadonlyArray<ReadonlyArray<readonly [string, number]>>,
-): Array<[string, number]> {
-  const totals = new Map<string, number>();
-  for (const byCommand of deltas) {
-    for (const [command, calls] of byCommand) totals.set(command, (totals.get(command) ?? 0) + calls);
-  }
-  return [...totals].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-}
-
 /** Which primary owns each of the workload's keys: CLUSTER KEYSLOT of its credential, CLUSTER SLOTS. */
 async function primaryOfKeys(redis: RedisUnderTest, keys: readonly string[]) {
   const [first] = redis.primaries as [Primary];
@@ -441,9 +446,14 @@ function outcomeOf(settled: PromiseSettledResult<APIGatewayAuthorizerResult>, me
   }
 }
 
-/** The first `calls` calls of `caller`, `concurrency` at a time. */
-function drive(caller: Caller, calls: number, concurrency: number) {
-  return runConcurrently(calls, concurrency, caller.send, caller.outcome);
+/** `count` calls of `caller` from call `from` on, `concurrency` at a time. */
+function drive(caller: Caller, from: number, count: number, concurrency: number) {
+  return runConcurrently(
+    count,
+    concurrency,
+    (i) => caller.send(from + i),
+    (settled, i) => caller.outcome(settled, from + i),
+  );
 }
 
 function keysOf(
@@ -455,106 +465,171 @@ function keysOf(
   return Array.from({ length: count }, (_, n) => keyOf(design, workload, phase, n));
 }
 
-async function runWorkload(
+/** A workload of one design, warmed up and its key primed: its calls are measured in one or more chunks. */
+interface Prepared {
+  readonly workload: WorkloadName;
+  readonly spec: Workload;
+  readonly size: WorkloadSize;
+  readonly system: System;
+  readonly load: Traffic;
+  readonly caller: Caller;
+  readonly placement?: Awaited<ReturnType<typeof primaryOfKeys>>;
+  readonly prime?: WorkloadResult['prime'];
+  /** Allowed calls of the workload's keys before its measured ones (the priming call). */
+  readonly allowedBefore: number;
+  /** The start of the priming call: the span the key's report windows cover starts here. */
+  readonly spanStart: bigint;
+  spanEnd: bigint;
+  readonly tally: Tally;
+}
+
+/** Warm-up on other keys (JIT, connections, script cache), flushed so none of it is counted; then the priming call. */
+async function prepare(
   redis: RedisUnderTest,
   servers: Servers,
   system: System,
   workload: WorkloadName,
   spec: Workload,
   size: WorkloadSize,
-): Promise<WorkloadResult> {
+): Promise<Prepared> {
   const { design } = system;
-  const { concurrency } = spec;
-  await Promise.all(redis.primaries.map(({ admin }) => admin.flushall()));
-
-  // Warm-up on other keys (JIT, connections, script cache), flushed so none of it is counted below.
   const warmup = traffic(
     keysOf(design, workload, 'warmup', size.warmupKeys),
     size.endpoints,
     size.warmupCalls,
   );
-  await drive(await system.caller(warmup), size.warmupCalls, concurrency);
+  await drive(await system.caller(warmup), 0, size.warmupCalls, spec.concurrency);
   await system.flush();
 
   const load = traffic(keysOf(design, workload, 'measured', size.keys), size.endpoints, size.calls);
   const caller = await system.caller(load);
   const placement =
     redis.primaries.length > 1 && design === 'project' ? await primaryOfKeys(redis, load.keys) : undefined;
+  const spanStart = process.hrtime.bigint();
   let prime: WorkloadResult['prime'];
   let allowedBefore = 0;
-  const spanStart = process.hrtime.bigint();
   if (spec.primed) {
     // The key's first call is the cache miss; the cache-hit figures start after it.
     const before = platformCalls(servers);
-    const primed = await drive(caller, 1, 1);
+    const primed = await drive(caller, 0, 1, 1);
     prime = {
       latencyMs: (primed.latenciesNs[0] as number) / 1e6,
       platformCalls: platformCallsBetween(before, platformCalls(servers)).total,
     };
     allowedBefore = primed.outcomes.allow ?? 0;
   }
+  return {
+    workload,
+    spec,
+    size,
+    system,
+    load,
+    caller,
+    ...(placement && { placement }),
+    ...(prime && { prime }),
+    allowedBefore,
+    spanStart,
+    spanEnd: spanStart,
+    tally: new Tally(size.calls),
+  };
+}
 
+/** Calls `from` .. `from + count - 1` of a prepared workload, timed, then the flush of what they left pending. */
+async function measureChunk(
+  redis: RedisUnderTest,
+  servers: Servers,
+  prepared: Prepared,
+  from: number,
+  count: number,
+): Promise<void> {
+  const { system, caller, spec } = prepared;
   const statsBefore = await snapshot(redis);
   const sentBefore = system.redisCommandsSent();
   const platformBefore = platformCalls(servers);
   const publishedBefore = servers.sns.stats().published;
   const cpuBefore = process.cpuUsage();
-  const run = await drive(caller, size.calls, concurrency);
+  const run = await drive(caller, from, count, spec.concurrency);
   const cpu = process.cpuUsage(cpuBefore);
-  const spanMs = Number(process.hrtime.bigint() - spanStart) / 1e6;
+  prepared.spanEnd = process.hrtime.bigint();
   const sent = system.redisCommandsSent() - sentBefore;
   const platformAfter = platformCalls(servers);
   const published = servers.sns.stats().published - publishedBefore;
   const perPrimary = primaryDeltas(statsBefore, await snapshot(redis));
-  const executedByCommand = sumByCommand(perPrimary.map((delta) => delta.executed.byCommand));
-  const executedTotal = perPrimary.reduce((sum, delta) => sum + delta.executed.total, 0);
-  const serverCpuSecondsUsed = perPrimary.reduce((sum, delta) => sum + delta.cpuSeconds, 0);
 
   const flushStart = process.hrtime.bigint();
   await system.flush();
   const flushMs = Number(process.hrtime.bigint() - flushStart) / 1e6;
-  const flushCalls = platformCallsBetween(platformAfter, platformCalls(servers));
+  prepared.tally.add({
+    from,
+    latenciesNs: run.latenciesNs,
+    outcomes: run.outcomes,
+    durationMs: run.durationMs,
+    cpuMicros: cpu.user + cpu.system,
+    redisCommandsSent: sent,
+    snsPublishes: published,
+    platformCalls: platformCallsBetween(platformBefore, platformAfter),
+    primaries: perPrimary.map((delta) => ({
+      byCommand: delta.executed.byCommand,
+      cpuSeconds: delta.cpuSeconds,
+    })),
+    flush: {
+      durationMs: flushMs,
+      platformCalls: platformCallsBetween(platformAfter, platformCalls(servers)),
+    },
+  });
+}
 
+function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): WorkloadResult {
+  const { workload, system, size, spec, load, tally, placement, prime } = prepared;
+  if (!tally.complete) throw new Error(`bench: ${workload}/${system.design} left calls unmeasured`);
+  const calls = tally.calls;
+  const perPrimary = tally.primaries;
+  const executedTotal = perPrimary.reduce((sum, primary) => sum + primary.total, 0);
+  const serverCpuSecondsUsed = perPrimary.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
   const reported = load.keys.reduce(
     (sum, key) => sum + servers.platform.usage(system.setup.serviceId, key, 'hits', 'eternity'),
     0,
   );
   const primaries: PrimaryFigures[] | undefined =
     placement &&
-    redis.primaries.map(({ address }, i) => ({
-      address,
-      slots: placement.slotsOf.get(address) ?? 0,
-      keys: load.keys.filter((key) => placement.owners.get(key) === address).length,
-      authorizations: load.events.filter(
-        (event) => placement.owners.get(String(event.headers?.apikey)) === address,
-      ).length,
-      commandsExecuted: perPrimary[i]?.executed.total ?? 0,
-      serverCpuMicros: (perPrimary[i]?.cpuSeconds ?? 0) * 1e6,
-    }));
+    redis.primaries.map(({ address }, i) => {
+      const primary = perPrimary[i] ?? { total: 0, cpuSeconds: 0 };
+      return {
+        address,
+        slots: placement.slotsOf.get(address) ?? 0,
+        keys: load.keys.filter((key) => placement.owners.get(key) === address).length,
+        authorizations: load.events.filter(
+          (event) => placement.owners.get(String(event.headers?.apikey)) === address,
+        ).length,
+        commandsExecuted: primary.total,
+        serverCpuMicros: primary.cpuSeconds * 1e6,
+      };
+    });
   return {
     workload,
-    design,
-    calls: run.calls,
+    design: system.design,
+    calls,
     keys: size.keys,
     endpoints: size.endpoints,
-    concurrency,
+    concurrency: spec.concurrency,
     warmupCalls: size.warmupCalls,
-    durationMs: run.durationMs,
-    spanMs,
-    authorizationsPerSecond: throughput(run.calls, run.durationMs),
-    latency: summarizeLatencies(run.latenciesNs),
-    processCpuMicrosPerCall: (cpu.user + cpu.system) / run.calls,
-    outcomes: run.outcomes,
+    durationMs: tally.durationMs,
+    spanMs: Number(prepared.spanEnd - prepared.spanStart) / 1e6,
+    authorizationsPerSecond: throughput(calls, tally.durationMs),
+    ...(tally.chunkThroughputs.length > 1 && { roundThroughputs: tally.chunkThroughputs }),
+    latency: summarizeLatencies(tally.latenciesNs),
+    processCpuMicrosPerCall: tally.cpuMicros / calls,
+    outcomes: tally.outcomes,
     redis: {
-      sentPerAuthorization: sent / run.calls,
-      executedPerAuthorization: executedTotal / run.calls,
-      executedByCommand,
-      serverCpuMicrosPerAuthorization: (serverCpuSecondsUsed * 1e6) / run.calls,
+      sentPerAuthorization: tally.redisCommandsSent / calls,
+      executedPerAuthorization: executedTotal / calls,
+      executedByCommand: tally.executedByCommand,
+      serverCpuMicrosPerAuthorization: (serverCpuSecondsUsed * 1e6) / calls,
     },
-    snsPublishes: published,
-    platformCalls: platformCallsBetween(platformBefore, platformAfter),
-    flush: { durationMs: flushMs, platformCalls: flushCalls },
-    reportedUsage: { allowed: allowedBefore + (run.outcomes.allow ?? 0), reported },
+    snsPublishes: tally.snsPublishes,
+    platformCalls: tally.platformCalls,
+    flush: { durationMs: tally.flushDurationMs, platformCalls: tally.flushPlatformCalls },
+    reportedUsage: { allowed: prepared.allowedBefore + (tally.outcomes.allow ?? 0), reported },
     ...(prime && { prime }),
     ...(primaries && { primaries }),
   };
@@ -622,10 +697,10 @@ async function stopRedis(redis: RedisUnderTest): Promise<void> {
   await redis.server.stop();
 }
 
-/** The platform's applications: user keys, and the oauth workloads' client ids on the OIDC service. */
-async function startServers(keys: readonly string[], clientIds: readonly string[]): Promise<Servers> {
+/** The platform with the run's applications on their services. */
+async function startServers(applications: Partial<Record<BenchServiceId, string[]>>): Promise<Servers> {
   const redis = await startSingle();
-  const platform = await startPlatform({ config: benchPlatformConfig(keys, clientIds), port: 0 });
+  const platform = await startPlatform({ config: benchPlatformConfig(applications), port: 0 });
   const sns = await startSnsEndpoint();
   const issuer = await startTokenIssuer(platform.url);
   return { redis, platform, sns, issuer };
@@ -638,7 +713,11 @@ async function stopServers(servers: Servers): Promise<void> {
   await stopRedis(servers.redis);
 }
 
-/** Runs `workloads` on `redis`, in order, each design and set-up with its own clients (made at first use). */
+/**
+ * Runs `workloads` on `redis` (see `runGroups`), each design and set-up with its own clients (made at first
+ * use). A group starts from an empty Redis; its members are prepared in turn, then measured in the chunks of
+ * `interleavedChunks` (one chunk for a run alone), each chunk followed by its flush.
+ */
 async function runOn(
   redis: RedisUnderTest,
   servers: Servers,
@@ -655,15 +734,22 @@ async function runOn(
   };
   const results: WorkloadResult[] = [];
   try {
-    for (const workload of workloads) {
-      const spec = WORKLOADS[workload];
-      for (const design of spec.designs) {
-        console.log(`bench: ${workload} / ${design} ...`);
+    for (const group of runGroups(workloads)) {
+      console.log(`bench: ${group.map(({ workload, design }) => `${workload} / ${design}`).join(', ')} ...`);
+      await Promise.all(redis.primaries.map(({ admin }) => admin.flushall()));
+      const prepared: Prepared[] = [];
+      for (const { workload, design } of group) {
+        const spec = WORKLOADS[workload];
         const system = systemFor(design, spec.setup);
-        results.push(
-          await runWorkload(redis, servers, system, workload, spec, quick ? spec.quick : spec.full),
-        );
+        prepared.push(await prepare(redis, servers, system, workload, spec, quick ? spec.quick : spec.full));
       }
+      const { group: groupName } = WORKLOADS[(group[0] as Run).workload];
+      const rounds = groupName === undefined ? 1 : GROUP_ROUNDS[groupName][quick ? 'quick' : 'full'];
+      const members = prepared.map((member) => ({ member, calls: member.size.calls }));
+      for (const { member, from, count } of interleavedChunks(members, rounds)) {
+        await measureChunk(redis, servers, member, from, count);
+      }
+      results.push(...prepared.map((member) => resultOf(redis, servers, member)));
     }
   } finally {
     await Promise.all([...systems.values()].map((system) => system.close()));
@@ -671,17 +757,18 @@ async function runOn(
   return results;
 }
 
-/** Every key of the run, by the service its workload's set-up uses (user keys, or oauth client ids). */
+/** Every application of the run, by the service its workload's set-up uses (user keys, app ids, client ids). */
 function applicationsOf(
   workloads: readonly WorkloadName[],
   quick: boolean,
-): { keys: string[]; clientIds: string[] } {
-  const keys: string[] = [];
-  const clientIds: string[] = [];
+): Partial<Record<BenchServiceId, string[]>> {
+  const applications: Partial<Record<BenchServiceId, string[]>> = {};
   for (const workload of workloads) {
     const spec = WORKLOADS[workload];
     const size = quick ? spec.quick : spec.full;
-    const into = SETUPS[spec.setup].request === 'bearer' ? clientIds : keys;
+    const { serviceId } = SETUPS[spec.setup];
+    const into = applications[serviceId] ?? [];
+    applications[serviceId] = into;
     for (const design of spec.designs) {
       into.push(
         ...keysOf(design, workload, 'warmup', size.warmupKeys),
@@ -689,7 +776,7 @@ function applicationsOf(
       );
     }
   }
-  return { keys, clientIds };
+  return applications;
 }
 
 /** The baseline is the original design on the key header: it has no set-ups. */
@@ -709,12 +796,12 @@ async function main(): Promise<number> {
   const initRuns = options.quick ? 5 : 15;
   const startedAt = new Date().toISOString();
   const loadAverageAtStart = os.loadavg()[0] as number;
-  const { keys, clientIds } = applicationsOf(options.workloads, options.quick);
+  const applications = applicationsOf(options.workloads, options.quick);
   console.log(
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
       `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
   );
-  const servers = await startServers(keys, clientIds);
+  const servers = await startServers(applications);
   try {
     const [first] = servers.redis.primaries as [Primary];
     const redisVersion = /redis_version:(\S+)/.exec(await first.admin.info('server'))?.[1] ?? 'unknown';
@@ -756,6 +843,7 @@ async function main(): Promise<number> {
           ...result.latency,
           authorizationsPerSecond: result.authorizationsPerSecond,
           cpuMicrosPerCall: result.processCpuMicrosPerCall,
+          ...(result.roundThroughputs && { roundThroughputs: result.roundThroughputs }),
         }
       );
     });

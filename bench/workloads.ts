@@ -4,17 +4,26 @@
  * entry here; run.ts wires whatever the table names.
  */
 import type { AccessConfigInput } from '../lambdas/core/config';
-import { BENCH_OAUTH_SERVICE_ID, BENCH_SERVICE_ID, SOAP_MAPPING_RULES } from './fixture';
+import {
+  BENCH_APP_ID_SERVICE_ID,
+  BENCH_OAUTH_SERVICE_ID,
+  BENCH_SERVICE_ID,
+  type BenchServiceId,
+  SOAP_MAPPING_RULES,
+} from './fixture';
 import type { Design, WorkloadName } from './report';
 
-/** How a call reaches the project: the REQUEST authorizer (key header or Bearer token) or the SOAP proxy. */
-export type RequestShape = 'rest' | 'bearer' | 'soap';
+/**
+ * How a call reaches the project: the REQUEST authorizer (the key header, the app id header without a key,
+ * or a Bearer token) or the SOAP proxy.
+ */
+export type RequestShape = 'rest' | 'app-id' | 'bearer' | 'soap';
 
-export type SetupName = 'rest' | 'oauth' | 'soap' | 'alerts-on' | 'alerts-off';
+export type SetupName = 'rest' | 'app-id' | 'oauth' | 'soap' | 'alerts-on' | 'alerts-off';
 
 export interface Setup {
   readonly request: RequestShape;
-  readonly serviceId: string;
+  readonly serviceId: BenchServiceId;
   /** Settings over the bench's configuration; `issuer` is the bench's token issuer URL. */
   readonly settings: (issuer: string) => Partial<AccessConfigInput>;
   /** The reporter publishes usage alerts to an alerts topic on the local SNS endpoint. */
@@ -37,6 +46,14 @@ export const SETUPS: Readonly<Record<SetupName, Setup>> = {
     request: 'rest',
     serviceId: BENCH_SERVICE_ID,
     settings: () => ({}),
+    alerts: false,
+    delivery: 'held',
+  },
+  // What a token becomes once verified: an application id without a key.
+  'app-id': {
+    request: 'app-id',
+    serviceId: BENCH_APP_ID_SERVICE_ID,
+    settings: () => ({ credentialMode: 'app_id' }),
     alerts: false,
     delivery: 'held',
   },
@@ -91,6 +108,53 @@ export interface Workload {
   readonly concurrency: number;
   /** The key's first call (the cache miss) is made apart, so every measured call is a cache hit. */
   readonly primed: boolean;
+  /**
+   * Workloads of one group are read against each other, so they run in alternating rounds (see
+   * `interleavedChunks`): drift over the run (JIT, heap growth, other load) then weighs on each alike.
+   */
+  readonly group?: InterleaveGroup;
+}
+
+export type InterleaveGroup = 'serial' | 'alerts';
+
+/** How many rounds a group runs in (full run, `--quick`): each member's calls are split into that many chunks. */
+export const GROUP_ROUNDS: Readonly<
+  Record<InterleaveGroup, { readonly full: number; readonly quick: number }>
+> = {
+  // Chunks of 500 (quick 200) calls of about a millisecond each.
+  serial: { full: 10, quick: 5 },
+  // Chunks of 6,000 (quick 5,000) calls: a chunk spans a few report windows, so the reporter runs inside it.
+  alerts: { full: 20, quick: 4 },
+};
+
+/** Where a member's calls start and how many it makes in one chunk. */
+export interface Chunk<Member> {
+  readonly member: Member;
+  readonly from: number;
+  readonly count: number;
+}
+
+/**
+ * The order in which a group's members make their calls: `rounds` rounds, the members in order, then in
+ * reverse order, and so on, so none is always first after the other (a run is one chunk when alone). A
+ * member's calls are split as evenly as its count allows, every call in exactly one chunk.
+ */
+export function interleavedChunks<Member>(
+  members: ReadonlyArray<{ readonly member: Member; readonly calls: number }>,
+  rounds: number,
+): Chunk<Member>[] {
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new RangeError(`rounds must be a positive integer: ${rounds}`);
+  const chunks: Chunk<Member>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? members : [...members].reverse();
+    for (const { member, calls } of order) {
+      const from = Math.floor((calls * round) / rounds);
+      const count = Math.floor((calls * (round + 1)) / rounds) - from;
+      if (count > 0) chunks.push({ member, from, count });
+    }
+  }
+  return chunks;
 }
 
 const CONCURRENT = 32;
@@ -106,23 +170,26 @@ const hotKey = (calls: number, warmupCalls: number): WorkloadSize => ({
   warmupKeys: 1,
 });
 
-/** One caller at a time on one cached key: the per-call cost beside which oauth and soap are read. */
+/** One caller at a time on one cached key: the per-call costs of the credential kinds and the SOAP proxy. */
 const serialHotKey = {
   full: hotKey(5_000, 500),
   quick: hotKey(1_000, 200),
+  designs: PROJECT,
   redis: 'single',
   concurrency: SERIAL,
   primed: true,
+  group: 'serial',
 } as const;
 
 /** The alerts pair: long enough for the reporter to run every report window several times over. */
 const liveHotKey = {
-  full: hotKey(60_000, 2_000),
+  full: hotKey(120_000, 2_000),
   quick: hotKey(20_000, 500),
   designs: PROJECT,
   redis: 'single',
   concurrency: CONCURRENT,
   primed: true,
+  group: 'alerts',
 } as const;
 
 /** The original design's workloads: both designs side by side, 32 callers, keys in the header. */
@@ -136,7 +203,10 @@ const spreadFull: WorkloadSize = {
   warmupKeys: 20,
 };
 
-/** In run order: the workloads a comparison reads together run close together. spread-cluster keeps its 1,000 keys in --quick. */
+/**
+ * In run order; the members of a group run together, in rounds, where the first of them stands. spread-cluster
+ * keeps its 1,000 keys in --quick.
+ */
 export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
   hot: {
     ...sideBySide,
@@ -167,11 +237,43 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
     primed: false,
   },
   // The baseline awaits an SNS publish per call: one caller at a time would take minutes.
-  'hot-serial': { ...serialHotKey, designs: PROJECT, setup: 'rest' },
-  oauth: { ...serialHotKey, designs: PROJECT, setup: 'oauth' },
-  soap: { ...serialHotKey, designs: PROJECT, setup: 'soap' },
+  'hot-serial': { ...serialHotKey, setup: 'rest' },
+  'app-id-serial': { ...serialHotKey, setup: 'app-id' },
+  oauth: { ...serialHotKey, setup: 'oauth' },
+  soap: { ...serialHotKey, setup: 'soap' },
   'hot-alerts-off': { ...liveHotKey, setup: 'alerts-off' },
   'hot-alerts-on': { ...liveHotKey, setup: 'alerts-on' },
 };
 
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
+
+/** A workload as one design runs it. */
+export interface Run {
+  readonly workload: WorkloadName;
+  readonly design: Design;
+}
+
+/**
+ * The selected workloads as the bench runs them: runs of one group together, where the first of them
+ * stands; every other workload and design alone, in order.
+ */
+export function runGroups(selected: readonly WorkloadName[]): Run[][] {
+  const groups: Run[][] = [];
+  const byGroup = new Map<InterleaveGroup, Run[]>();
+  for (const workload of selected) {
+    const { designs, group } = WORKLOADS[workload];
+    const runs = designs.map((design) => ({ workload, design }));
+    if (group === undefined) {
+      groups.push(...runs.map((run) => [run]));
+      continue;
+    }
+    const members = byGroup.get(group);
+    if (members) {
+      members.push(...runs);
+    } else {
+      byGroup.set(group, runs);
+      groups.push(runs);
+    }
+  }
+  return groups;
+}

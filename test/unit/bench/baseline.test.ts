@@ -50,7 +50,7 @@ function platformCalls(): number {
 
 beforeAll(async () => {
   redisServer = await startRedisServer(findOnPath('redis-server') ?? 'redis-server');
-  platform = await startPlatform({ config: benchPlatformConfig([KEY]) });
+  platform = await startPlatform({ config: benchPlatformConfig({ [BENCH_SERVICE_ID]: [KEY] }) });
   snsEndpoint = await startSnsEndpoint();
   snsEndpoint.addTopic('baseline-test', (message) => published.push(message));
   config = parseConfig({

@@ -1,0 +1,132 @@
+/**
+ * What a workload's measured chunks add up to. A workload of an interleaved group is measured in several
+ * chunks (bench/workloads.ts `interleavedChunks`); one that runs alone in one. Pure, so it is unit-tested.
+ */
+import type { PlatformCalls } from './report';
+
+/** What one primary of the Redis under test did over a chunk. */
+export interface PrimaryChunk {
+  readonly byCommand: ReadonlyArray<readonly [string, number]>;
+  readonly cpuSeconds: number;
+}
+
+/** One measured chunk: calls `from` .. `from + latenciesNs.length - 1`, then the flush that followed it. */
+export interface ChunkFigures {
+  readonly from: number;
+  readonly latenciesNs: Float64Array;
+  readonly outcomes: Readonly<Partial<Record<string, number>>>;
+  readonly durationMs: number;
+  /** The bench process's CPU time over the chunk's calls. */
+  readonly cpuMicros: number;
+  readonly redisCommandsSent: number;
+  readonly snsPublishes: number;
+  readonly platformCalls: PlatformCalls;
+  /** One entry per primary, in the same order every chunk. */
+  readonly primaries: readonly PrimaryChunk[];
+  readonly flush: { readonly durationMs: number; readonly platformCalls: PlatformCalls };
+}
+
+export const NO_PLATFORM_CALLS: PlatformCalls = { total: 0, byEndpoint: {} };
+
+export function addPlatformCalls(a: PlatformCalls, b: PlatformCalls): PlatformCalls {
+  const byEndpoint: Record<string, number> = { ...a.byEndpoint };
+  for (const [endpoint, calls] of Object.entries(b.byEndpoint)) {
+    byEndpoint[endpoint] = (byEndpoint[endpoint] ?? 0) + calls;
+  }
+  return { total: a.total + b.total, byEndpoint };
+}
+
+/** Per-command totals, largest first. */
+function sortedCounts(counts: ReadonlyMap<string, number>): Array<[string, number]> {
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+interface PrimaryTotals {
+  readonly byCommand: Map<string, number>;
+  cpuSeconds: number;
+}
+
+/** The sums of a workload's chunks; every call index must be measured exactly once. */
+export class Tally {
+  readonly latenciesNs: Float64Array;
+  private readonly measured: Uint8Array;
+  private readonly outcomeCounts: Record<string, number> = {};
+  private readonly primaryTotals: PrimaryTotals[] = [];
+  private readonly chunks: Array<{ readonly from: number; readonly throughput: number }> = [];
+  durationMs = 0;
+  cpuMicros = 0;
+  redisCommandsSent = 0;
+  snsPublishes = 0;
+  platformCalls = NO_PLATFORM_CALLS;
+  flushDurationMs = 0;
+  flushPlatformCalls = NO_PLATFORM_CALLS;
+
+  constructor(readonly calls: number) {
+    this.latenciesNs = new Float64Array(calls);
+    this.measured = new Uint8Array(calls);
+  }
+
+  add(chunk: ChunkFigures): void {
+    const end = chunk.from + chunk.latenciesNs.length;
+    if (chunk.from < 0 || end > this.calls) {
+      throw new RangeError(`chunk ${chunk.from}..${end - 1} is outside the ${this.calls} calls`);
+    }
+    if (this.measured.subarray(chunk.from, end).some((seen) => seen === 1)) {
+      throw new Error(`chunk ${chunk.from}..${end - 1} measures a call a second time`);
+    }
+    this.measured.fill(1, chunk.from, end);
+    this.chunks.push({ from: chunk.from, throughput: (chunk.latenciesNs.length * 1000) / chunk.durationMs });
+    this.latenciesNs.set(chunk.latenciesNs, chunk.from);
+    for (const [outcome, count] of Object.entries(chunk.outcomes)) {
+      this.outcomeCounts[outcome] = (this.outcomeCounts[outcome] ?? 0) + (count ?? 0);
+    }
+    this.durationMs += chunk.durationMs;
+    this.cpuMicros += chunk.cpuMicros;
+    this.redisCommandsSent += chunk.redisCommandsSent;
+    this.snsPublishes += chunk.snsPublishes;
+    this.platformCalls = addPlatformCalls(this.platformCalls, chunk.platformCalls);
+    this.flushDurationMs += chunk.flush.durationMs;
+    this.flushPlatformCalls = addPlatformCalls(this.flushPlatformCalls, chunk.flush.platformCalls);
+    chunk.primaries.forEach((primary, i) => {
+      const totals = this.primaryTotals[i] ?? { byCommand: new Map<string, number>(), cpuSeconds: 0 };
+      this.primaryTotals[i] = totals;
+      for (const [command, count] of primary.byCommand) {
+        totals.byCommand.set(command, (totals.byCommand.get(command) ?? 0) + count);
+      }
+      totals.cpuSeconds += primary.cpuSeconds;
+    });
+  }
+
+  /** Whether every call has been measured. */
+  get complete(): boolean {
+    return this.measured.every((seen) => seen === 1);
+  }
+
+  /** Calls per second of each chunk, in call order: of an interleaved workload, one per round. */
+  get chunkThroughputs(): number[] {
+    return [...this.chunks].sort((a, b) => a.from - b.from).map((chunk) => chunk.throughput);
+  }
+
+  get outcomes(): Readonly<Partial<Record<string, number>>> {
+    return this.outcomeCounts;
+  }
+
+  /** Per primary: commands executed (total and by command) and server CPU seconds over every chunk. */
+  get primaries(): Array<{ total: number; byCommand: Array<[string, number]>; cpuSeconds: number }> {
+    return this.primaryTotals.map((totals) => ({
+      total: [...totals.byCommand.values()].reduce((sum, count) => sum + count, 0),
+      byCommand: sortedCounts(totals.byCommand),
+      cpuSeconds: totals.cpuSeconds,
+    }));
+  }
+
+  /** Per-command totals over every primary. */
+  get executedByCommand(): Array<[string, number]> {
+    const totals = new Map<string, number>();
+    for (const primary of this.primaryTotals) {
+      for (const [command, count] of primary.byCommand)
+        totals.set(command, (totals.get(command) ?? 0) + count);
+    }
+    return sortedCounts(totals);
+  }
+}
