@@ -8,6 +8,7 @@ import type { MappingRule } from '../lambdas/core/config';
 import { SOAP_VERSIONS } from '../lambdas/core/soap/namespaces';
 import { SOAP_DEFAULTS } from '../lambdas/core/soap/settings';
 import { requestAuthorizerEvent } from '../local/authorizer-event';
+import { textPostEvent } from '../local/proxy-event';
 import { LOCAL_REGION } from '../local/sns-endpoint';
 import { seededRandom } from '../test/reliability/support/seed';
 import type { Design, WorkloadName } from './report';
@@ -187,20 +188,7 @@ export function soapProxyEvent(key: string, endpoint: Endpoint): APIGatewayProxy
     `<soap:Body><q:${operation} xmlns:q="urn:example:words"><q:word>hello</q:word></q:${operation}></soap:Body>` +
     '</soap:Envelope>';
   const headers = { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"urn:example:${operation}"` };
-  return {
-    httpMethod: 'POST',
-    path: '/soap',
-    resource: '/soap',
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    body,
-    isBase64Encoded: false,
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
+  return textPostEvent('/soap', body, headers);
 }
 
 /** One call of the traffic: the key, the endpoint, and the REQUEST authorizer event of the pair. */

@@ -2,6 +2,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { SOAP_VERSIONS, type SoapRequest, type SoapVersion } from '../../../lambdas/core/soap/envelope';
 import { parseSoapSettings, type SoapSettings } from '../../../lambdas/core/soap/settings';
+import { textPostEvent } from '../../../local/proxy-event';
 
 export const NS = 'urn:example:access';
 export const KEY = 'demo-key-1';
@@ -62,18 +63,5 @@ export function proxyEvent(
   body: string,
   headers: Record<string, string> = { 'Content-Type': CONTENT_TYPES['1.1'] },
 ): APIGatewayProxyEvent {
-  return {
-    httpMethod: 'POST',
-    path: '/soap',
-    resource: '/soap',
-    headers,
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    body,
-    isBase64Encoded: false,
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: {} as APIGatewayProxyEvent['requestContext'],
-  };
+  return textPostEvent('/soap', body, headers);
 }
