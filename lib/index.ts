@@ -39,6 +39,7 @@ export {
 export { AccessDocs, type AccessDocsProps } from './parts/docs';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
+export type { FunctionPartProps } from './parts/part-function';
 export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';
 export { UsagePipeline, type UsagePipelineProps } from './parts/usage-pipeline';
 export { WebhooksPart, type WebhooksPartProps } from './parts/webhooks';

@@ -1,24 +1,17 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { IdentitySource } from 'aws-cdk-lib/aws-apigateway';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { identitySourcesOf } from '../../lambdas/core/credentials';
 import { METRIC } from '../../lambdas/core/metric-names';
-import { accessFunction } from '../access-function';
 import { accessMetric, functionErrorsOf } from './alarms';
-import type { AccessBindings } from './bindings';
-import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
+import { type FunctionPartProps, partFunction } from './part-function';
 
-export interface AuthorizerFunctionProps {
-  readonly bindings: AccessBindings;
-  readonly network: AccessNetwork;
+export interface AuthorizerFunctionProps extends FunctionPartProps {
   /** The topic the authorizer publishes usage messages to. */
   readonly topic: ITopic;
-  readonly logRetention: RetentionDays;
-  readonly tracing: boolean;
 }
 
 /** The Lambda behind every protected method: decides from Redis, asks the platform on a key's first call. */
@@ -29,17 +22,19 @@ export class AuthorizerFunction implements AccessPart {
   public readonly identitySources: readonly string[];
 
   constructor(scope: Construct, props: AuthorizerFunctionProps) {
-    this.function = accessFunction(scope, 'AuthorizerFunction', {
-      bundle: 'authorizer',
-      invokedByApiGateway: true,
-      description: 'API access authorizer: decides from Redis, asks the platform on first calls',
-      memorySize: 512,
-      timeout: Duration.seconds(10),
-      network: props.network.functionPlacement,
-      logRetention: props.logRetention,
-      tracing: props.tracing,
-    });
-    props.bindings.bind(this.function, { publishTo: props.topic });
+    this.function = partFunction(
+      scope,
+      'AuthorizerFunction',
+      props,
+      {
+        bundle: 'authorizer',
+        invokedByApiGateway: true,
+        description: 'API access authorizer: decides from Redis, asks the platform on first calls',
+        memorySize: 512,
+        timeout: Duration.seconds(10),
+      },
+      { publishTo: props.topic },
+    );
     this.identitySources = identitySourcesOf(props.bindings.config).map((source) =>
       source.location === 'header'
         ? IdentitySource.header(source.name)

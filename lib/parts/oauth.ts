@@ -18,7 +18,6 @@ import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import {
@@ -30,12 +29,10 @@ import {
   parseConfig,
 } from '../../lambdas/core/config';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/routes';
-import { accessFunction } from '../access-function';
 import { functionErrorsOf } from './alarms';
-import type { AccessBindings } from './bindings';
 import { basePathOf } from './docs';
-import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
+import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
 
 /** A syntactically valid issuer that parseConfig checks in place of the protected API's URL, unknown yet. */
@@ -114,13 +111,9 @@ export function validateIssuerUrls(config: Pick<AccessConfig, 'oidcIssuer' | 'oi
   }
 }
 
-export interface OAuthPartProps {
-  readonly bindings: AccessBindings;
-  readonly network: AccessNetwork;
+export interface OAuthPartProps extends FunctionPartProps {
   /** The issuer's URL holder when the issuer is the protected API itself. */
   readonly issuer: ProtectedApiIssuer;
-  readonly logRetention: RetentionDays;
-  readonly tracing: boolean;
 }
 
 /** The issuer of oauth mode: the built-in one's key, function and routes, or the way out to an external one. */
@@ -150,18 +143,14 @@ export class OAuthPart implements AccessPart {
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
     });
-    this.tokenFunction = accessFunction(scope, 'TokenFunction', {
+    this.tokenFunction = partFunction(scope, 'TokenFunction', props, {
       bundle: 'token',
       invokedByApiGateway: true,
       description: 'OAuth 2.0 token endpoint: checks the client with the platform, signs tokens with KMS',
       memorySize: 256,
       timeout: Duration.seconds(10),
-      network: props.network.functionPlacement,
-      logRetention: props.logRetention,
-      tracing: props.tracing,
       environment: { [ENV.tokenSigningKeyId]: this.signingKey.keyArn },
     });
-    props.bindings.bind(this.tokenFunction);
     this.signingKey.grant(this.tokenFunction, 'kms:Sign', 'kms:GetPublicKey');
     this.onlyTokenFunctionSigns(this.signingKey, this.tokenFunction);
     this.alarms = [

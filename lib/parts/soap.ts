@@ -2,7 +2,6 @@ import { Duration } from 'aws-cdk-lib';
 import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
@@ -15,11 +14,9 @@ import {
   type SoapSettingsInput,
   soapSettingsToEnv,
 } from '../../lambdas/core/soap/settings';
-import { accessFunction } from '../access-function';
 import { accessMetric, functionErrorsOf } from './alarms';
-import type { AccessBindings } from './bindings';
-import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
+import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
 
 /** The SOAP route's settings: the proxy's own (lambdas/core/soap/settings.ts) and the route's path. */
@@ -49,14 +46,10 @@ export function soapRouteSettings(input: SoapRouteSettings): SoapSettings & { re
   return { ...settings, soapPath };
 }
 
-export interface SoapProxyPartProps {
+export interface SoapProxyPartProps extends FunctionPartProps {
   readonly settings: SoapRouteSettings;
-  readonly bindings: AccessBindings;
-  readonly network: AccessNetwork;
   /** The topic the proxy publishes usage messages to, as the authorizer does. */
   readonly topic: ITopic;
-  readonly logRetention: RetentionDays;
-  readonly tracing: boolean;
 }
 
 /**
@@ -72,20 +65,22 @@ export class SoapProxyPart implements AccessPart {
   constructor(scope: Construct, props: SoapProxyPartProps) {
     const { soapPath, ...settings } = soapRouteSettings(props.settings);
     this.path = soapPath;
-    this.function = accessFunction(scope, 'SoapProxyFunction', {
-      bundle: 'soap',
-      invokedByApiGateway: true,
-      description:
-        'SOAP access proxy: decides from the envelope with the access core, forwards allowed calls',
-      memorySize: 512,
-      // API Gateway's integration timeout (29 s) bounds the call; the backend deadline is under it.
-      timeout: Duration.seconds(29),
-      network: props.network.functionPlacement,
-      logRetention: props.logRetention,
-      tracing: props.tracing,
-      environment: soapSettingsToEnv(settings),
-    });
-    props.bindings.bind(this.function, { publishTo: props.topic });
+    this.function = partFunction(
+      scope,
+      'SoapProxyFunction',
+      props,
+      {
+        bundle: 'soap',
+        invokedByApiGateway: true,
+        description:
+          'SOAP access proxy: decides from the envelope with the access core, forwards allowed calls',
+        memorySize: 512,
+        // API Gateway's integration timeout (29 s) bounds the call; the backend deadline is under it.
+        timeout: Duration.seconds(29),
+        environment: soapSettingsToEnv(settings),
+      },
+      { publishTo: props.topic },
+    );
     const backendPort = Number(new URL(settings.soapBackendUrl).port || 443);
     if (backendPort !== 443) {
       props.network.functionSecurityGroup.addEgressRule(

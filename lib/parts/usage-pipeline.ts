@@ -3,31 +3,24 @@ import { Rule, type Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { accessFunction } from '../access-function';
 import { ALARM_PERIOD, sumOf } from './alarms';
-import type { AccessBindings } from './bindings';
-import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
+import { type FunctionPartProps, partFunction } from './part-function';
 
 const REPORTER_TIMEOUT = Duration.seconds(60);
 const REPORTER_BATCHING_WINDOW = Duration.seconds(5);
 const MAX_RECEIVE_COUNT = 5;
 
-export interface UsagePipelineProps {
-  readonly bindings: AccessBindings;
-  readonly network: AccessNetwork;
+export interface UsagePipelineProps extends FunctionPartProps {
   /** @default a new topic that accepts only TLS publishers */
   readonly topic?: ITopic;
   /** When the sweep flushes usage whose message was lost. */
   readonly sweepSchedule: Schedule;
-  readonly logRetention: RetentionDays;
-  readonly tracing: boolean;
 }
 
 /**
@@ -71,18 +64,11 @@ export class UsagePipeline implements AccessPart {
       new SqsSubscription(this.queue, { rawMessageDelivery: true, deadLetterQueue: this.deadLetterQueue }),
     );
 
-    const common = {
+    this.reporterFunction = partFunction(scope, 'ReporterFunction', props, {
       bundle: 'reporter',
-      network: props.network.functionPlacement,
-      logRetention: props.logRetention,
-      tracing: props.tracing,
-    } as const;
-    this.reporterFunction = accessFunction(scope, 'ReporterFunction', {
-      ...common,
       description: 'API usage reporter: reports pending usage to the platform and resyncs the cache',
       timeout: REPORTER_TIMEOUT,
     });
-    bindings.bind(this.reporterFunction);
     this.reporterFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: 100,
@@ -91,13 +77,12 @@ export class UsagePipeline implements AccessPart {
       }),
     );
 
-    this.sweepFunction = accessFunction(scope, 'SweepFunction', {
-      ...common,
+    this.sweepFunction = partFunction(scope, 'SweepFunction', props, {
+      bundle: 'reporter',
       handler: 'sweepHandler',
       description: 'API usage sweep: reports pending usage whose message was lost',
       timeout: Duration.seconds(50),
     });
-    bindings.bind(this.sweepFunction);
     const sweepSchedule = new Rule(scope, 'SweepSchedule', {
       description: 'Flushes pending API usage whose report message was lost',
       schedule: props.sweepSchedule,

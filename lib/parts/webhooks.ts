@@ -1,25 +1,17 @@
 import { Aws, CfnOutput, Duration, Fn } from 'aws-cdk-lib';
 import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../lambdas/core/metric-names';
 import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../lambdas/webhooks/route';
-import { accessFunction } from '../access-function';
 import { accessMetric, functionErrorsOf } from './alarms';
-import type { AccessBindings } from './bindings';
-import type { AccessNetwork } from './network';
 import type { AccessPart, AlarmSpec } from './part';
+import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
 
-export interface WebhooksPartProps {
-  readonly bindings: AccessBindings;
-  readonly network: AccessNetwork;
-  readonly logRetention: RetentionDays;
-  readonly tracing: boolean;
-}
+export type WebhooksPartProps = FunctionPartProps;
 
 /** Why the receiver's route has no authorizer (the template's metadata, cdk-nag's APIG4 and COG4). */
 const OPEN_BY_DESIGN =
@@ -65,19 +57,15 @@ export class WebhooksPart implements AccessPart {
           "A new token only works once it is pasted into the platform's webhook URL, which no rotation function can do; docs/platform-changes.md says how to change it by hand.",
       },
     ]);
-    this.function = accessFunction(scope, 'WebhooksFunction', {
+    this.function = partFunction(scope, 'WebhooksFunction', props, {
       bundle: 'webhooks',
       invokedByApiGateway: true,
       description: "Platform webhook receiver: refreshes the changed application's budget in Redis",
       // More memory is more CPU: webhooks are rare, so most of them meet a cold start.
       memorySize: 512,
       timeout: Duration.seconds(10),
-      network: props.network.functionPlacement,
-      logRetention: props.logRetention,
-      tracing: props.tracing,
       environment: { [WEBHOOK_ENV.tokenSecretArn]: this.tokenSecret.secretArn },
     });
-    props.bindings.bind(this.function);
     this.tokenSecret.grantRead(this.function);
     this.alarms = [
       {
