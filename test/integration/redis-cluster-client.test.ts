@@ -16,11 +16,13 @@ import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisSettings } from '../../lambdas/core/config';
 import {
+  CLUSTER_RETRY_DELAY_MS,
   clusterOptions,
   createRedisClient,
   ensureConnected,
   REDIS_COMMAND_TIMEOUT_MS,
   REDIS_CONNECT_TIMEOUT_MS,
+  type RedisConnection,
 } from '../../lambdas/core/redis-client';
 import {
   type ClusterNodeProcess,
@@ -30,7 +32,7 @@ import {
   terminateProcess,
 } from '../../local/redis';
 import { startTcpProxy, type TcpProxy } from '../reliability/support/tcp-proxy';
-import { ClusterAdmin } from '../support/cluster-admin';
+import { ClusterAdmin, type ClusterMember } from '../support/cluster-admin';
 import { startRedisTopology, type TestRedis } from '../support/redis-topology';
 
 const clients: Cluster[] = [];
@@ -76,9 +78,27 @@ describe('cluster client on a three-primary cluster', () => {
     expect(await admin.node(target).get(key)).toBe('3');
   });
 
-  it('never sends a redirected command again once its caller has given up on it', async () => {
-    const client = await redis.client();
-    const [counted, missing] = ['am:{late}:pending', 'am:{late}:inflight'];
+  /**
+   * ioredis sends a command refused with TRYAGAIN again to a random node, after the retry delay: one
+   * cycle can cost three redirections (MOVED from a third primary, ASK from the source, TRYAGAIN from
+   * the target), and ioredis gives up after 16. So at the product's timeout a long move fails the call by
+   * either bound; these tests name the one they need.
+   */
+  async function splitScriptDuringMove(
+    commandTimeoutMs: number,
+    whileRefused: (call: () => Promise<unknown>) => Promise<void>,
+  ): Promise<{
+    counted: string;
+    missing: string;
+    script: string;
+    client: RedisConnection;
+    target: ClusterMember;
+  }> {
+    const client = await redis.client({ commandTimeoutMs });
+    const [counted, missing] = [
+      `am:{late${commandTimeoutMs}}:pending`,
+      `am:{late${commandTimeoutMs}}:inflight`,
+    ];
     await client.set(counted, '0');
     const slot = await admin.slotOf(counted);
     const owner = await admin.ownerOf(slot);
@@ -86,17 +106,38 @@ describe('cluster client on a three-primary cluster', () => {
     if (!target) throw new Error('no other primary');
     // Two keys of a slot being migrated, one of them absent: Redis answers TRYAGAIN until the move ends.
     const script = "redis.call('incr', KEYS[1]); return redis.call('exists', KEYS[2])";
-    await admin.moveSlot(slot, target, async () => {
-      const startedAt = performance.now();
-      await expect(client.eval(script, 2, counted, missing)).rejects.toThrow('Command timed out');
-      expect(performance.now() - startedAt).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 200);
-      // The move ends while ioredis would still be retrying: a late resend would now run.
-      await sleep(80);
-    });
+    await admin.moveSlot(slot, target, () => whileRefused(() => client.eval(script, 2, counted, missing)));
+    return { counted, missing, script, client, target };
+  }
+
+  it('never sends a redirected command again once its caller has given up on it', async () => {
+    // A timeout that ends within two retry cycles: the command is still being retried when it fires.
+    const commandTimeoutMs = 2 * CLUSTER_RETRY_DELAY_MS;
+    const { counted, missing, script, client, target } = await splitScriptDuringMove(
+      commandTimeoutMs,
+      async (call) => {
+        const startedAt = performance.now();
+        await expect(call()).rejects.toThrow('Command timed out');
+        expect(performance.now() - startedAt).toBeLessThan(commandTimeoutMs + 200);
+        // The move ends while ioredis would still be retrying: a late resend would now run.
+        await sleep(80);
+      },
+    );
     await sleep(500);
     expect(await admin.node(target).get(counted)).toBe('0');
     expect(await client.eval(script, 2, counted, missing)).toBe(0);
     expect(await client.get(counted)).toBe('1');
+  });
+
+  it('fails a script refused for longer than the command timeout within it, counting nothing', async () => {
+    const { counted, target } = await splitScriptDuringMove(REDIS_COMMAND_TIMEOUT_MS, async (call) => {
+      const startedAt = performance.now();
+      await expect(call()).rejects.toThrow(/Command timed out|Too many Cluster redirections/);
+      expect(performance.now() - startedAt).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS + 200);
+      await sleep(REDIS_COMMAND_TIMEOUT_MS);
+    });
+    await sleep(500);
+    expect(await admin.node(target).get(counted)).toBe('0');
   });
 
   it('leaves no unhandled rejection when the ASKING before a redirected command times out', async () => {
