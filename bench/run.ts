@@ -583,6 +583,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
   const { workload, system, size, spec, load, tally, placement, prime } = prepared;
   if (!tally.complete) throw new Error(`bench: ${workload}/${system.design} left calls unmeasured`);
   const calls = tally.calls;
+  const roundThroughputs = tally.chunkThroughputs;
   const perPrimary = tally.primaries;
   const executedTotal = perPrimary.reduce((sum, primary) => sum + primary.total, 0);
   const serverCpuSecondsUsed = perPrimary.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
@@ -616,7 +617,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
     durationMs: tally.durationMs,
     spanMs: Number(prepared.spanEnd - prepared.spanStart) / 1e6,
     authorizationsPerSecond: throughput(calls, tally.durationMs),
-    ...(tally.chunkThroughputs.length > 1 && { roundThroughputs: tally.chunkThroughputs }),
+    ...(roundThroughputs.length > 1 && { roundThroughputs }),
     latency: summarizeLatencies(tally.latenciesNs),
     processCpuMicrosPerCall: tally.cpuMicros / calls,
     outcomes: tally.outcomes,

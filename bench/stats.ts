@@ -11,6 +11,19 @@ export function percentile(sortedAscending: ArrayLike<number>, p: number): numbe
   return sortedAscending[rank - 1] as number;
 }
 
+/**
+ * The middle value, the mean of the two middle ones for an even count: unlike `percentile`, it may be a
+ * value not observed (for ratios, not latencies).
+ */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of no values');
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
 export interface LatencySummary {
   readonly count: number;
   readonly p50Ms: number;

@@ -3,6 +3,7 @@
  * chunks (bench/workloads.ts `interleavedChunks`); one that runs alone in one. Pure, so it is unit-tested.
  */
 import type { PlatformCalls } from './report';
+import { throughput } from './stats';
 
 /** What one primary of the Redis under test did over a chunk. */
 export interface PrimaryChunk {
@@ -34,6 +35,11 @@ export function addPlatformCalls(a: PlatformCalls, b: PlatformCalls): PlatformCa
     byEndpoint[endpoint] = (byEndpoint[endpoint] ?? 0) + calls;
   }
   return { total: a.total + b.total, byEndpoint };
+}
+
+/** Adds each command's count into `totals`. */
+function addCounts(totals: Map<string, number>, counts: Iterable<readonly [string, number]>): void {
+  for (const [command, count] of counts) totals.set(command, (totals.get(command) ?? 0) + count);
 }
 
 /** Per-command totals, largest first. */
@@ -75,7 +81,10 @@ export class Tally {
       throw new Error(`chunk ${chunk.from}..${end - 1} measures a call a second time`);
     }
     this.measured.fill(1, chunk.from, end);
-    this.chunks.push({ from: chunk.from, throughput: (chunk.latenciesNs.length * 1000) / chunk.durationMs });
+    this.chunks.push({
+      from: chunk.from,
+      throughput: throughput(chunk.latenciesNs.length, chunk.durationMs),
+    });
     this.latenciesNs.set(chunk.latenciesNs, chunk.from);
     for (const [outcome, count] of Object.entries(chunk.outcomes)) {
       this.outcomeCounts[outcome] = (this.outcomeCounts[outcome] ?? 0) + (count ?? 0);
@@ -90,9 +99,7 @@ export class Tally {
     chunk.primaries.forEach((primary, i) => {
       const totals = this.primaryTotals[i] ?? { byCommand: new Map<string, number>(), cpuSeconds: 0 };
       this.primaryTotals[i] = totals;
-      for (const [command, count] of primary.byCommand) {
-        totals.byCommand.set(command, (totals.byCommand.get(command) ?? 0) + count);
-      }
+      addCounts(totals.byCommand, primary.byCommand);
       totals.cpuSeconds += primary.cpuSeconds;
     });
   }
@@ -123,10 +130,7 @@ export class Tally {
   /** Per-command totals over every primary. */
   get executedByCommand(): Array<[string, number]> {
     const totals = new Map<string, number>();
-    for (const primary of this.primaryTotals) {
-      for (const [command, count] of primary.byCommand)
-        totals.set(command, (totals.get(command) ?? 0) + count);
-    }
+    for (const primary of this.primaryTotals) addCounts(totals, primary.byCommand);
     return sortedCounts(totals);
   }
 }

@@ -1,4 +1,5 @@
 /** The design's performance targets (issue #6) and their evaluation: pure, so it is unit-tested. */
+import { median } from './stats';
 
 export const LIMITS = {
   /** Invariant 1: a cache hit is one Redis round trip; 5% slack for the rare resync or publish-path command. */
@@ -276,16 +277,6 @@ interface Measure {
   difference(workload: ComparedFigures, against: ComparedFigures): number;
   differenceText(workload: ComparedFigures, against: ComparedFigures): string;
   targetText(limit: number): string;
-}
-
-/** The middle value (the mean of the two middle ones for an even count). */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new RangeError('median of no values');
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { percentile, summarizeLatencies, throughput } from '../../../bench/stats';
+import { median, percentile, summarizeLatencies, throughput } from '../../../bench/stats';
 
 describe('percentile (nearest rank)', () => {
   const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -51,5 +51,13 @@ describe('throughput', () => {
   it('is calls per second of wall-clock time', () => {
     expect(throughput(20_000, 2_000)).toBe(10_000);
     expect(() => throughput(1, 0)).toThrow(RangeError);
+  });
+});
+
+describe('median', () => {
+  it('takes the median of an odd or even count, and refuses none', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(() => median([])).toThrow(RangeError);
   });
 });

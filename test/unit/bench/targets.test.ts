@@ -7,7 +7,6 @@ import {
   evaluateTargets,
   type HotKeyFigures,
   largestShareDeviation,
-  median,
   soundnessProblems,
   type TargetInputs,
   windowsSpanned,
@@ -261,12 +260,6 @@ describe('evaluateComparisons', () => {
       'hot-alerts-on': rounds(3_700, 3_000, 3_900),
     });
     expect(costly['alerts-throughput-loss']?.target?.pass).toBe(false);
-  });
-
-  it('takes the median of an odd or even count, and refuses none', () => {
-    expect(median([3, 1, 2])).toBe(2);
-    expect(median([4, 1, 3, 2])).toBe(2.5);
-    expect(() => median([])).toThrow(RangeError);
   });
 
   it('leaves out a comparison whose workloads did not both run', () => {
