@@ -43,6 +43,7 @@ import type { SoapRouteSettings } from './parts/soap';
 export const DURATION_PROPS = {
   reportWindowSeconds: 'reportWindow',
   negativeCacheTtlSeconds: 'negativeCacheTtl',
+  strictTrustSeconds: 'strictTrust',
 } as const satisfies Partial<Record<SettingNameIn<'cdk'>, string>>;
 
 type SettingProps = Partial<Pick<SettingValues, Exclude<SettingNameIn<'cdk'>, keyof typeof DURATION_PROPS>>>;
@@ -87,6 +88,13 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default 'strict'
    */
   readonly failureMode?: FailureMode;
+  /**
+   * `failureMode` strict: how long a budget's cached answer allows calls after the platform last
+   * confirmed it (its first call, the reporter's resync). Past it the platform is asked, and the call is
+   * refused (`platform_unavailable`) when it cannot answer. Keep it above two report windows.
+   * @default Duration.seconds(60)
+   */
+  readonly strictTrust?: Duration;
   /**
    * `hard` refuses calls over a limit; `soft` lets them through and counts them.
    * @default 'hard'

@@ -11,10 +11,12 @@
  * - A budget without a snapshot: one call asks the platform (authrep, which reports the call) and stores
  *   the answer; concurrent first calls of the budget wait for that answer instead of asking too, so no
  *   burst of first calls passes a limit the platform cannot see.
- * - Platform unavailable: `strict` refuses; `resilient` answers from the budget's snapshot, else
- *   refuses; `allow` does the same and lets an unknown credential through with its usage kept pending
- *   for the reporter. A refusal is a Deny (403) with reason `platform_unavailable`: never a 5xx, and
- *   never a 401, which would tell a consumer with a good key that the key is wrong.
+ * - Platform unavailable: the failure mode's handler decides (failure-modes.ts). `strict` lets the
+ *   budget's snapshot allow calls only within strictTrustSeconds of the platform's last confirmation,
+ *   then asks the platform and refuses when it cannot answer; `resilient` answers from the snapshot
+ *   however old, else refuses; `allow` does the same and lets an unknown credential through with its
+ *   usage kept pending for the reporter. A refusal is a Deny (403) with reason `platform_unavailable`:
+ *   never a 5xx, and never a 401, which would tell a consumer with a good key that the key is wrong.
  * - Platform refuses our own configuration (provider key, service id, metric names): Deny
  *   `platform_misconfigured`, logged as an error.
  * - Redis unreachable: authrep directly, as without a cache.
@@ -39,6 +41,7 @@ import {
   credentialReaderOf,
   keyIdOf,
 } from './credentials';
+import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
 import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
@@ -148,8 +151,11 @@ interface RequestFacts {
   readonly applicationId?: string;
 }
 
-/** Why the platform's answer could not be had: no snapshot of the budget at all, or not of this key. */
-type Unknown = 'budget' | 'key';
+/**
+ * Why the platform's answer could not be had: no snapshot of the budget at all, or not of this key, or a
+ * snapshot the failure mode no longer trusts.
+ */
+type Unknown = 'budget' | 'key' | 'unconfirmed';
 
 interface CacheParts {
   readonly cache: AccessCache;
@@ -161,6 +167,8 @@ export class AccessAuthorizer {
   private readonly mapper: UsageMapper;
   private readonly windowMs: number;
   private readonly softLimits: boolean;
+  private readonly failureMode: FailureModeHandler;
+  private readonly trustMs: number;
   private readonly cached: CacheParts | undefined;
   private readonly readCredential: CredentialReader;
 
@@ -170,6 +178,8 @@ export class AccessAuthorizer {
     this.mapper = compileMappingRules(config.mappingRules);
     this.windowMs = config.reportWindowSeconds * 1000;
     this.softLimits = config.limitMode === 'soft';
+    this.failureMode = FAILURE_MODE_HANDLERS[config.failureMode];
+    this.trustMs = config.strictTrustSeconds * 1000;
     if (deps.redis && !deps.publisher) {
       throw new ConfigError('topicArn', 'is required with redis: report messages are published to it');
     }
@@ -234,8 +244,33 @@ export class AccessAuthorizer {
         return this.checkKey(cached, facts);
       default:
         this.count(METRIC.cacheHit);
+        if (result.kind === 'allow') {
+          const confirmation = { confirmedAt: result.confirmedAt, now: facts.now, trustMs: this.trustMs };
+          if (!this.failureMode.trusts(confirmation)) return this.reconfirm(cached, facts, result);
+        }
         return this.fromCheck(cached, facts, result);
     }
+  }
+
+  /**
+   * A cached allow the failure mode no longer trusts (strict, past its bound): the usage the script
+   * recorded is given back, and the platform is asked as for a key the budget has not seen, so its fresh
+   * answer decides (and confirms the snapshot), or the call is refused when it cannot answer. A refusal
+   * stays a refusal however old: only an allow needs the platform's word.
+   */
+  private async reconfirm(
+    cached: CacheParts,
+    facts: RequestFacts,
+    result: Extract<CheckResult, { kind: 'allow' }>,
+  ): Promise<AccessDecision> {
+    if (result.publish) await this.publish(cached, facts);
+    try {
+      await cached.cache.giveBack(facts.credentialId, { bucket: result.bucket, usage: facts.usage });
+    } catch (error) {
+      // Left counted: over, never under (as a Redis command that timed out but ran).
+      this.deps.logger.warn('unconfirmed call not given back', { error: errorMessage(error) });
+    }
+    return this.checkKey(cached, facts, 'unconfirmed');
   }
 
   private count(name: string): void {
@@ -436,14 +471,12 @@ export class AccessAuthorizer {
   }
 
   /**
-   * What the failure mode does when the platform cannot be asked: `resilient` keeps what the budget's
-   * snapshot says (nothing, for a budget or key never seen), `allow` also lets the unknown through,
-   * deciding from the budget's snapshot when it has one.
+   * What the failure mode does with a call the cache left to the platform when the platform cannot be
+   * asked: refuse it, or admit it, deciding from the budget's snapshot when it has one.
    */
   private async platformDown(cached: CacheParts, facts: RequestFacts, unknown: Unknown) {
-    const { failureMode } = this.deps.config;
-    if (failureMode !== 'allow') return this.deny(facts, 'platform_unavailable');
-    if (unknown === 'key') {
+    if (this.failureMode.undecided === 'refuse') return this.deny(facts, 'platform_unavailable');
+    if (unknown !== 'budget') {
       const result = await this.check(cached, facts, '');
       if (result !== undefined && result.kind !== 'miss' && result.kind !== 'key_unknown') {
         return this.fromCheck(cached, facts, result);
@@ -521,16 +554,21 @@ export class AccessAuthorizer {
   }
 
   /**
-   * An app key the budget has not seen: the platform says whether it is one of the application's keys
-   * (authorize records nothing), and the budget's snapshot then decides the call as for any key.
+   * An app key the budget has not seen (or a snapshot to confirm): the platform says whether it is one
+   * of the application's keys (authorize records nothing), and the budget's snapshot, refreshed by the
+   * answer, then decides the call as for any key.
    */
-  private async checkKey(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
+  private async checkKey(
+    cached: CacheParts,
+    facts: RequestFacts,
+    unknown: Unknown = 'key',
+  ): Promise<AccessDecision> {
     this.count(METRIC.platformCall);
     const outcome = await this.deps.platform.authorize(facts.credential);
     if (!isCredentialAnswer(outcome)) {
       if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
       this.unavailable(outcome);
-      return this.platformDown(cached, facts, 'key');
+      return this.platformDown(cached, facts, unknown);
     }
     await this.storeAnswer(cached, facts, outcome);
     const state = stateOf(outcome);
@@ -544,7 +582,7 @@ export class AccessAuthorizer {
 
   /** Without a cache: every call is an authrep, and soft-limit usage is reported at once. */
   private async direct(facts: RequestFacts): Promise<AccessDecision> {
-    const { platform, config } = this.deps;
+    const { platform } = this.deps;
     this.count(METRIC.platformCall);
     const outcome = await platform.authrep(facts.credential, facts.usage);
     if (isCredentialAnswer(outcome)) {
@@ -557,7 +595,7 @@ export class AccessAuthorizer {
     }
     if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
     this.unavailable(outcome);
-    if (config.failureMode !== 'allow') return this.deny(facts, 'platform_unavailable');
+    if (this.failureMode.undecided === 'refuse') return this.deny(facts, 'platform_unavailable');
     this.noteUnrecorded(facts, 'platform unavailable, no cache');
     return this.allow(facts, '');
   }

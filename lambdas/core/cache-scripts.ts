@@ -40,6 +40,8 @@ local function read_snapshot(app_key)
       snapshot.state = value
     elseif name == 'plan' then
       snapshot.plan = value
+    elseif name == 'synced' then
+      snapshot.synced = value
     elseif string.sub(name, 1, 7) == 'parent:' then
       snapshot.parents[string.sub(name, 8)] = value
     elseif string.sub(name, 1, 6) == 'limit:' then
@@ -208,10 +210,11 @@ export const PERIOD_START_ARGS = 6;
  * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
  * snapshot, this key was never checked) | {'cached', state, publish} |
  * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
- * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start}: the limit a refusal hit,
+ * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start, synced}: the limit a refusal hit,
  * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
  * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
- * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT.
+ * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT; synced is when the platform
+ * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts).
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
@@ -275,9 +278,11 @@ end
 local bucket = starts[bucket_period(snapshot)]
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, window_ms, bucket, first_pair)
 local over = exceeded and '1' or '0'
-if not tightest then return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket)} end
+if not tightest then
+  return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket), snapshot.synced or '0'}
+end
 return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, int(tightest.max),
-  period_end_of(tightest), int(math.max(tightest_left, 0)), int(bucket)}
+  period_end_of(tightest), int(math.max(tightest_left, 0)), int(bucket), snapshot.synced or '0'}
 `,
 };
 

@@ -81,6 +81,8 @@ export type CheckResult =
       readonly limit?: LimitFeedback;
       /** The pending bucket the call's usage went to (see RecordedUsage). */
       readonly bucket: number;
+      /** When the platform last confirmed the budget's snapshot (epoch ms; 0 unknown). */
+      readonly confirmedAt: number;
     };
 
 /** Usage a decision added to the budget's pending usage: what `giveBack` can take back. */
@@ -314,6 +316,7 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
         publish: reply[2] === '1',
         overLimit: reply[3] === '1',
         bucket: Number(reply[9]),
+        confirmedAt: Number(reply[10] ?? 0),
       } as const;
       if (reply[4] === '') return base;
       return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };

@@ -11,7 +11,8 @@
  *                       state            `active` | `denied:<reason>` | `invalid:<code>`
  *                       plan             plan name
  *                       cred             the credential the reporter uses, sealed (AES-256-GCM, seal.ts)
- *                       synced           when the answer was stored (epoch ms)
+ *                       synced           when the platform last confirmed the answer (epoch ms): a first
+ *                                        call's authrep, an authorize, the reporter's resync
  *                       limit:<period>:<metric>  `<period start> <period end> <max> <current>` (-1 -1: eternity)
  *                       parent:<metric>  the metric's parent (the platform's hierarchy)
  *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,

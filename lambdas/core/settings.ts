@@ -383,6 +383,16 @@ export const SETTINGS = {
     FAILURE_MODES,
     'strict',
   ),
+  strictTrustSeconds: wholeNumber(
+    {
+      env: 'STRICT_TRUST_SECONDS',
+      sources: EVERYWHERE,
+      description:
+        "failureMode strict: how long a budget's cached answer allows calls after the platform last confirmed it",
+    },
+    { min: 1, max: 86_400 },
+    60,
+  ),
   limitMode: choice(
     {
       env: 'LIMIT_MODE',

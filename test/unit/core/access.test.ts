@@ -27,6 +27,8 @@ import {
 } from './fakes';
 
 const HOUR = 3_600_000;
+/** strictTrustSeconds of the failure-mode tests, in ms. */
+const TRUST_MS = 60_000;
 
 let redis: Redis;
 let platform: FakePlatform;
@@ -247,37 +249,94 @@ describe('the report publisher', () => {
 });
 
 describe('failure modes, the platform unavailable', () => {
-  type Situation = 'unknown credential' | 'known' | 'known at its limit';
-  const situations: Record<Situation, AuthOutcome | undefined> = {
-    'unknown credential': undefined,
-    known: authorized([hourly('hits', 100, 1, END)]),
-    'known at its limit': authorized([hourly('hits', 1, 1, END)]),
+  type Situation =
+    | 'unknown credential'
+    | 'known'
+    | 'known at its limit'
+    | 'known, unconfirmed past the strict bound'
+    | 'known at its limit, unconfirmed past the strict bound';
+  const known = authorized([hourly('hits', 100, 1, END)]);
+  const atItsLimit = authorized([hourly('hits', 1, 1, END)]);
+  /** The platform's answer before the outage, and how long before the call it confirmed it. */
+  const situations: Record<Situation, { answer?: AuthOutcome; confirmedAgoMs: number }> = {
+    'unknown credential': { confirmedAgoMs: 0 },
+    known: { answer: known, confirmedAgoMs: TRUST_MS },
+    'known at its limit': { answer: atItsLimit, confirmedAgoMs: 0 },
+    'known, unconfirmed past the strict bound': { answer: known, confirmedAgoMs: TRUST_MS + 1 },
+    'known at its limit, unconfirmed past the strict bound': { answer: atItsLimit, confirmedAgoMs: HOUR / 2 },
   };
+  const unavailable = refused('platform_unavailable', '', 'post_word');
+  const limited = refused('limits_exceeded', 'Basic', 'post_word');
   const table: [AccessConfigInput['failureMode'], Situation, AccessDecision][] = [
-    ['strict', 'unknown credential', refused('platform_unavailable', '', 'post_word')],
+    ['strict', 'unknown credential', unavailable],
     ['strict', 'known', allowed('Basic', 'post_word')],
-    ['strict', 'known at its limit', refused('limits_exceeded', 'Basic', 'post_word')],
-    ['resilient', 'unknown credential', refused('platform_unavailable', '', 'post_word')],
+    ['strict', 'known at its limit', limited],
+    ['strict', 'known, unconfirmed past the strict bound', unavailable],
+    ['strict', 'known at its limit, unconfirmed past the strict bound', limited],
+    ['resilient', 'unknown credential', unavailable],
     ['resilient', 'known', allowed('Basic', 'post_word')],
-    ['resilient', 'known at its limit', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['resilient', 'known at its limit', limited],
+    ['resilient', 'known, unconfirmed past the strict bound', allowed('Basic', 'post_word')],
+    ['resilient', 'known at its limit, unconfirmed past the strict bound', limited],
     ['allow', 'unknown credential', allowed('', 'post_word')],
     ['allow', 'known', allowed('Basic', 'post_word')],
-    ['allow', 'known at its limit', refused('limits_exceeded', 'Basic', 'post_word')],
+    ['allow', 'known at its limit', limited],
+    ['allow', 'known, unconfirmed past the strict bound', allowed('Basic', 'post_word')],
+    ['allow', 'known at its limit, unconfirmed past the strict bound', limited],
   ];
 
   it.each(table)('%s, %s', async (failureMode, situation, decision) => {
-    const decide = authorizer({ failureMode });
-    const known = situations[situation];
-    if (known) {
-      platform.authrepAnswer = () => known;
+    const decide = authorizer({ failureMode, strictTrustSeconds: TRUST_MS / 1000 });
+    const { answer, confirmedAgoMs } = situations[situation];
+    if (answer) {
+      platform.authrepAnswer = () => answer;
       await decide.decide(event());
     }
+    clock += confirmedAgoMs;
     platform.authrepAnswer = () => UNAVAILABLE;
+    platform.authorizeAnswer = () => UNAVAILABLE;
     const made = await decide.decide(event(POST));
     expect(made).toEqual(decision);
+    // A refused call keeps no usage: strict gives back what the script recorded before it asked.
     expect(await pendingUsage()).toEqual(made.effect === 'allow' ? { post_word: 1 } : {});
     // An allowed call's usage, or a known budget's refusal (a refresh), opens the report window.
-    expect(messages).toHaveLength(made.effect === 'allow' || known ? 1 : 0);
+    expect(messages).toHaveLength(made.effect === 'allow' || answer ? 1 : 0);
+  });
+});
+
+describe('strict, a cached answer older than its bound', () => {
+  const strict = () => authorizer({ failureMode: 'strict', strictTrustSeconds: TRUST_MS / 1000 });
+
+  it('is confirmed with one authorize (which records nothing), then decides from the cache again', async () => {
+    const decide = strict();
+    await decide.decide(event());
+    clock += TRUST_MS + 1;
+    platform.authorizeAnswer = () => authorized([hourly('hits', 100, 1, END)]);
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(platform.calls.map((call) => call.op)).toEqual(['authrep', 'authorize']);
+    expect(await pendingUsage()).toEqual({ get_word: 2 });
+  });
+
+  it('takes the fresh answer: a budget suspended meanwhile is refused, and keeps no usage of the call', async () => {
+    const decide = strict();
+    await decide.decide(event());
+    clock += TRUST_MS + 1;
+    platform.authorizeAnswer = () => denied('application_not_active');
+    expect(await decide.decide(event())).toEqual(refused('application_not_active'));
+    expect(await pendingUsage()).toEqual({});
+  });
+
+  it('is trusted for a whole bound again once the platform confirmed it', async () => {
+    const decide = strict();
+    await decide.decide(event());
+    clock += TRUST_MS + 1;
+    await decide.decide(event());
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    clock += TRUST_MS;
+    expect(await decide.decide(event())).toEqual(allowed());
+    clock += 1;
+    expect(await decide.decide(event())).toEqual(refused('platform_unavailable'));
   });
 });
 

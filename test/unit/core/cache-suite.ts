@@ -165,6 +165,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         overLimit: false,
         limit: { metric: 'get_word', period: 'minute', max: 3, resetAt: minuteStart + MINUTE, remaining: 1 },
         bucket: minuteStart,
+        confirmedAt: minuteStart,
       });
       expect(await check({ now })).toMatchObject({
         kind: 'allow',
@@ -203,6 +204,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         publish: true,
         overLimit: false,
         bucket: DAY_START,
+        confirmedAt: T0,
       });
     });
 
@@ -291,6 +293,15 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
       expect(await check()).toMatchObject({ kind: 'allow' });
       expect(await check()).toMatchObject({ kind: 'limited' });
+    });
+
+    it('tells an allowed call when the platform last confirmed the snapshot: each stored answer renews it', async () => {
+      await storeActive([hourly('hits', 10, 0)], T0);
+      expect(await check({ now: T0 + 5_000 })).toMatchObject({ kind: 'allow', confirmedAt: T0 });
+      await storeActive([hourly('hits', 10, 1)], T0 + 40_000);
+      expect(await check({ now: T0 + 45_000 })).toMatchObject({ kind: 'allow', confirmedAt: T0 + 40_000 });
+      await redis.hdel(keys.app, 'synced');
+      expect(await check({ now: T0 + 50_000 })).toMatchObject({ kind: 'allow', confirmedAt: 0 });
     });
   });
 

@@ -29,6 +29,7 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   tokenSigningKeyId: 'alias/tokens',
   mappingRules: [{ method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 2 }],
   failureMode: 'resilient',
+  strictTrustSeconds: 45,
   limitMode: 'soft',
   reportWindowSeconds: 30,
   negativeCacheTtlSeconds: 120,
