@@ -4,7 +4,8 @@
  * (which checks a key when one is given). The answer is an ES256 JWT the authorizer verifies on its own.
  *
  * - Credentials in the query string, an x-www-form-urlencoded body or HTTP Basic (2.3.1); two places at
- *   once, or a parameter repeated, is invalid_request.
+ *   once, or a parameter repeated, is invalid_request, and so is an id or secret the authorizer would not
+ *   take as a credential value (too long, empty, a comma, anything but printable ASCII).
  * - A wrong secret, an unknown client or a suspended application is invalid_client (401, Basic challenge);
  *   a failed check is remembered briefly (by a hash, never the secret), so a flood of wrong secrets does
  *   not reach the platform.
@@ -14,7 +15,12 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { AccessConfig } from '../core/config';
-import { credentialIdPrefix } from '../core/credentials';
+import {
+  checkedValue,
+  credentialIdPrefix,
+  MALFORMED_PROBLEM,
+  MAX_CREDENTIAL_BYTES,
+} from '../core/credentials';
 import type { LogPort } from '../core/observability';
 import type { AuthOutcome, PlatformPort } from '../core/platform/types';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from './routes';
@@ -158,6 +164,23 @@ function parametersClient(parameters: Parameters): ClientCredentials | 'partial'
   return { clientId, clientSecret };
 }
 
+/**
+ * The id and secret must be credential values as the authorizer reads them (credentials/values.ts): the
+ * id becomes the token's client id, which the authorizer checks so; a secret no key can be is refused
+ * before it reaches the platform, whose answer to an oversized one is no judgement of the client.
+ */
+function checkCredentialValues(client: ClientCredentials): void {
+  for (const [part, value] of [
+    ['client_id', client.clientId],
+    ['client_secret', client.clientSecret],
+  ] as const) {
+    const checked = checkedValue(value);
+    if (checked.ok) continue;
+    const bound = checked.reason === 'too_long' ? ` (at most ${MAX_CREDENTIAL_BYTES} bytes)` : '';
+    throw new RequestError('invalid_request', `${part} ${MALFORMED_PROBLEM[checked.reason]}${bound}`);
+  }
+}
+
 interface TokenRequest {
   readonly grantType: string | undefined;
   readonly client: ClientCredentials | undefined;
@@ -186,6 +209,7 @@ export function readTokenRequest(request: TokenHttpRequest): TokenRequest {
       `client_id and client_secret must come together in the ${where}`,
     );
   }
+  if (client !== undefined) checkCredentialValues(client);
   const grantTypes = [query.get('grant_type'), body.get('grant_type')].filter((v) => v !== undefined);
   if (grantTypes.length > 1) throw new RequestError('invalid_request', 'grant_type is given twice');
   return { grantType: grantTypes[0], client };

@@ -30,7 +30,7 @@ export type {
   ParameterPair,
 } from './scheme';
 export type { CredentialRequest, HeaderMap, MalformedReason, MultiValueHeaderMap } from './values';
-export { checkedValue, MAX_CREDENTIAL_BYTES } from './values';
+export { checkedValue, MALFORMED_PROBLEM, MAX_CREDENTIAL_BYTES } from './values';
 
 /** Every credential mode's scheme: a new mode is one module, and the compiler names what it lacks. */
 export const CREDENTIAL_SCHEMES: Readonly<Record<CredentialMode, CredentialScheme>> = {

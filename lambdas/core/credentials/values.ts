@@ -28,6 +28,16 @@ export type MalformedReason =
   /** An access token that is not a JWT the configured issuer signed for this audience, or has expired. */
   | 'invalid_token';
 
+/** What is wrong with a value refused for each reason, said after its name: "client_id is too long". */
+export const MALFORMED_PROBLEM: Readonly<Record<MalformedReason, string>> = {
+  missing: 'is missing',
+  empty: 'is empty',
+  too_long: 'is too long',
+  bad_characters: 'may hold printable ASCII characters only',
+  several_values: 'holds several values',
+  invalid_token: 'is not a valid access token',
+};
+
 /** The parts of a request a credential can travel in, as API Gateway hands them to the authorizer. */
 export interface CredentialRequest {
   readonly headers: HeaderMap;

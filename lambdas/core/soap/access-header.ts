@@ -7,8 +7,8 @@ import type { CredentialMode } from '../config';
 import {
   checkedValue,
   type ExampleApplication,
+  MALFORMED_PROBLEM,
   MAX_CREDENTIAL_BYTES,
-  type MalformedReason,
 } from '../credentials';
 import type { Credential } from '../platform/types';
 import type { SoapMessage } from './envelope';
@@ -104,15 +104,6 @@ export type AccessHeaderReading =
   | { readonly ok: true; readonly header: AccessHeader }
   | { readonly ok: false; readonly cause: AccessHeaderCause; readonly detail: string };
 
-const PROBLEMS: Readonly<Record<MalformedReason, string>> = {
-  missing: 'is missing',
-  empty: 'is empty',
-  too_long: 'is too long',
-  bad_characters: 'may hold printable ASCII characters only',
-  several_values: 'holds several values',
-  invalid_token: 'is not a valid access token',
-};
-
 /** The elements of the extension namespace among the header blocks, by local name. */
 function extensionBlocks(message: SoapMessage, namespace: string): Map<string, XmlElement[]> {
   const blocks = new Map<string, XmlElement[]>();
@@ -161,7 +152,7 @@ function readCredential(
       return {
         ok: false,
         cause: 'invalid_credential',
-        detail: `${element.name} ${PROBLEMS[checked.reason]}`,
+        detail: `${element.name} ${MALFORMED_PROBLEM[checked.reason]}`,
       };
     }
     values.set(element.name, text.value);

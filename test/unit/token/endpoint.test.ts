@@ -232,6 +232,68 @@ describe('RFC 6749 5.2 errors', () => {
   });
 });
 
+describe('the client id and secret are checked as the authorizer checks credentials, first', () => {
+  const CLIENT_ID_FLAWS = {
+    'a NUL': 'client-1\u0000',
+    'a trailing space': 'client-1 ',
+    'a tab': 'client-1\t',
+    'a newline': 'client-1\n',
+    'a comma': 'client-1,client-2',
+    'no character': '',
+  };
+
+  it('400 invalid_request naming the part, without asking the platform, for a 100 KB id or secret', async () => {
+    const huge = 'a'.repeat(100 * 1024);
+    for (const [client, part] of [
+      [{ client_id: huge, client_secret: 's' }, 'client_id'],
+      [{ client_id: 'client-1', client_secret: huge }, 'client_secret'],
+    ] as const) {
+      for (const parts of [{ query: query({ ...GRANT, ...client }) }, form({ ...GRANT, ...client })]) {
+        const answer = await post(parts);
+        expect(answer.statusCode).toBe(400);
+        expect(JSON.parse(answer.body)).toEqual({
+          error: 'invalid_request',
+          error_description: `${part} is too long (at most 256 bytes)`,
+        });
+      }
+    }
+    expect(platform.calls).toEqual([]);
+    expect(logger.lines.filter((line) => line.level !== 'info')).toEqual([]);
+  });
+
+  it('no token for an id the authorizer would refuse, even where the platform would take it', async () => {
+    platform.authorizeAnswer = () => authorized();
+    for (const [flaw, clientId] of Object.entries(CLIENT_ID_FLAWS)) {
+      for (const parts of [
+        { query: query({ ...GRANT, client_id: clientId, client_secret: 'secret:with:colons' }) },
+        form({ ...GRANT, client_id: clientId, client_secret: 'secret:with:colons' }),
+        {
+          query: query(GRANT),
+          headers: { authorization: basic(clientId, 'secret:with:colons') },
+        },
+      ]) {
+        const answer = await post(parts);
+        expect(answer.statusCode, flaw).toBe(400);
+        expect(JSON.parse(answer.body), flaw).toMatchObject({
+          error: 'invalid_request',
+          error_description: expect.stringMatching(/^client_id /),
+        });
+      }
+    }
+    expect(platform.calls).toEqual([]);
+  });
+
+  it('a secret with characters no key has is refused the same way, and never echoed', async () => {
+    const answer = await post({
+      query: query({ ...GRANT, client_id: 'client-1', client_secret: 'bad secret' }),
+    });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.body).not.toContain('bad secret');
+    expect(JSON.parse(answer.body).error_description).toMatch(/^client_secret /);
+    expect(platform.calls).toEqual([]);
+  });
+});
+
 describe('published keys', () => {
   it('serves the JWKS and the discovery document', async () => {
     const jwks = await endpoint.handle({ method: 'GET', headers: {}, query: {} }, '/.well-known/jwks.json');
