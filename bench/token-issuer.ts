@@ -8,6 +8,7 @@ import { parseConfig } from '../lambdas/core/config';
 import { silentLogger } from '../lambdas/core/observability';
 import { platformClientFromConfig } from '../lambdas/core/platform/client';
 import { type FailedClients, TOKEN_PATH, TokenEndpoint } from '../lambdas/token/endpoint';
+import { memoryGuessCounter } from '../lambdas/token/guess-limit';
 import { localTokenSigner } from '../lambdas/token/signer';
 import { closeServer, LOOPBACK, listenOnLoopback, readBody } from '../local/http-server';
 import { BENCH_OAUTH_SERVICE_ID, BENCH_PROVIDER_KEY, clientSecretOf } from './fixture';
@@ -50,6 +51,7 @@ export async function startTokenIssuer(platformUrl: string): Promise<TokenIssuer
     platform,
     signer: await localTokenSigner(),
     failedClients: memoryFailedClients(),
+    guesses: memoryGuessCounter(Date.now),
     logger: silentLogger,
     now: Date.now,
   });

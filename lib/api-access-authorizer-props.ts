@@ -44,6 +44,7 @@ export const DURATION_PROPS = {
   reportWindowSeconds: 'reportWindow',
   negativeCacheTtlSeconds: 'negativeCacheTtl',
   strictTrustSeconds: 'strictTrust',
+  tokenGuessWindowSeconds: 'tokenGuessWindow',
 } as const satisfies Partial<Record<SettingNameIn<'cdk'>, string>>;
 
 type SettingProps = Partial<Pick<SettingValues, Exclude<SettingNameIn<'cdk'>, keyof typeof DURATION_PROPS>>>;
@@ -110,6 +111,23 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default Duration.seconds(60)
    */
   readonly negativeCacheTtl?: Duration;
+  /**
+   * Built-in issuer: the window in which failed client checks count toward `tokenGuessesPerAddress` and
+   * `tokenGuessesPerClient` (docs/oauth.md).
+   * @default Duration.minutes(5)
+   */
+  readonly tokenGuessWindow?: Duration;
+  /**
+   * Built-in issuer: failed client checks one source address may make per window before the token
+   * endpoint answers 429 without asking the platform; lower than `tokenGuessesPerClient`.
+   * @default 10
+   */
+  readonly tokenGuessesPerAddress?: number;
+  /**
+   * Built-in issuer: failed checks of one client id per window, from all addresses, before 429.
+   * @default 100
+   */
+  readonly tokenGuessesPerClient?: number;
   /**
    * The VPC for the Lambdas and the cache. Needs private subnets with egress to reach the platform.
    * @default a new VPC: two AZs, public subnets with NAT gateways, private subnets for the Lambdas,

@@ -31,6 +31,7 @@ import {
   TOKEN_PATH,
   TokenEndpoint,
 } from '../lambdas/token/endpoint';
+import { guessCounterOf } from '../lambdas/token/guess-limit';
 import { createTokenHandler } from '../lambdas/token/handler';
 import { localTokenSigner } from '../lambdas/token/signer';
 import { createWebhookHandler, WEBHOOK_PATH, WEBHOOK_ROUTE } from '../lambdas/webhooks/handler';
@@ -333,6 +334,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         platform: platformClientFromConfig(config, config.platformCredential ?? ''),
         signer,
         failedClients: redisFailedClients(failedClientsRedis),
+        guesses: guessCounterOf(failedClientsRedis, logger, options.now),
         logger,
         now: options.now ?? Date.now,
       });

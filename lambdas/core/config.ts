@@ -141,6 +141,13 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
       'is required in oauth mode (the issuer whose tokens the API accepts)',
     );
   }
+  if (settings.tokenGuessesPerAddress >= settings.tokenGuessesPerClient) {
+    // Else one address could spend every attempt of a client and lock it out for everyone.
+    throw new ConfigError(
+      'tokenGuessesPerAddress',
+      `must be lower than tokenGuessesPerClient (${settings.tokenGuessesPerAddress} >= ${settings.tokenGuessesPerClient})`,
+    );
+  }
   return {
     ...settings,
     ...(input.platformCredential !== undefined && {

@@ -362,6 +362,34 @@ export const SETTINGS = {
     { min: 60, max: 86_400 },
     3600,
   ),
+  tokenGuessWindowSeconds: wholeNumber(
+    {
+      env: 'TOKEN_GUESS_WINDOW_SECONDS',
+      sources: EVERYWHERE,
+      description: "built-in issuer: the window in which a client's and an address's failed checks count",
+    },
+    { min: 10, max: 86_400 },
+    300,
+  ),
+  tokenGuessesPerAddress: wholeNumber(
+    {
+      env: 'TOKEN_GUESSES_PER_ADDRESS',
+      sources: EVERYWHERE,
+      description: 'built-in issuer: failed client checks from one source address per window, then 429',
+    },
+    { min: 1, max: 10_000 },
+    10,
+  ),
+  tokenGuessesPerClient: wholeNumber(
+    {
+      env: 'TOKEN_GUESSES_PER_CLIENT',
+      sources: EVERYWHERE,
+      description:
+        'built-in issuer: failed checks of one client id per window, then 429; above the per-address bound',
+    },
+    { min: 2, max: 100_000 },
+    100,
+  ),
   tokenSigningKeyId: optional({
     env: 'TOKEN_SIGNING_KEY_ID',
     description: 'the KMS key the built-in issuer signs with (AWS)',

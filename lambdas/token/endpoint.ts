@@ -4,11 +4,12 @@
  * (which checks a key when one is given). The answer is an ES256 JWT the authorizer verifies on its own.
  *
  * - Credentials in the query string, an x-www-form-urlencoded body or HTTP Basic (2.3.1); two places at
- *   once, or a parameter repeated, is invalid_request, and so is an id or secret the authorizer would not
- *   take as a credential value (too long, empty, a comma, anything but printable ASCII).
+ *   once, or a parameter repeated, is invalid_request. An id or secret the authorizer would not take as a
+ *   credential value (too long, empty, a comma, anything but printable ASCII) is invalid_client at once.
  * - A wrong secret, an unknown client or a suspended application is invalid_client (401, Basic challenge);
- *   a failed check is remembered briefly (by a hash, never the secret), so a flood of wrong secrets does
- *   not reach the platform.
+ *   a failed check is remembered briefly (by a hash, never the secret), so a flood of the same wrong
+ *   secret does not reach the platform, and failed checks per source address and per client are bounded
+ *   in a window (guess-limit.ts): past a bound, 429 slow_down with Retry-After, without the platform.
  * - An application over its usage limits still gets a token: limits count calls, and the authorizer
  *   refuses its calls until the period resets, exactly as for a key.
  * - The platform unreachable or refusing our configuration: 503 temporarily_unavailable, never a 500.
@@ -23,6 +24,7 @@ import {
 } from '../core/credentials';
 import type { LogPort } from '../core/observability';
 import type { AuthOutcome, PlatformPort } from '../core/platform/types';
+import { type Admission, type GuessBounds, type GuessCounter, GuessLimit } from './guess-limit';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from './routes';
 import { TOKEN_ALGORITHM, type TokenSigner } from './signer';
 
@@ -41,6 +43,8 @@ export interface TokenHttpRequest {
   readonly query: Readonly<Record<string, readonly string[] | undefined>>;
   /** The body as text; undefined when there is none. */
   readonly body?: string;
+  /** The client's IP address as API Gateway saw it (`requestContext.identity.sourceIp`). */
+  readonly sourceAddress?: string;
 }
 
 export interface TokenHttpResponse {
@@ -56,24 +60,34 @@ export interface FailedClients {
 }
 
 export interface TokenEndpointDeps {
-  readonly config: Pick<AccessConfig, 'serviceId' | 'tokenTtlSeconds' | 'oidcAudience'> & {
-    readonly oidcIssuer: string;
-  };
+  readonly config: Pick<AccessConfig, 'serviceId' | 'tokenTtlSeconds' | 'oidcAudience'> &
+    GuessBounds & {
+      readonly oidcIssuer: string;
+    };
   readonly platform: PlatformPort;
   readonly signer: TokenSigner;
   readonly failedClients: FailedClients;
+  /** Attempts per source address and per client (guess-limit.ts). */
+  readonly guesses: GuessCounter;
   readonly logger: LogPort;
   /** Epoch ms. */
   readonly now: () => number;
 }
 
-type OAuthError = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'temporarily_unavailable';
+type OAuthError =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'unsupported_grant_type'
+  | 'temporarily_unavailable'
+  | 'slow_down';
 
 const STATUS: Readonly<Record<OAuthError, number>> = {
   invalid_request: 400,
   invalid_client: 401,
   unsupported_grant_type: 400,
   temporarily_unavailable: 503,
+  // RFC 8628 registers slow_down for token endpoint answers; RFC 6585 gives it 429 and Retry-After.
+  slow_down: 429,
 };
 
 /** RFC 6749 5.1: token answers are never cached. */
@@ -166,8 +180,9 @@ function parametersClient(parameters: Parameters): ClientCredentials | 'partial'
 
 /**
  * The id and secret must be credential values as the authorizer reads them (credentials/values.ts): the
- * id becomes the token's client id, which the authorizer checks so; a secret no key can be is refused
- * before it reaches the platform, whose answer to an oversized one is no judgement of the client.
+ * id becomes the token's client id, which the authorizer checks so, and a secret no key can be is a
+ * failed authentication (invalid_client) decided before the platform, whose answer to an oversized value
+ * is no judgement of the client.
  */
 function checkCredentialValues(client: ClientCredentials): void {
   for (const [part, value] of [
@@ -177,7 +192,7 @@ function checkCredentialValues(client: ClientCredentials): void {
     const checked = checkedValue(value);
     if (checked.ok) continue;
     const bound = checked.reason === 'too_long' ? ` (at most ${MAX_CREDENTIAL_BYTES} bytes)` : '';
-    throw new RequestError('invalid_request', `${part} ${MALFORMED_PROBLEM[checked.reason]}${bound}`);
+    throw new RequestError('invalid_client', `${part} ${MALFORMED_PROBLEM[checked.reason]}${bound}`);
   }
 }
 
@@ -232,8 +247,18 @@ function clientCheckOf(outcome: AuthOutcome): ClientCheck {
   }
 }
 
+/** Whose attempts ran out, as the refusal says it. */
+const RAN_OUT: Readonly<Record<Extract<Admission, { ok: false }>['subject'], string>> = {
+  address: 'too many failed client authentications from this address',
+  client: 'too many failed authentications of this client',
+};
+
 export class TokenEndpoint {
-  constructor(private readonly deps: TokenEndpointDeps) {}
+  private readonly guesses: GuessLimit;
+
+  constructor(private readonly deps: TokenEndpointDeps) {
+    this.guesses = new GuessLimit(deps.config.serviceId, deps.config, deps.guesses, deps.logger);
+  }
 
   async handle(request: TokenHttpRequest, path: string): Promise<TokenHttpResponse> {
     if (path === JWKS_PATH && request.method === 'GET') {
@@ -259,12 +284,16 @@ export class TokenEndpoint {
     };
   }
 
-  private error(error: OAuthError, description: string): TokenHttpResponse {
+  private error(
+    error: OAuthError,
+    description: string,
+    headers: Record<string, string> = {},
+  ): TokenHttpResponse {
     const challenge: Record<string, string> =
       error === 'invalid_client'
         ? { 'www-authenticate': `Basic realm="${this.deps.config.oidcIssuer}"` }
         : {};
-    return json(STATUS[error], { error, error_description: description }, challenge);
+    return json(STATUS[error], { error, error_description: description }, { ...challenge, ...headers });
   }
 
   private async token(request: TokenHttpRequest): Promise<TokenHttpResponse> {
@@ -283,7 +312,12 @@ export class TokenEndpoint {
       return this.error('unsupported_grant_type', `grant_type ${parsed.grantType} is not supported: ${why}`);
     }
     if (parsed.client === undefined) return this.error('invalid_client', 'client authentication is missing');
-    const check = await this.checkClient(parsed.client);
+    const check = await this.checkClient(parsed.client, request.sourceAddress);
+    if (typeof check === 'object') {
+      return this.error('slow_down', `${RAN_OUT[check.subject]}; try again in ${check.retryAfterSeconds} s`, {
+        'retry-after': String(check.retryAfterSeconds),
+      });
+    }
     if (check === 'unavailable') {
       return this.error('temporarily_unavailable', 'the client cannot be checked now; try again later');
     }
@@ -305,16 +339,24 @@ export class TokenEndpoint {
       .digest('hex');
   }
 
-  private async checkClient(client: ClientCredentials): Promise<ClientCheck> {
+  /** The platform's judgement of the client, unless a failure is remembered or attempts ran out. */
+  private async checkClient(
+    client: ClientCredentials,
+    sourceAddress: string | undefined,
+  ): Promise<ClientCheck | Extract<Admission, { ok: false }>> {
     const { logger, platform, failedClients } = this.deps;
     const hash = this.failureHash(client);
     if (await failedClients.has(hash).catch(() => false)) return 'invalid';
+    const admission = await this.guesses.admit(client.clientId, sourceAddress);
+    if (!admission.ok) return admission;
     const outcome = await platform.authorize({
       kind: 'app_id',
       appId: client.clientId,
       appKey: client.clientSecret,
     });
     const check = clientCheckOf(outcome);
+    // Only a failed check spends an attempt: a genuine client, or one the platform could not judge, did not guess.
+    if (check !== 'invalid') await admission.giveBack();
     if (check === 'invalid') {
       await failedClients.add(hash, FAILED_CLIENT_TTL_SECONDS).catch((error: unknown) => {
         logger.warn('failed client check not remembered', { error: String(error) });

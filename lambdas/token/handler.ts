@@ -20,11 +20,13 @@ export function tokenHttpRequest(event: APIGatewayProxyEvent): TokenHttpRequest 
   for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
     if (value !== undefined && query[name] === undefined) query[name] = [value];
   }
+  const sourceAddress = event.requestContext?.identity?.sourceIp;
   return {
     method: event.httpMethod,
     headers: event.headers ?? {},
     query,
     ...(body !== undefined && { body }),
+    ...(sourceAddress && { sourceAddress }),
   };
 }
 

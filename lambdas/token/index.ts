@@ -8,6 +8,7 @@ import { SERVICE_NAME } from '../core/metric-names';
 import { createLogger } from '../core/observability';
 import { loadRuntime, oncePerContainer } from '../core/runtime';
 import { redisFailedClients, TokenEndpoint } from './endpoint';
+import { guessCounterOf } from './guess-limit';
 import { createTokenHandler } from './handler';
 import { kmsTokenSigner } from './signer';
 
@@ -31,6 +32,7 @@ const endpoint = oncePerContainer(async () => {
     platform: runtime.platform,
     signer: kmsTokenSigner(new KMSClient({ maxAttempts: 2 }), config.tokenSigningKeyId),
     failedClients: redisFailedClients(runtime.redis),
+    guesses: guessCounterOf(runtime.redis, runtime.logger),
     logger: runtime.logger,
     now: Date.now,
   });

@@ -1,18 +1,69 @@
 /**
- * OAuth end to end over HTTP through npm start's stack (the demo file): a token from POST /oauth/token with
- * the client credentials in the query string, calls with ?access_token= and with Bearer up to the plan's
- * limit, and the platform counting exactly the allowed calls against the application.
+ * OAuth end to end over HTTP through npm start's stack (the demo file, a real redis-server): a token from
+ * POST /oauth/token with the client credentials in the query string, calls with ?access_token= and with
+ * Bearer up to the plan's limit, and the platform counting exactly the allowed calls against the
+ * application; the token endpoint's bounds on guessing and on its inputs.
  */
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
+import { defaultOf } from '../../lambdas/core/settings';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 
 const SERVICE = '2555417735062';
-let stack: LocalStack | undefined;
+const stacks: LocalStack[] = [];
 
 afterAll(async () => {
-  await stack?.stop();
+  await Promise.all(stacks.map((stack) => stack.stop()));
 });
+
+async function demoApi() {
+  const stack = await startLocalStack({
+    stack: JSON.parse(readFileSync('local/demo.stack.json', 'utf8')),
+    env: {},
+    port: 0,
+    redis: 'auto',
+    sweepIntervalMs: 0,
+  });
+  stacks.push(stack);
+  const api = stack.gateways.find((gateway) => gateway.serviceId === SERVICE);
+  if (!api) throw new Error('no OAuth API in the demo');
+  return { stack, api };
+}
+
+/** POST /oauth/token with a form body, sent from `localAddress` (any 127.0.0.0/8 address is loopback). */
+function tokenFrom(
+  base: string,
+  form: Record<string, string>,
+  localAddress = '127.0.0.1',
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const body = new URLSearchParams({ grant_type: 'client_credentials', ...form }).toString();
+  return new Promise((resolve, reject) => {
+    const sent = request(
+      `${base}/oauth/token`,
+      {
+        method: 'POST',
+        localAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        timeout: 10_000,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
+    sent.on('timeout', () => sent.destroy(new Error('token request timed out')));
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
 
 async function token(base: string, secret = 'demo-oauth-secret') {
   const query = new URLSearchParams({
@@ -30,15 +81,7 @@ async function token(base: string, secret = 'demo-oauth-secret') {
 
 describe('the demo OAuth API', () => {
   it('issues a token, lets 20 calls an hour through, and the platform counts exactly those', async () => {
-    stack = await startLocalStack({
-      stack: JSON.parse(readFileSync('local/demo.stack.json', 'utf8')),
-      env: {},
-      port: 0,
-      redis: 'auto',
-      sweepIntervalMs: 0,
-    });
-    const api = stack.gateways.find((gateway) => gateway.serviceId === SERVICE);
-    if (!api) throw new Error('no OAuth API in the demo');
+    const { stack, api } = await demoApi();
     expect(api.url).toMatch(/\/oauth-api$/);
 
     const refused = await token(api.url, 'wrong');
@@ -72,5 +115,56 @@ describe('the demo OAuth API', () => {
 
     await stack.flush();
     expect(stack.platform?.usage(SERVICE, 'demo-oauth-app', 'hits', 'hour')).toBe(20);
+  }, 60_000);
+});
+
+describe('the token endpoint under attack', () => {
+  it('300 distinct wrong secrets from one address reach the platform 10 times; the right one from another address gets a token', async () => {
+    const { stack, api } = await demoApi();
+    const platform = stack.platform;
+    if (!platform) throw new Error('the demo has a local platform');
+    const before = platform.stats().authorize;
+    const statuses = new Map<number, number>();
+    let retryAfter: unknown;
+    for (let i = 0; i < 300; i++) {
+      const answer = await tokenFrom(api.url, { client_id: 'demo-oauth-app', client_secret: `guess-${i}` });
+      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+      if (answer.status === 429) retryAfter ??= answer.headers['retry-after'];
+    }
+    const perAddress = defaultOf('tokenGuessesPerAddress');
+    expect(platform.stats().authorize - before).toBe(perAddress);
+    expect(Object.fromEntries(statuses)).toEqual({ 401: perAddress, 429: 300 - perAddress });
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+
+    const genuine = { client_id: 'demo-oauth-app', client_secret: 'demo-oauth-secret' };
+    const fromElsewhere = await tokenFrom(api.url, genuine, '127.0.0.2');
+    expect(fromElsewhere.status).toBe(200);
+    const call = await fetch(`${api.url}/v1/words/hello.json`, {
+      headers: { authorization: `Bearer ${JSON.parse(fromElsewhere.body).access_token}` },
+    });
+    expect(call.status).toBe(200);
+    expect((await tokenFrom(api.url, genuine)).status).toBe(429);
+  }, 120_000);
+
+  it('a 100 KB id or secret, or an id the authorizer would refuse, is 401 without the platform, never a 5xx', async () => {
+    const { stack, api } = await demoApi();
+    const platform = stack.platform;
+    if (!platform) throw new Error('the demo has a local platform');
+    const before = platform.stats().authorize;
+    const huge = 'x'.repeat(100 * 1024);
+    const flawed = [
+      { client_id: huge, client_secret: 'demo-oauth-secret' },
+      { client_id: 'demo-oauth-app', client_secret: huge },
+      ...['\u0000', ' ', '\t', '\n'].map((flaw) => ({
+        client_id: `demo-oauth-app${flaw}`,
+        client_secret: 'demo-oauth-secret',
+      })),
+    ];
+    for (const form of flawed) {
+      const answer = await tokenFrom(api.url, form, '127.0.0.3');
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: 'invalid_client' });
+    }
+    expect(platform.stats().authorize).toBe(before);
   }, 60_000);
 });

@@ -32,6 +32,7 @@ import {
 } from '../../../lambdas/reporter/handler';
 import { createSoapAccessProxyHandler, type SoapProxyHandler } from '../../../lambdas/soap/handler';
 import { redisFailedClients } from '../../../lambdas/token/endpoint';
+import { guessCounterOf } from '../../../lambdas/token/guess-limit';
 import { type RunningPlatform, startPlatform } from '../../../local/platform';
 import { LocalQueue } from '../../../local/queue';
 import { freePort } from '../../../local/redis';
@@ -248,6 +249,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           serviceId: SERVICE_ID,
           platform: issuerPlatform,
           failedClients: redisFailedClients(issuerRedis),
+          guesses: guessCounterOf(issuerRedis, logger),
           logger,
           port: issuerPort,
         })

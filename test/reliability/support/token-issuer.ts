@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LogPort } from '../../../lambdas/core/observability';
 import type { PlatformPort } from '../../../lambdas/core/platform/types';
+import { defaultOf } from '../../../lambdas/core/settings';
 import {
   type FailedClients,
   JWKS_PATH,
@@ -15,6 +16,7 @@ import {
   TokenEndpoint,
   type TokenHttpRequest,
 } from '../../../lambdas/token/endpoint';
+import type { GuessCounter } from '../../../lambdas/token/guess-limit';
 import { localTokenSigner, TOKEN_ALGORITHM, type TokenSigner } from '../../../lambdas/token/signer';
 
 /** Where a client puts its id and secret on a token request (RFC 6749 2.3.1 and the specification's query). */
@@ -51,6 +53,7 @@ export interface TokenIssuerOptions {
   readonly serviceId: string;
   readonly platform: PlatformPort;
   readonly failedClients: FailedClients;
+  readonly guesses: GuessCounter;
   readonly logger: LogPort;
   readonly tokenTtlSeconds?: number;
   /** The loopback port, when the issuer URL must be known before the issuer starts; default any free one. */
@@ -71,7 +74,14 @@ async function tokenHttpRequest(request: IncomingMessage, url: URL): Promise<Tok
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const body = await readBody(request);
-  return { method: request.method ?? 'GET', headers, query, ...(body !== undefined && { body }) };
+  const sourceAddress = request.socket.remoteAddress;
+  return {
+    method: request.method ?? 'GET',
+    headers,
+    query,
+    ...(body !== undefined && { body }),
+    ...(sourceAddress !== undefined && { sourceAddress }),
+  };
 }
 
 export async function startTokenIssuer(options: TokenIssuerOptions): Promise<TokenIssuer> {
@@ -96,10 +106,14 @@ export async function startTokenIssuer(options: TokenIssuerOptions): Promise<Tok
       serviceId: options.serviceId,
       tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
       oidcIssuer: url,
+      tokenGuessWindowSeconds: defaultOf('tokenGuessWindowSeconds'),
+      tokenGuessesPerAddress: defaultOf('tokenGuessesPerAddress'),
+      tokenGuessesPerClient: defaultOf('tokenGuessesPerClient'),
     },
     platform: options.platform,
     signer,
     failedClients: options.failedClients,
+    guesses: options.guesses,
     logger: options.logger,
     now: Date.now,
   });

@@ -13,6 +13,7 @@ import {
   TokenEndpoint,
   type TokenHttpRequest,
 } from '../../../lambdas/token/endpoint';
+import { memoryGuessCounter } from '../../../lambdas/token/guess-limit';
 import { localTokenSigner, type TokenSigner } from '../../../lambdas/token/signer';
 import {
   authorized,
@@ -54,6 +55,7 @@ beforeEach(async () => {
     platform,
     signer,
     failedClients,
+    guesses: memoryGuessCounter(Date.now),
     logger,
     now: Date.now,
   });
@@ -242,7 +244,7 @@ describe('the client id and secret are checked as the authorizer checks credenti
     'no character': '',
   };
 
-  it('400 invalid_request naming the part, without asking the platform, for a 100 KB id or secret', async () => {
+  it('401 invalid_client naming the part, without asking the platform, for a 100 KB id or secret', async () => {
     const huge = 'a'.repeat(100 * 1024);
     for (const [client, part] of [
       [{ client_id: huge, client_secret: 's' }, 'client_id'],
@@ -250,9 +252,9 @@ describe('the client id and secret are checked as the authorizer checks credenti
     ] as const) {
       for (const parts of [{ query: query({ ...GRANT, ...client }) }, form({ ...GRANT, ...client })]) {
         const answer = await post(parts);
-        expect(answer.statusCode).toBe(400);
+        expect(answer.statusCode).toBe(401);
         expect(JSON.parse(answer.body)).toEqual({
-          error: 'invalid_request',
+          error: 'invalid_client',
           error_description: `${part} is too long (at most 256 bytes)`,
         });
       }
@@ -273,9 +275,9 @@ describe('the client id and secret are checked as the authorizer checks credenti
         },
       ]) {
         const answer = await post(parts);
-        expect(answer.statusCode, flaw).toBe(400);
+        expect(answer.statusCode, flaw).toBe(401);
         expect(JSON.parse(answer.body), flaw).toMatchObject({
-          error: 'invalid_request',
+          error: 'invalid_client',
           error_description: expect.stringMatching(/^client_id /),
         });
       }
@@ -287,10 +289,65 @@ describe('the client id and secret are checked as the authorizer checks credenti
     const answer = await post({
       query: query({ ...GRANT, client_id: 'client-1', client_secret: 'bad secret' }),
     });
-    expect(answer.statusCode).toBe(400);
+    expect(answer.statusCode).toBe(401);
     expect(answer.body).not.toContain('bad secret');
     expect(JSON.parse(answer.body).error_description).toMatch(/^client_secret /);
     expect(platform.calls).toEqual([]);
+  });
+});
+
+describe('online guessing of a secret is bounded per source address and per client', () => {
+  const from = (sourceAddress: string, secret: string, clientId = 'client-1') => ({
+    query: query({ ...GRANT, client_id: clientId, client_secret: secret }),
+    sourceAddress,
+  });
+
+  it('300 distinct wrong secrets from one address: the platform judges 10, the rest get 429 with Retry-After', async () => {
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof post>> | undefined;
+    for (let i = 0; i < 300; i++) {
+      const answer = await post(from('198.51.100.7', `guess-${i}`));
+      statuses.push(answer.statusCode);
+      if (answer.statusCode === 429) refused ??= answer;
+    }
+    expect(platform.count('authorize')).toBe(config.tokenGuessesPerAddress);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual(Array(290).fill(429));
+    expect(refused?.headers['retry-after']).toMatch(/^\d+$/);
+    expect(Number(refused?.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused?.headers['retry-after'])).toBeLessThanOrEqual(config.tokenGuessWindowSeconds);
+    expect(JSON.parse(refused?.body ?? '{}')).toMatchObject({ error: 'slow_down' });
+    expect(JSON.stringify(logger.lines)).not.toContain('guess-');
+
+    // The genuine client, from another address, still gets its token; from the spent address it waits.
+    expect((await post(from('203.0.113.9', 'secret:with:colons'))).statusCode).toBe(200);
+    expect((await post(from('198.51.100.7', 'secret:with:colons'))).statusCode).toBe(429);
+  });
+
+  it('many addresses: the client bound holds, and an address refused for the client keeps its attempts', async () => {
+    let judged = 0;
+    for (let i = 0; judged < config.tokenGuessesPerClient + 20; i++) {
+      for (let n = 0; n < config.tokenGuessesPerAddress; n++, judged++) {
+        await post(from(`10.0.${i}.1`, `guess-${i}-${n}`));
+      }
+    }
+    expect(platform.count('authorize')).toBe(config.tokenGuessesPerClient);
+    const refused = await post(from('203.0.113.9', 'secret:with:colons'));
+    expect(refused.statusCode).toBe(429);
+    expect(JSON.parse(refused.body).error_description).toMatch(/this client/);
+    // Another client from that address was not charged for the refusal.
+    expect((await post(from('203.0.113.9', 's2', 'client-2'))).statusCode).toBe(200);
+  });
+
+  it('a genuine client, or a platform that cannot judge, spends no attempt', async () => {
+    for (let i = 0; i < 3 * config.tokenGuessesPerAddress; i++) {
+      expect((await post(from('198.51.100.7', 'secret:with:colons'))).statusCode).toBe(200);
+    }
+    platform.authorizeAnswer = () => UNAVAILABLE;
+    for (let i = 0; i < 3 * config.tokenGuessesPerAddress; i++) {
+      expect((await post(from('198.51.100.7', 'secret:with:colons'))).statusCode).toBe(503);
+    }
+    expect(platform.count('authorize')).toBe(6 * config.tokenGuessesPerAddress);
   });
 });
 
