@@ -14,6 +14,7 @@ import type { RejectedUsage } from '../lambdas/core/cache';
 import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
 import { credentialHeaderNames, identitySourcesOf } from '../lambdas/core/credentials';
+import { redisTokensNotBefore } from '../lambdas/core/credentials/token-not-before';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
 import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
@@ -401,6 +402,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         serviceId: config.serviceId,
         credentialMode: config.credentialMode,
         cache: accessCacheOf(reporterDeps.redis, config),
+        tokensNotBefore: redisTokensNotBefore(reporterDeps.redis, config.serviceId, logger),
         sealer: sealerOf(config),
         platform: reporterPlatformClient,
         now: options.now ?? Date.now,

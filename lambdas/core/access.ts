@@ -41,6 +41,7 @@ import {
   credentialReaderOf,
   keyIdOf,
 } from './credentials';
+import { redisTokensNotBefore } from './credentials/token-not-before';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
 import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
@@ -174,7 +175,10 @@ export class AccessAuthorizer {
 
   constructor(private readonly deps: AccessAuthorizerDeps) {
     const { config } = deps;
-    this.readCredential = credentialReaderOf(config);
+    this.readCredential = credentialReaderOf(
+      config,
+      deps.redis && { tokensNotBefore: redisTokensNotBefore(deps.redis, config.serviceId, deps.logger) },
+    );
     this.mapper = compileMappingRules(config.mappingRules);
     this.windowMs = config.reportWindowSeconds * 1000;
     this.softLimits = config.limitMode === 'soft';

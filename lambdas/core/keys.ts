@@ -36,6 +36,9 @@
  *   am:{id}:lease     string, PX: the token of the reporter currently flushing the budget
  *   am:{id}:first     string, PX: the token of the one call asking the platform for a budget it has no
  *                     snapshot of; concurrent first calls wait for its answer instead of asking too
+ *   am:{id}:nbf       string, EX the longest a token lives: epoch ms before which the application's
+ *                     access tokens were issued are refused (its key deleted, it suspended or deleted:
+ *                     credentials/token-not-before.ts)
  */
 
 export const KEY_PREFIX = 'am';
@@ -53,6 +56,7 @@ export interface CredentialKeys {
   readonly window: string;
   readonly lease: string;
   readonly firstCall: string;
+  readonly tokensNotBefore: string;
 }
 
 export function credentialKeys(credentialId: string): CredentialKeys {
@@ -70,6 +74,7 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     window: `${base}:window`,
     lease: `${base}:lease`,
     firstCall: `${base}:first`,
+    tokensNotBefore: `${base}:nbf`,
   };
 }
 

@@ -18,6 +18,9 @@ import {
 
 export const DEFAULT_PLATFORM_URL = 'https://su1.3scale.net';
 
+/** The longest a built-in issuer's access token may live: a day. */
+export const MAX_TOKEN_TTL_SECONDS = 86_400;
+
 /** SQS caps the delivery delay, and so the report window, at 15 minutes. */
 export const MAX_REPORT_WINDOW_SECONDS = 900;
 
@@ -359,7 +362,7 @@ export const SETTINGS = {
       sources: EVERYWHERE,
       description: "lifetime of the built-in issuer's access tokens",
     },
-    { min: 60, max: 86_400 },
+    { min: 60, max: MAX_TOKEN_TTL_SECONDS },
     3600,
   ),
   tokenGuessWindowSeconds: wholeNumber(

@@ -10,6 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { CredentialMode } from './config';
 import { credentialIdOf, credentialIdPrefix, keyIdOf } from './credentials';
+import { TOKEN_REVOKING_ACTIONS, type TokensNotBefore } from './credentials/token-not-before';
 import { METRIC } from './observability';
 import type { Credential } from './platform/types';
 import type { FlushPorts } from './reporting';
@@ -112,6 +113,8 @@ export function tokenMatches(presented: string | undefined, expected: string): b
 export interface WebhookPorts
   extends Pick<FlushPorts, 'serviceId' | 'cache' | 'sealer' | 'platform' | 'now' | 'logger' | 'metrics'> {
   readonly credentialMode: CredentialMode;
+  /** Where oauth mode refuses the tokens issued before a key deletion or a suspension. */
+  readonly tokensNotBefore: Pick<TokensNotBefore, 'refuseBefore'>;
 }
 
 export type WebhookOutcome =
@@ -144,7 +147,8 @@ function deletedAnswer(credential: Credential): CredentialAnswer {
 /**
  * Applies an event to the cache: the application's budget, if the cache has one, gets the platform's
  * fresh answer (a deleted application is refused without asking); an app_id budget forgets the keys the
- * application no longer has.
+ * application no longer has. In oauth mode a deleted key, a suspension or a deletion also refuses the
+ * application's access tokens issued before now.
  */
 export async function applyPlatformEvent(ports: WebhookPorts, event: PlatformEvent): Promise<WebhookOutcome> {
   if (event.type !== 'application') return { kind: 'ignored', why: `a ${event.objectType} event` };
@@ -153,6 +157,14 @@ export async function applyPlatformEvent(ports: WebhookPorts, event: PlatformEve
   if (credential === undefined)
     return { kind: 'ignored', why: `no credential of ${ports.credentialMode} mode` };
   const credentialId = credentialIdOf(ports.serviceId, credential);
+  if (
+    ports.credentialMode === 'oauth' &&
+    credential.kind === 'app_id' &&
+    TOKEN_REVOKING_ACTIONS.has(event.action)
+  ) {
+    // Before the budget's check: tokens are verified without the cache, whether it holds the budget or not.
+    await ports.tokensNotBefore.refuseBefore(credential.appId, ports.now());
+  }
   if (!(await ports.cache.hasBudget(credentialId))) return { kind: 'unknown' };
   if (credential.kind === 'app_id') {
     const kept = event.keys.map((appKey) => keyIdOf(ports.serviceId, { ...credential, appKey }));

@@ -9,6 +9,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { accessCacheOf, sealerOf } from '../core/access';
 import { ConfigError } from '../core/config';
+import { redisTokensNotBefore } from '../core/credentials/token-not-before';
 import { loadRuntime, oncePerContainer, readSecret } from '../core/runtime';
 import { createWebhookHandler, WEBHOOKS_SERVICE_NAME, type WebhookHandler } from './handler';
 import { WEBHOOK_ENV } from './route';
@@ -37,6 +38,7 @@ const receiver = oncePerContainer(async (): Promise<WebhookHandler> => {
     serviceId: config.serviceId,
     credentialMode: config.credentialMode,
     cache: accessCacheOf(redis, config),
+    tokensNotBefore: redisTokensNotBefore(redis, config.serviceId, logger),
     sealer: sealerOf(config),
     platform,
     now: Date.now,

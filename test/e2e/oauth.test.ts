@@ -168,3 +168,112 @@ describe('the token endpoint under attack', () => {
     expect(platform.stats().authorize).toBe(before);
   }, 60_000);
 });
+
+describe('tokens issued before their secret is deleted or their application suspended', () => {
+  const ISSUER_SERVICE = 'svc-tokens';
+  const PROVIDER = 'pk-tokens';
+  const platformSection = {
+    services: [
+      {
+        id: ISSUER_SERVICE,
+        providerKey: PROVIDER,
+        authentication: 'oidc',
+        metrics: [{ name: 'hits' }],
+        plans: [{ name: 'Plenty', limits: [{ metric: 'hits', period: 'hour', value: 1000 }] }],
+        applications: [{ id: 'app-keys', appKeys: ['key-one', 'key-two'], plan: 'Plenty' }],
+      },
+    ],
+  };
+
+  async function oauthApi(webhooks: boolean) {
+    const stack = await startLocalStack({
+      stack: {
+        platform: platformSection,
+        gateway: { serviceId: ISSUER_SERVICE, credentialMode: 'oauth', routes: ['GET /v1/words/{word}'] },
+      },
+      port: 0,
+      redis: 'auto',
+      sweepIntervalMs: 0,
+      webhooks,
+    });
+    stacks.push(stack);
+    const [api] = stack.gateways;
+    if (!api || !stack.platform) throw new Error('the stack has no gateway or no platform');
+    const platformUrl = stack.platform.url;
+    return {
+      api,
+      async tokenOf(secret: string) {
+        const answer = await tokenFrom(api.url, { client_id: 'app-keys', client_secret: secret });
+        expect(answer.status).toBe(200);
+        return JSON.parse(answer.body).access_token as string;
+      },
+      async call(accessToken: string) {
+        const response = await fetch(`${api.url}/v1/words/w`, {
+          headers: { authorization: `Bearer ${accessToken}` },
+          signal: AbortSignal.timeout(10_000),
+        });
+        await response.arrayBuffer();
+        return response.status;
+      },
+      async admin(method: string, path: string) {
+        const response = await fetch(`${platformUrl}/admin/api/accounts/1/applications/app-keys/${path}`, {
+          method,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ provider_key: PROVIDER }).toString(),
+          signal: AbortSignal.timeout(5000),
+        });
+        expect(response.status).toBeLessThan(300);
+      },
+    };
+  }
+
+  /** Calls until the status is `wanted`, at most `limitMs`; the statuses seen. */
+  async function until(send: () => Promise<number>, wanted: number, limitMs: number): Promise<number> {
+    const startedAt = performance.now();
+    let status = await send();
+    while (status !== wanted && performance.now() - startedAt < limitMs) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      status = await send();
+    }
+    return status;
+  }
+
+  /** Past the second of the webhook: a token's `iat` has whole seconds. */
+  const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+
+  it('with webhooks: a deleted key refuses the tokens issued before it, verified ones too; new tokens work', async () => {
+    const { api, tokenOf, call, admin } = await oauthApi(true);
+    const before = await tokenOf('key-one');
+    const otherBefore = await tokenOf('key-two');
+    expect([await call(before), await call(before), await call(otherBefore)]).toEqual([200, 200, 200]);
+    await admin('DELETE', 'keys/key-one.xml');
+    expect(await until(() => call(before), 401, 1000)).toBe(401);
+    // The application's tokens issued before the deletion, whichever key they were had with.
+    expect(await call(otherBefore)).toBe(401);
+    await nextSecond();
+    expect(await call(await tokenOf('key-two'))).toBe(200);
+    expect((await tokenFrom(api.url, { client_id: 'app-keys', client_secret: 'key-one' })).status).toBe(401);
+  }, 60_000);
+
+  it('with webhooks: tokens from before a suspension stay refused once the application is resumed', async () => {
+    const { tokenOf, call, admin } = await oauthApi(true);
+    const before = await tokenOf('key-one');
+    expect(await call(before)).toBe(200);
+    await admin('PUT', 'suspend.xml');
+    expect(await until(() => call(before), 401, 1000)).toBe(401);
+    await admin('PUT', 'resume.xml');
+    await nextSecond();
+    const after = await tokenOf('key-one');
+    expect(await until(() => call(after), 200, 3000)).toBe(200);
+    expect(await call(before)).toBe(401);
+  }, 60_000);
+
+  it('without webhooks: a token outlives its deleted key until it expires (docs/oauth.md)', async () => {
+    const { tokenOf, call, admin } = await oauthApi(false);
+    const before = await tokenOf('key-one');
+    expect(await call(before)).toBe(200);
+    await admin('DELETE', 'keys/key-one.xml');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await call(before)).toBe(200);
+  }, 60_000);
+});

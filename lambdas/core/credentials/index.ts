@@ -15,6 +15,7 @@ import type {
   IdentitySource,
   PlatformCredential,
   PlatformCredentials,
+  ReaderPorts,
 } from './scheme';
 import { userKeyPlatformCredential, userKeyScheme } from './user-key';
 import type { CredentialRequest, HeaderMap, MultiValueHeaderMap } from './values';
@@ -28,6 +29,7 @@ export type {
   ExampleApplication,
   IdentitySource,
   ParameterPair,
+  ReaderPorts,
 } from './scheme';
 export type { CredentialRequest, HeaderMap, MalformedReason, MultiValueHeaderMap } from './values';
 export { checkedValue, MALFORMED_PROBLEM, MAX_CREDENTIAL_BYTES } from './values';
@@ -71,8 +73,8 @@ export function credentialHeaderNames(config: ModeSettings): string[] {
 }
 
 /** The configured mode's credential reader: built once per container, then called for each request. */
-export function credentialReaderOf(config: ModeSettings): CredentialReader {
-  return CREDENTIAL_SCHEMES[config.credentialMode].reader(config);
+export function credentialReaderOf(config: ModeSettings, ports?: ReaderPorts): CredentialReader {
+  return CREDENTIAL_SCHEMES[config.credentialMode].reader(config, ports);
 }
 
 /** The request's credential in the configured mode, or why it is malformed (a reader built for one call). */

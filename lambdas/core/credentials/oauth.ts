@@ -8,6 +8,7 @@
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { ConfigError, jwksUrlOf } from '../config';
 import type { CredentialExtraction, CredentialScheme, CredentialSettings } from './scheme';
+import type { TokensNotBefore } from './token-not-before';
 import {
   type CredentialRequest,
   checkedValue,
@@ -15,7 +16,7 @@ import {
   singleQueryValue,
   type ValueRead,
 } from './values';
-import { tokenDigest, VerifiedTokens } from './verified-tokens';
+import { type KnownToken, tokenDigest, VerifiedTokens } from './verified-tokens';
 
 export const AUTHORIZATION_HEADER = 'authorization';
 export const ACCESS_TOKEN_PARAMETER = 'access_token';
@@ -108,7 +109,7 @@ export function remoteTokenKeys(
   });
 }
 
-export type TokenVerdict = { readonly ok: true; readonly clientId: string } | { readonly ok: false };
+export type TokenVerdict = ({ readonly ok: true } & KnownToken) | { readonly ok: false };
 
 /** Verifies access tokens against one issuer: signature, algorithm, issuer, audience, lifetime, client id. */
 export class AccessTokenVerifier {
@@ -127,8 +128,8 @@ export class AccessTokenVerifier {
   async verify(token: string): Promise<TokenVerdict> {
     const digest = tokenDigest(token);
     const now = Date.now();
-    const known = this.verified.clientIdOf(digest, now);
-    if (known !== undefined) return { ok: true, clientId: known };
+    const kept = this.verified.known(digest, now);
+    if (kept !== undefined) return { ok: true, ...kept };
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.keys, {
@@ -142,38 +143,38 @@ export class AccessTokenVerifier {
       if (keysUnavailable(error)) throw new TokenKeysUnavailableError(error);
       return { ok: false };
     }
-    const verdict = this.clientIdOf(payload);
+    const clientId = this.clientIdOf(payload);
+    if (clientId === undefined) return { ok: false };
+    const known = { clientId, ...(typeof payload.iat === 'number' && { issuedAt: payload.iat }) };
     // Until it expires, and no longer than the keys are kept: a key withdrawn from the JWKS stops
     // its tokens within the same bound either way.
-    if (verdict.ok)
-      this.verified.keep(
-        digest,
-        verdict.clientId,
-        Math.min(Number(payload.exp) * 1000, now + JWKS_MAX_AGE_MS),
-      );
-    return verdict;
+    this.verified.keep(digest, known, Math.min(Number(payload.exp) * 1000, now + JWKS_MAX_AGE_MS));
+    return { ok: true, ...known };
   }
 
-  private clientIdOf(payload: JWTPayload): TokenVerdict {
+  private clientIdOf(payload: JWTPayload): string | undefined {
     for (const claim of this.clientIdClaims) {
       const value = payload[claim];
       if (value === undefined) continue;
       const checked = typeof value === 'string' ? checkedValue(value) : undefined;
-      return checked?.ok && checked.value !== undefined
-        ? { ok: true, clientId: checked.value }
-        : { ok: false };
+      return checked?.ok ? checked.value : undefined;
     }
-    return { ok: false };
+    return undefined;
   }
 }
 
-/** The oauth reader over a verifier: the token read, verified, and turned into an app id without a key. */
-export function tokenReader(verifier: AccessTokenVerifier) {
+/**
+ * The oauth reader over a verifier: the token read, verified, and turned into an app id without a key;
+ * with `notBefore`, a token its application's key deletion or suspension came after is refused too.
+ */
+export function tokenReader(verifier: AccessTokenVerifier, notBefore?: TokensNotBefore) {
   return async (request: CredentialRequest): Promise<CredentialExtraction> => {
     const found = bearerToken(request);
     if (!found.ok) return found;
     const verdict = await verifier.verify(found.token);
-    if (!verdict.ok) return { ok: false, header: AUTHORIZATION_HEADER, reason: 'invalid_token' };
+    if (!verdict.ok || (await notBefore?.refuses(verdict.clientId, verdict.issuedAt))) {
+      return { ok: false, header: AUTHORIZATION_HEADER, reason: 'invalid_token' };
+    }
     return { ok: true, credential: { kind: 'app_id', appId: verdict.clientId } };
   };
 }
@@ -185,7 +186,7 @@ export function bearerChallenge(settings: Pick<CredentialSettings, 'oidcIssuer'>
 }
 
 export const oauthScheme: CredentialScheme = {
-  reader: (settings) => tokenReader(new AccessTokenVerifier(settings)),
+  reader: (settings, ports) => tokenReader(new AccessTokenVerifier(settings), ports?.tokensNotBefore),
   // Neither place alone is required, and API Gateway requires every identity source it lists.
   identitySources: () => [],
   hint: () =>

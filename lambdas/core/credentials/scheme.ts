@@ -8,6 +8,7 @@
  */
 import type { AccessConfig, CredentialLocation } from '../config';
 import type { Credential } from '../platform/types';
+import type { TokensNotBefore } from './token-not-before';
 import type { CredentialRequest, MalformedReason } from './values';
 
 export type PlatformCredentialKind = Credential['kind'];
@@ -45,6 +46,12 @@ export type CredentialReader = (
   request: CredentialRequest,
 ) => CredentialExtraction | Promise<CredentialExtraction>;
 
+/** What a reader may consult besides the request: Redis-backed facts, where a cache is configured. */
+export interface ReaderPorts {
+  /** Access tokens refused by their issue time (token schemes only). */
+  readonly tokensNotBefore?: TokensNotBefore;
+}
+
 /** A request parameter API Gateway must see before it invokes the authorizer. */
 export interface IdentitySource {
   readonly location: CredentialLocation;
@@ -66,7 +73,7 @@ export interface ExampleApplication {
 
 export interface CredentialScheme {
   /** The reader of the request's credential (or of why it is malformed) for these settings. */
-  reader(settings: CredentialSettings): CredentialReader;
+  reader(settings: CredentialSettings, ports?: ReaderPorts): CredentialReader;
   /**
    * Parameters API Gateway must see before it invokes the authorizer: a call missing one is refused with
    * 401 and never reaches the authorizer or its cache. Only parts every call must carry: an optional

@@ -18,6 +18,7 @@ import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
 import { accessCacheOf, sealerOf } from '../../../lambdas/core/access';
 import type { AccessConfig, AccessConfigInput, CredentialMode } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
+import { redisTokensNotBefore } from '../../../lambdas/core/credentials/token-not-before';
 import { SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
 import type { LogPort, MetricsPort } from '../../../lambdas/core/observability';
 import { createPlatformClient, type PlatformClient } from '../../../lambdas/core/platform/client';
@@ -231,6 +232,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           serviceId: config.serviceId,
           credentialMode: config.credentialMode,
           cache: accessCacheOf(webhookRedis, config),
+          tokensNotBefore: redisTokensNotBefore(webhookRedis, config.serviceId, logger),
           sealer: sealerOf(config),
           platform: webhookPlatform,
           now,

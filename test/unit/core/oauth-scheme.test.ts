@@ -19,6 +19,7 @@ import {
   TokenKeysUnavailableError,
 } from '../../../lambdas/core/credentials/oauth';
 import { VerifiedTokens } from '../../../lambdas/core/credentials/verified-tokens';
+import { credentialKeys } from '../../../lambdas/core/keys';
 import { accessConfig, authorizerEvent, SERVICE } from '../handlers/fixtures';
 import { CapturingLogger, CapturingMetrics, countingRedis, FakePlatform } from './fakes';
 import { JwksServer } from './jwks-server';
@@ -63,6 +64,8 @@ async function read(request: Parameters<ReturnType<typeof credentialReaderOf>>[0
 
 const APP_1 = { ok: true, credential: { kind: 'app_id', appId: 'app-1' } };
 const INVALID = { ok: false, header: 'authorization', reason: 'invalid_token' };
+/** A verdict on a valid token of app-1, which says when it was issued. */
+const VALID_APP_1 = { ok: true, clientId: 'app-1', issuedAt: expect.any(Number) };
 
 beforeAll(async () => {
   issuerKey = await generateKeyPair('ES256', { extractable: true });
@@ -186,8 +189,8 @@ describe('the issuer keys', () => {
   it('are fetched once, then again for an unknown kid at most once a minute', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const verifier = new AccessTokenVerifier(settings());
-    expect(await verifier.verify(await token())).toEqual({ ok: true, clientId: 'app-1' });
-    expect(await verifier.verify(await token())).toEqual({ ok: true, clientId: 'app-1' });
+    expect(await verifier.verify(await token())).toEqual(VALID_APP_1);
+    expect(await verifier.verify(await token())).toEqual(VALID_APP_1);
     expect(jwks.fetches).toBe(1);
 
     // A new key appears: within the cooldown its tokens are refused without a fetch.
@@ -198,10 +201,7 @@ describe('the issuer keys', () => {
 
     // After the cooldown, the unknown kid fetches the keys again, once.
     vi.setSystemTime(Date.now() + JWKS_REFRESH_COOLDOWN_MS + 1000);
-    expect(await verifier.verify(await token({}, { key: rotated, kid: 'k2' }))).toEqual({
-      ok: true,
-      clientId: 'app-1',
-    });
+    expect(await verifier.verify(await token({}, { key: rotated, kid: 'k2' }))).toEqual(VALID_APP_1);
     expect(await verifier.verify(await token({}, { key: otherKey, kid: 'k9' }))).toEqual({ ok: false });
     expect(jwks.fetches).toBe(2);
   });
@@ -231,8 +231,8 @@ describe('verified tokens', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const { verifier, counted } = countingVerifier();
     const shortLived = await token({ exp: Math.floor(Date.now() / 1000) + 120 });
-    expect(await verifier.verify(shortLived)).toEqual({ ok: true, clientId: 'app-1' });
-    expect(await verifier.verify(shortLived)).toEqual({ ok: true, clientId: 'app-1' });
+    expect(await verifier.verify(shortLived)).toEqual(VALID_APP_1);
+    expect(await verifier.verify(shortLived)).toEqual(VALID_APP_1);
     expect(counted.lookups).toBe(1);
     vi.setSystemTime(Date.now() + 200_000);
     expect(await verifier.verify(shortLived)).toEqual({ ok: false });
@@ -245,7 +245,7 @@ describe('verified tokens', () => {
     const valid = await token();
     await verifier.verify(valid);
     vi.setSystemTime(Date.now() + JWKS_MAX_AGE_MS);
-    expect(await verifier.verify(valid)).toEqual({ ok: true, clientId: 'app-1' });
+    expect(await verifier.verify(valid)).toEqual(VALID_APP_1);
     expect(counted.lookups).toBe(2);
     const forged = await token({}, { key: otherKey });
     expect(await verifier.verify(forged)).toEqual({ ok: false });
@@ -255,16 +255,17 @@ describe('verified tokens', () => {
 
   it('keep the most recently used ones within their capacity', () => {
     const kept = new VerifiedTokens(2);
-    kept.keep('a', 'app-a', 1000);
-    kept.keep('b', 'app-b', 1000);
-    expect(kept.clientIdOf('a', 0)).toBe('app-a');
-    kept.keep('c', 'app-c', 1000);
-    expect([kept.clientIdOf('a', 0), kept.clientIdOf('b', 0), kept.clientIdOf('c', 0)]).toEqual([
-      'app-a',
+    const app = (clientId: string) => ({ clientId, issuedAt: 7 });
+    kept.keep('a', app('app-a'), 1000);
+    kept.keep('b', app('app-b'), 1000);
+    expect(kept.known('a', 0)).toEqual(app('app-a'));
+    kept.keep('c', app('app-c'), 1000);
+    expect([kept.known('a', 0), kept.known('b', 0), kept.known('c', 0)]).toEqual([
+      app('app-a'),
       undefined,
-      'app-c',
+      app('app-c'),
     ]);
-    expect(kept.clientIdOf('a', 1000)).toBeUndefined();
+    expect(kept.known('a', 1000)).toBeUndefined();
     expect(kept.size).toBe(1);
   });
 });
@@ -288,8 +289,9 @@ describe('the access core in oauth mode', () => {
       logger: new CapturingLogger(),
       metrics: new CapturingMetrics(),
     });
+    await counted.redis.flushall(); // in-memory Redis instances share their data
     counted.calls.length = 0; // the cache's script definitions at construction are no calls to Redis
-    return { access, redisCalls: counted.calls, platform, published };
+    return { access, redis: counted.redis, redisCalls: counted.calls, platform, published };
   }
 
   it('refuses a bad token with 401 before any Redis, platform or SNS call', async () => {
@@ -303,6 +305,43 @@ describe('the access core in oauth mode', () => {
     expect(redisCalls).toEqual([]);
     expect(platform.calls).toEqual([]);
     expect(published).toEqual([]);
+  });
+
+  it('refuses a token issued before its application lost a key, verified before or not, with one GET more', async () => {
+    const { access, redis, redisCalls, platform } = await core();
+    const issuedAt = Math.floor(Date.now() / 1000) - 10;
+    const before = await token({ iat: issuedAt });
+    const event = (jwt: string) =>
+      authorizerEvent({ headers: { Authorization: `Bearer ${jwt}` }, multiValueHeaders: {} });
+    expect(await access.decide(event(before))).toMatchObject({ effect: 'allow' });
+    expect(redisCalls.filter((call) => call === 'get')).toHaveLength(1);
+
+    const notBefore = credentialKeys(
+      credentialIdOf(SERVICE, { kind: 'app_id', appId: 'app-1' }),
+    ).tokensNotBefore;
+    await redis.set(notBefore, String((issuedAt + 5) * 1000));
+    const platformCalls = platform.calls.length;
+    expect(await access.decide(event(before))).toEqual({ effect: 'unauthorized' });
+    expect(await access.decide(event(await token({ iat: issuedAt - 600 })))).toEqual({
+      effect: 'unauthorized',
+    });
+    expect(await access.decide(event(await token({ iat: issuedAt + 5 })))).toMatchObject({ effect: 'allow' });
+    expect(platform.calls.length).toBe(platformCalls);
+  });
+
+  it('user keys and app ids never read a token not-before', async () => {
+    const counted = countingRedis(new RedisMock() as unknown as Redis);
+    const access = createAccessAuthorizer({
+      config: accessConfig({ credentialMode: 'user_key' }),
+      redis: counted.redis,
+      publisher: { publish: async () => undefined },
+      platform: new FakePlatform(),
+      now: Date.now,
+      logger: new CapturingLogger(),
+      metrics: new CapturingMetrics(),
+    });
+    await access.decide(authorizerEvent());
+    expect(counted.calls).not.toContain('get');
   });
 
   it('turns a valid token into the app id without a key: authrep with app_id only', async () => {

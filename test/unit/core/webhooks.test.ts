@@ -9,6 +9,7 @@ import RedisMock from 'ioredis-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache } from '../../../lambdas/core/cache';
 import { credentialIdOf, keyIdOf } from '../../../lambdas/core/credentials';
+import { redisTokensNotBefore } from '../../../lambdas/core/credentials/token-not-before';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { METRIC } from '../../../lambdas/core/metric-names';
 import type { Credential } from '../../../lambdas/core/platform/types';
@@ -43,11 +44,12 @@ beforeEach(async () => {
   cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 });
 });
 
-function ports(mode: 'user_key' | 'app_id' = 'user_key'): WebhookPorts {
+function ports(mode: 'user_key' | 'app_id' | 'oauth' = 'user_key'): WebhookPorts {
   return {
     serviceId: SERVICE,
     credentialMode: mode,
     cache,
+    tokensNotBefore: redisTokensNotBefore(redis, SERVICE, logger),
     sealer,
     platform,
     now: () => NOW,
@@ -161,6 +163,26 @@ describe('applyPlatformEvent', () => {
     expect(await redis.hkeys(credentialKeys(id).keys)).toEqual([
       keyIdOf(SERVICE, { kind: 'app_id', appId: 'a', appKey: 'k2' }),
     ]);
+  });
+
+  it('oauth: a deleted key, a suspension or a deletion refuses the tokens issued before now, budget cached or not', async () => {
+    const notBefore = credentialKeys(credentialIdOf(SERVICE, { kind: 'app_id', appId: 'a' })).tokensNotBefore;
+    platform.authorizeAnswer = () => authorized();
+    for (const action of ['key_deleted', 'suspended', 'deleted']) {
+      await redis.del(notBefore);
+      await applyPlatformEvent(ports('oauth'), parseEventXml(eventXml(action, { id: 'a', appKeys: ['k2'] })));
+      expect(await redis.get(notBefore), action).toBe(String(NOW));
+      expect(await redis.ttl(notBefore)).toBeGreaterThan(86_400);
+    }
+    await redis.del(notBefore);
+    for (const [mode, action] of [
+      ['oauth', 'updated'],
+      ['oauth', 'key_created'],
+      ['app_id', 'key_deleted'],
+    ] as const) {
+      await applyPlatformEvent(ports(mode), parseEventXml(eventXml(action, { id: 'a', appKeys: ['k2'] })));
+      expect(await redis.get(notBefore), `${mode} ${action}`).toBeNull();
+    }
   });
 
   it('says when the platform did not answer the refresh', async () => {

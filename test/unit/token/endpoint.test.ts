@@ -98,7 +98,11 @@ describe('a token for the client credentials', () => {
       expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', pragma: 'no-cache' });
       const body = JSON.parse(answer.body);
       expect(body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
-      expect(await verified(body.access_token)).toEqual({ ok: true, clientId: 'client-1' });
+      expect(await verified(body.access_token)).toEqual({
+        ok: true,
+        clientId: 'client-1',
+        issuedAt: expect.any(Number),
+      });
     }
     expect(platform.calls.map((call) => call.op === 'authorize' && call.credential)).toEqual(
       Array(3).fill({ kind: 'app_id', appId: 'client-1', appKey: 'secret:with:colons' }),
