@@ -148,7 +148,8 @@ export class GuessLimit {
    * not API Gateway) only the client's bound applies.
    */
   async admit(clientId: string, address: string | undefined): Promise<Admission> {
-    const client = `client:${credentialIdOf(this.serviceId, { kind: 'app_id', appId: clientId })}`;
+    const credentialId = credentialIdOf(this.serviceId, { kind: 'app_id', appId: clientId });
+    const client = `client:${credentialId}`;
     const from = address === undefined ? undefined : `address:${this.addressHash(address)}`;
     const taken: string[] = [];
     const giveBack = () => Promise.all(taken.map((name) => this.counter.giveBack(name))).then(() => {});
@@ -163,7 +164,7 @@ export class GuessLimit {
         await giveBack();
         this.logger.info('token refused: too many failed client checks', {
           subject,
-          client: credentialIdPrefix(client.slice('client:'.length)),
+          client: credentialIdPrefix(credentialId),
         });
         return { ok: false, subject, retryAfterSeconds: Math.max(Math.ceil(take.resetInMs / 1000), 1) };
       }
