@@ -1,11 +1,14 @@
 /**
  * What reading a SOAP request costs the proxy: a typical envelope, and envelopes at the body cap built to
- * be as expensive as possible for fast-xml-parser and the namespace resolution. `npx tsx bench/soap-parse.ts
- * [--quick] [--cap BYTES]`. Times are CPU time of this process (best of the runs), so other load on the
- * machine inflates them less than wall time; JSON.parse of a document of the same size is printed
- * beside them to scale the figures to another machine. Nothing is asserted: docs/soap.md keeps the figures.
+ * be as expensive as possible for the reader and the namespace resolution. `npx tsx bench/soap-parse.ts
+ * [--quick] [--cap BYTES]`. Each shape is read twice: with the default structural bounds (what the proxy
+ * answers) and with every bound at its largest (what reading the whole envelope costs). Times are CPU time
+ * of this process (best of the runs), so other load on the machine inflates them less than wall time;
+ * JSON.parse of a document of the same size is printed beside them to scale the figures to another
+ * machine. Nothing is asserted: docs/soap.md keeps the figures.
  */
-import { readSoapMessage } from '../lambdas/core/soap/envelope';
+import { readSoapMessage, type SoapReadSettings } from '../lambdas/core/soap/envelope';
+import { SOAP_DEFAULTS, SOAP_INTEGER_SETTINGS } from '../lambdas/core/soap/settings';
 import { billionLaughs, envelope, request } from '../test/unit/soap/fixtures';
 
 const args = process.argv.slice(2);
@@ -13,6 +16,14 @@ const quick = args.includes('--quick');
 const capArgument = args.indexOf('--cap');
 const cap = capArgument === -1 ? 1024 * 1024 : Number(args[capArgument + 1]);
 const runs = quick ? 1 : 3;
+
+const defaultBounds: SoapReadSettings = { ...SOAP_DEFAULTS, soapMaxBodyBytes: cap };
+const largestBounds: SoapReadSettings = {
+  soapMaxBodyBytes: cap,
+  soapMaxDepth: SOAP_INTEGER_SETTINGS.soapMaxDepth.max,
+  soapMaxAttributes: SOAP_INTEGER_SETTINGS.soapMaxAttributes.max,
+  soapMaxNamespaces: SOAP_INTEGER_SETTINGS.soapMaxNamespaces.max,
+};
 
 /** `unit` repeated to fill `room` bytes. */
 const fill = (unit: string, room: number) => unit.repeat(Math.max(0, Math.floor(room / unit.length)));
@@ -57,6 +68,34 @@ const shapes: readonly [string, string][] = [
     'entity references in the key',
     envelope({ header: `<t:ApiKey>${fill('&amp;', room)}</t:ApiKey><t:method>Op</t:method>`, body: '<Op/>' }),
   ],
+  [
+    'prefixes on the Envelope × declaring blocks',
+    (() => {
+      const prefixes = Math.min(SOAP_INTEGER_SETTINGS.soapMaxNamespaces.max - 3, Math.floor(room / 56));
+      const declarations = Array.from({ length: prefixes }, (_, i) => `xmlns:p${i}="urn:p${i}"`).join(' ');
+      const blockRoom = room - declarations.length;
+      const blocks = fill('<q:b xmlns:q="urn:q"/>', blockRoom);
+      return envelope({ header: `${method}${blocks}`, body: '<Op/>' }).replace(
+        'xmlns:t=',
+        `${declarations} xmlns:t=`,
+      );
+    })(),
+  ],
+  [
+    'nested declaring elements below the operation',
+    (() => {
+      const levels = Math.floor(room / 40);
+      return envelope({
+        header: method,
+        body: `<Op>${'<n xmlns:p="urn:p" a="1">'.repeat(levels)}${'</n>'.repeat(levels)}</Op>`,
+      });
+    })(),
+  ],
+  ['one long element name', envelope({ header: method, body: `<Op><${'n'.repeat(room / 2 - 8)}/></Op>` })],
+  [
+    'long names, each declaring a prefix',
+    envelope({ header: method, body: `<Op>${fill(`<p:${'n'.repeat(1000)} xmlns:p="urn:p"/>`, room)}</Op>` }),
+  ],
   ['billion laughs (refused before parsing)', billionLaughs()],
 ];
 
@@ -71,16 +110,16 @@ function cpuMs(work: () => unknown): number {
   return best;
 }
 
-function outcome(document: string): string {
-  const reading = readSoapMessage(request(document), cap);
+function outcome(document: string, bounds: SoapReadSettings): string {
+  const reading = readSoapMessage(request(document), bounds);
   return reading.ok ? 'read' : `refused: ${reading.cause}`;
 }
 
 const typical = envelope();
 const typicalRuns = quick ? 500 : 5000;
-for (let i = 0; i < 200; i++) readSoapMessage(request(typical), cap);
+for (let i = 0; i < 200; i++) readSoapMessage(request(typical), defaultBounds);
 const before = process.cpuUsage();
-for (let i = 0; i < typicalRuns; i++) readSoapMessage(request(typical), cap);
+for (let i = 0; i < typicalRuns; i++) readSoapMessage(request(typical), defaultBounds);
 const typicalUs = (process.cpuUsage(before).user + process.cpuUsage(before).system) / typicalRuns;
 
 const json = JSON.stringify(
@@ -91,11 +130,12 @@ const jsonMs = cpuMs(() => JSON.parse(json));
 console.log(`SOAP request reading, body cap ${cap} bytes, CPU time, best of ${runs}`);
 console.log(`typical envelope (${Buffer.byteLength(typical)} bytes): ${typicalUs.toFixed(1)} µs per request`);
 console.log(`calibration: JSON.parse of ${json.length} bytes: ${jsonMs.toFixed(1)} ms`);
+console.log(`${''.padEnd(46)}${'bytes'.padStart(8)}  default bounds${''.padEnd(32)}largest bounds`);
 for (const [name, document] of shapes) {
-  const ms = cpuMs(() => readSoapMessage(request(document), cap));
   const size = Buffer.byteLength(document);
-  console.log(
-    `${name.padEnd(42)} ${String(size).padStart(8)} bytes ${ms.toFixed(1).padStart(8)} ms  ` +
-      `${(ms / jsonMs).toFixed(1).padStart(5)}x JSON.parse  ${outcome(document)}`,
-  );
+  const columns = [defaultBounds, largestBounds].map((bounds) => {
+    const ms = cpuMs(() => readSoapMessage(request(document), bounds));
+    return `${ms.toFixed(1).padStart(7)} ms ${(ms / jsonMs).toFixed(1).padStart(5)}x  ${outcome(document, bounds).padEnd(30)}`;
+  });
+  console.log(`${name.padEnd(46)}${String(size).padStart(8)}  ${columns.join('  ')}`);
 }

@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ConfigError } from '../lambdas/core/config';
 import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/settings';
+import { SOAP_TUNING_SETTINGS } from '../lambdas/core/soap/settings';
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
 import type { CacheEngine, ServerlessCacheLimits } from './parts/cache';
@@ -30,12 +31,7 @@ type StackContextKey =
   | SoapContextKey;
 
 /** Context keys of the SOAP route: `soapBackendUrl` adds it, the others tune it. */
-type SoapContextKey =
-  | 'soapBackendUrl'
-  | 'soapPath'
-  | 'soapNamespace'
-  | 'soapBackendTimeoutMs'
-  | 'soapMaxBodyBytes';
+type SoapContextKey = 'soapBackendUrl' | 'soapPath' | (typeof SOAP_TUNING_SETTINGS)[number];
 
 /** Context keys (`npx cdk deploy -c key=value`) read into the stack's props. */
 export type ContextKey = SettingNameIn<'cdk'> | StackContextKey;
@@ -122,9 +118,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
   /** The SOAP route when `soapBackendUrl` is given; its other keys alone are refused, not ignored. */
   const soapRoute = (): SoapRouteSettings | undefined => {
     const soapBackendUrl = text('soapBackendUrl');
-    const tuning = (
-      ['soapPath', 'soapNamespace', 'soapBackendTimeoutMs', 'soapMaxBodyBytes'] as const
-    ).filter((key) => read(key) !== undefined);
+    const tuning = (['soapPath', ...SOAP_TUNING_SETTINGS] as const).filter((key) => read(key) !== undefined);
     if (soapBackendUrl === undefined) {
       if (tuning.length === 0) return undefined;
       throw new ContextError(
@@ -134,14 +128,16 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     }
     const soapPath = text('soapPath');
     const soapNamespace = text('soapNamespace');
-    const soapBackendTimeoutMs = wholeNumber('soapBackendTimeoutMs');
-    const soapMaxBodyBytes = wholeNumber('soapMaxBodyBytes');
+    const integers = SOAP_TUNING_SETTINGS.flatMap((key) => {
+      if (key === 'soapNamespace') return [];
+      const value = wholeNumber(key);
+      return value === undefined ? [] : [[key, value] as const];
+    });
     return {
       soapBackendUrl,
       ...(soapPath !== undefined && { soapPath }),
       ...(soapNamespace !== undefined && { soapNamespace }),
-      ...(soapBackendTimeoutMs !== undefined && { soapBackendTimeoutMs }),
-      ...(soapMaxBodyBytes !== undefined && { soapMaxBodyBytes }),
+      ...Object.fromEntries(integers),
     };
   };
 

@@ -25,6 +25,7 @@ import {
   DEFAULT_SOAP_PATH,
   parseSoapSettings,
   SOAP_ENV,
+  SOAP_TUNING_SETTINGS,
   type SoapSettings,
 } from '../lambdas/core/soap/settings';
 import { DOCS_PATH } from '../lambdas/docs/handler';
@@ -276,9 +277,7 @@ function soapRoute(at: string, fields: Fields, routes: readonly Route[]): SoapRo
     parseSoapSettings({
       soapBackendUrl: soapBackendUrl ?? LOCAL_PLATFORM_PLACEHOLDER,
       ...Object.fromEntries(
-        ['soapNamespace', 'soapBackendTimeoutMs', 'soapMaxBodyBytes']
-          .filter((name) => fields[name] !== undefined)
-          .map((name) => [name, fields[name]]),
+        SOAP_TUNING_SETTINGS.filter((name) => fields[name] !== undefined).map((name) => [name, fields[name]]),
       ),
     }),
   );

@@ -82,6 +82,9 @@ describe('with -c soapBackendUrl', () => {
       [SOAP_ENV.soapNamespace]: 'urn:apigw-access-management:soap',
       [SOAP_ENV.soapBackendTimeoutMs]: '10000',
       [SOAP_ENV.soapMaxBodyBytes]: String(1024 * 1024),
+      [SOAP_ENV.soapMaxDepth]: '64',
+      [SOAP_ENV.soapMaxAttributes]: '256',
+      [SOAP_ENV.soapMaxNamespaces]: '256',
     });
   });
 
@@ -105,6 +108,7 @@ describe('with -c soapBackendUrl', () => {
       soapPath: '/services/quotes',
       soapNamespace: 'urn:example:access',
       soapBackendTimeoutMs: '5000',
+      soapMaxDepth: '32',
     });
     expect(resourcePaths(tuned)).toEqual(expect.arrayContaining(['services', 'quotes']));
     expect(resourcePaths(tuned)).not.toContain('soap');
@@ -112,6 +116,7 @@ describe('with -c soapBackendUrl', () => {
     expect(fn.Environment.Variables).toMatchObject({
       [SOAP_ENV.soapNamespace]: 'urn:example:access',
       [SOAP_ENV.soapBackendTimeoutMs]: '5000',
+      [SOAP_ENV.soapMaxDepth]: '32',
     });
   });
 });

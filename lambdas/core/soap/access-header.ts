@@ -11,8 +11,8 @@ import {
   MAX_CREDENTIAL_BYTES,
 } from '../credentials';
 import type { Credential } from '../platform/types';
+import type { XmlElement } from '../xml-tree';
 import type { SoapMessage } from './envelope';
-import type { XmlElement } from './xml-tree';
 
 export type SoapCredentialMode = CredentialMode | 'oauth';
 

@@ -5,7 +5,7 @@
  * Body. Everything refused names its cause and the version a Fault should answer in.
  */
 import { MIMEType } from 'node:util';
-import { readXml, type XmlElement, XmlReadError } from './xml-tree';
+import { readXml, type XmlBound, type XmlElement } from '../xml-tree';
 
 export {
   SOAP_VERSIONS,
@@ -14,6 +14,7 @@ export {
 } from './namespaces';
 
 import { SOAP_VERSIONS, type SoapVersion } from './namespaces';
+import type { SoapSettings } from './settings';
 
 const SOAP_VERSION_NAMES = Object.keys(SOAP_VERSIONS) as SoapVersion[];
 
@@ -49,7 +50,21 @@ export type EnvelopeCause =
   | 'unsupported_media_type'
   | 'body_too_large'
   | 'unreadable_envelope'
+  | 'envelope_too_complex'
   | 'version_mismatch';
+
+/** The settings that bound reading an envelope. */
+export type SoapReadSettings = Pick<
+  SoapSettings,
+  'soapMaxBodyBytes' | 'soapMaxDepth' | 'soapMaxAttributes' | 'soapMaxNamespaces'
+>;
+
+/** The setting that sets each structural bound, named in the Fault. */
+const BOUND_SETTINGS: Readonly<Record<XmlBound, keyof SoapReadSettings>> = {
+  maxDepth: 'soapMaxDepth',
+  maxAttributes: 'soapMaxAttributes',
+  maxNamespaces: 'soapMaxNamespaces',
+};
 
 export interface EnvelopeRefusal {
   readonly ok: false;
@@ -156,13 +171,14 @@ function envelopeParts(
 }
 
 /**
- * Reads a SOAP request: content type, size, markup declarations, then the envelope. `maxBodyBytes`
- * bounds the parse, which is synchronous; see docs/soap.md for the measured worst case.
+ * Reads a SOAP request: content type, size, markup declarations, then the envelope, in time linear in
+ * its size and within the structural bounds of `settings` (docs/soap.md, "Security limits and parse cost").
  */
-export function readSoapMessage(request: SoapRequest, maxBodyBytes: number): MessageReading {
+export function readSoapMessage(request: SoapRequest, settings: SoapReadSettings): MessageReading {
   const announced = versionOfContentType(request.contentType);
   if (!announced.ok) return announced;
   const { version } = announced;
+  const maxBodyBytes = settings.soapMaxBodyBytes;
   const bytes = bodyBytes(request, maxBodyBytes);
   if (bytes === undefined)
     return refusal(version, 'body_too_large', `the body is larger than ${maxBodyBytes} bytes`);
@@ -172,13 +188,17 @@ export function readSoapMessage(request: SoapRequest, maxBodyBytes: number): Mes
   if (MARKUP_DECLARATION.test(document)) {
     return refusal(version, 'unreadable_envelope', 'document type and entity declarations are not accepted');
   }
-  let root: XmlElement;
-  try {
-    root = readXml(document);
-  } catch (error) {
-    if (!(error instanceof XmlReadError)) throw error;
-    return refusal(version, 'unreadable_envelope', `the body is not well-formed XML: ${error.message}`);
+  const reading = readXml(document, {
+    maxDepth: settings.soapMaxDepth,
+    maxAttributes: settings.soapMaxAttributes,
+    maxNamespaces: settings.soapMaxNamespaces,
+  });
+  if (!reading.ok) {
+    return reading.bound === undefined
+      ? refusal(version, 'unreadable_envelope', `the body is not well-formed XML: ${reading.detail}`)
+      : refusal(version, 'envelope_too_complex', `${reading.detail}, over ${BOUND_SETTINGS[reading.bound]}`);
   }
+  const { root } = reading;
   const envelopeVersion = versionOfNamespace(root.namespace);
   if (root.localName !== 'Envelope') {
     return refusal(

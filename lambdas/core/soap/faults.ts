@@ -29,6 +29,7 @@ type DenialCause = (typeof DENIAL_CAUSES)[number] | 'access_denied';
 export type FaultCause =
   | EnvelopeCause
   | AccessHeaderCause
+  | 'action_mismatch'
   | DenialCause
   | 'access_check_failed'
   | 'backend_unavailable'
@@ -49,11 +50,13 @@ export const FAULTS: Readonly<Record<FaultCause, FaultKind>> = {
   unsupported_media_type: { code: 'sender', reason: 'Unsupported media type', status: 415 },
   body_too_large: { code: 'sender', reason: 'Request too large', status: 413 },
   unreadable_envelope: { code: 'sender', reason: 'Unreadable envelope' },
+  envelope_too_complex: { code: 'sender', reason: 'Envelope over a structural bound' },
   version_mismatch: { code: 'version_mismatch', reason: 'Unsupported SOAP envelope version' },
   missing_credential: { code: 'sender', reason: 'Missing credential' },
   invalid_credential: { code: 'sender', reason: 'Invalid credential' },
   method_missing: { code: 'sender', reason: 'Method missing' },
   method_invalid: { code: 'sender', reason: 'Invalid method' },
+  action_mismatch: { code: 'sender', reason: 'The SOAP action names another operation' },
   limits_exceeded: { code: 'sender', reason: 'Usage limits exceeded' },
   no_mapping_rule: { code: 'sender', reason: 'No mapping rule matches the operation' },
   application_not_active: { code: 'sender', reason: 'Application is not active' },

@@ -12,6 +12,7 @@ import {
   type SoapCredential,
   type SoapCredentialMode,
 } from './access-header';
+import { checkAction } from './action';
 import {
   readSoapMessage,
   type SoapAnswer,
@@ -67,7 +68,7 @@ export function decideWithAccessCore(core: Pick<AccessAuthorizer, 'decideCall' |
 }
 
 export interface SoapHttpRequest extends SoapRequest {
-  /** The SOAPAction header, forwarded as sent. */
+  /** The SOAPAction header, forwarded as sent once it agrees with the operation (`./action.ts`). */
   readonly soapAction?: string;
 }
 
@@ -156,13 +157,15 @@ export function createSoapProxy(deps: SoapProxyDeps): SoapProxy {
 
   async function handle(request: SoapHttpRequest): Promise<SoapAnswer> {
     const startedAt = performance.now();
-    const reading = readSoapMessage(request, settings.soapMaxBodyBytes);
+    const reading = readSoapMessage(request, settings);
     metrics.addMetric(SOAP_METRIC.parseTime, 'Milliseconds', performance.now() - startedAt);
     if (!reading.ok) return refuse(reading.version, reading);
     const { message } = reading;
     const header = readAccessHeader(message, scheme, settings.soapNamespace);
     if (!header.ok) return refuse(message.version, header);
     const { credential, method } = header.header;
+    const action = checkAction(message.contentType, request.soapAction, method);
+    if (!action.ok) return refuse(message.version, { cause: 'action_mismatch', detail: action.detail });
     let decision: SoapAccessDecision;
     try {
       decision = await deps.decide({ credential, method: 'POST', path: `/${method}`, query: {} });

@@ -14,6 +14,12 @@ export interface SoapSettings {
   readonly soapBackendTimeoutMs: number;
   /** Largest request body read, in bytes; checked before any parsing. */
   readonly soapMaxBodyBytes: number;
+  /** Levels of nested elements in the envelope, the Envelope being level 1. */
+  readonly soapMaxDepth: number;
+  /** Attributes on one element of the envelope, namespace declarations included. */
+  readonly soapMaxAttributes: number;
+  /** Namespace declarations in scope at any element: its own and its ancestors'. */
+  readonly soapMaxNamespaces: number;
 }
 
 /** The SOAP route's path when none is set (`soapPath`). */
@@ -21,17 +27,46 @@ export const DEFAULT_SOAP_PATH = '/soap';
 
 export type SoapSettingsInput = Partial<SoapSettings> & { readonly soapBackendUrl: string };
 
-export const SOAP_DEFAULTS = {
-  soapNamespace: 'urn:apigw-access-management:soap',
-  /** Under API Gateway's 29 s integration timeout, so the consumer gets our Fault, not the gateway's 504. */
-  soapBackendTimeoutMs: 10_000,
-  soapMaxBodyBytes: 1024 * 1024,
-} as const;
-
 /** API Gateway's integration timeout is 29 s; a longer backend deadline could never be answered. */
 export const MAX_SOAP_BACKEND_TIMEOUT_MS = 28_000;
 /** A Lambda's synchronous event is at most 6 MB, and a base64 body takes a third more room. */
 export const MAX_SOAP_BODY_BYTES = 4 * 1024 * 1024;
+
+type SoapIntegerSetting =
+  | 'soapBackendTimeoutMs'
+  | 'soapMaxBodyBytes'
+  | 'soapMaxDepth'
+  | 'soapMaxAttributes'
+  | 'soapMaxNamespaces';
+
+interface IntegerRange {
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** The whole-number settings: default and bounds of each (docs/soap.md, "Settings"). */
+export const SOAP_INTEGER_SETTINGS: Readonly<Record<SoapIntegerSetting, IntegerRange>> = {
+  /** Under API Gateway's 29 s integration timeout, so the consumer gets our Fault, not the gateway's 504. */
+  soapBackendTimeoutMs: { default: 10_000, min: 100, max: MAX_SOAP_BACKEND_TIMEOUT_MS },
+  soapMaxBodyBytes: { default: 1024 * 1024, min: 1024, max: MAX_SOAP_BODY_BYTES },
+  /** Envelope, Body and operation take three levels; the payload gets the rest. */
+  soapMaxDepth: { default: 64, min: 4, max: 1000 },
+  soapMaxAttributes: { default: 256, min: 1, max: 10_000 },
+  soapMaxNamespaces: { default: 256, min: 1, max: 10_000 },
+};
+
+const INTEGER_SETTING_NAMES = Object.keys(SOAP_INTEGER_SETTINGS) as SoapIntegerSetting[];
+
+/** The settings that tune the route once `soapBackendUrl` adds it. */
+export const SOAP_TUNING_SETTINGS = ['soapNamespace', ...INTEGER_SETTING_NAMES] as const;
+
+export const SOAP_DEFAULTS = {
+  soapNamespace: 'urn:apigw-access-management:soap',
+  ...(Object.fromEntries(
+    INTEGER_SETTING_NAMES.map((name) => [name, SOAP_INTEGER_SETTINGS[name].default]),
+  ) as Record<SoapIntegerSetting, number>),
+} as const;
 
 const RESERVED_NAMESPACES: readonly string[] = [
   ...Object.values(SOAP_VERSIONS).map((version) => version.namespace),
@@ -54,21 +89,16 @@ function extensionNamespace(value: unknown): string {
 }
 
 export function parseSoapSettings(input: SoapSettingsInput): SoapSettings {
+  const integers = Object.fromEntries(
+    INTEGER_SETTING_NAMES.map((name) => {
+      const { default: fallback, min, max } = SOAP_INTEGER_SETTINGS[name];
+      return [name, integer(name, input[name] ?? fallback, min, max)];
+    }),
+  ) as Record<SoapIntegerSetting, number>;
   return {
     soapNamespace: extensionNamespace(input.soapNamespace ?? SOAP_DEFAULTS.soapNamespace),
     soapBackendUrl: httpUrl('soapBackendUrl', input.soapBackendUrl).href,
-    soapBackendTimeoutMs: integer(
-      'soapBackendTimeoutMs',
-      input.soapBackendTimeoutMs ?? SOAP_DEFAULTS.soapBackendTimeoutMs,
-      100,
-      MAX_SOAP_BACKEND_TIMEOUT_MS,
-    ),
-    soapMaxBodyBytes: integer(
-      'soapMaxBodyBytes',
-      input.soapMaxBodyBytes ?? SOAP_DEFAULTS.soapMaxBodyBytes,
-      1024,
-      MAX_SOAP_BODY_BYTES,
-    ),
+    ...integers,
   };
 }
 
@@ -78,27 +108,28 @@ export const SOAP_ENV = {
   soapBackendUrl: 'SOAP_BACKEND_URL',
   soapBackendTimeoutMs: 'SOAP_BACKEND_TIMEOUT_MS',
   soapMaxBodyBytes: 'SOAP_MAX_BODY_BYTES',
+  soapMaxDepth: 'SOAP_MAX_DEPTH',
+  soapMaxAttributes: 'SOAP_MAX_ATTRIBUTES',
+  soapMaxNamespaces: 'SOAP_MAX_NAMESPACES',
 } as const satisfies Record<keyof SoapSettings, string>;
 
 export function soapSettingsFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): SoapSettings {
   const namespace = env[SOAP_ENV.soapNamespace] || undefined;
-  const timeout = envInteger(env, SOAP_ENV.soapBackendTimeoutMs);
-  const maxBody = envInteger(env, SOAP_ENV.soapMaxBodyBytes);
+  const integers = INTEGER_SETTING_NAMES.flatMap((name) => {
+    const value = envInteger(env, SOAP_ENV[name]);
+    return value === undefined ? [] : [[name, value] as const];
+  });
   return parseSoapSettings({
     soapBackendUrl: env[SOAP_ENV.soapBackendUrl] ?? '',
     ...(namespace !== undefined && { soapNamespace: namespace }),
-    ...(timeout !== undefined && { soapBackendTimeoutMs: timeout }),
-    ...(maxBody !== undefined && { soapMaxBodyBytes: maxBody }),
+    ...Object.fromEntries(integers),
   });
 }
 
 export function soapSettingsToEnv(settings: SoapSettings): Record<string, string> {
-  return {
-    [SOAP_ENV.soapNamespace]: settings.soapNamespace,
-    [SOAP_ENV.soapBackendUrl]: settings.soapBackendUrl,
-    [SOAP_ENV.soapBackendTimeoutMs]: String(settings.soapBackendTimeoutMs),
-    [SOAP_ENV.soapMaxBodyBytes]: String(settings.soapMaxBodyBytes),
-  };
+  return Object.fromEntries(
+    (Object.keys(SOAP_ENV) as (keyof SoapSettings)[]).map((name) => [SOAP_ENV[name], String(settings[name])]),
+  );
 }

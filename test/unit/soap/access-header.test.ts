@@ -7,14 +7,14 @@ import {
   type SoapCredentialMode,
 } from '../../../lambdas/core/soap/access-header';
 import { readSoapMessage, type SoapMessage } from '../../../lambdas/core/soap/envelope';
-import { envelope, KEY, NS, request } from './fixtures';
+import { envelope, KEY, NS, request, soapSettings } from './fixtures';
 
 const METHOD = '<t:method>GetQuote</t:method>';
 
 function messageOf(header: string | null, body?: string): SoapMessage {
   const reading = readSoapMessage(
     request(envelope({ header, ...(body !== undefined && { body }) })),
-    1 << 20,
+    soapSettings(),
   );
   if (!reading.ok) throw new Error(`envelope refused: ${reading.detail}`);
   return reading.message;

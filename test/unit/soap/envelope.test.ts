@@ -3,15 +3,21 @@ import {
   type MessageReading,
   readSoapMessage,
   type SoapMessage,
+  type SoapReadSettings,
   versionOfContentType,
 } from '../../../lambdas/core/soap/envelope';
-import { readXml, XmlReadError } from '../../../lambdas/core/soap/xml-tree';
-import { billionLaughs, envelope, KEY, NS, request, SOAP11 } from './fixtures';
+import { SOAP_DEFAULTS } from '../../../lambdas/core/soap/settings';
+import { billionLaughs, envelope, KEY, NS, request, SOAP11, soapSettings } from './fixtures';
 
 const MAX = 1024 * 1024;
 
-function read(body: string, version: '1.1' | '1.2' = '1.1', max = MAX): MessageReading {
-  return readSoapMessage(request(body, version), max);
+function read(
+  body: string,
+  version: '1.1' | '1.2' = '1.1',
+  max = MAX,
+  bounds: Partial<SoapReadSettings> = {},
+): MessageReading {
+  return readSoapMessage(request(body, version), { ...SOAP_DEFAULTS, soapMaxBodyBytes: max, ...bounds });
 }
 
 function message(reading: MessageReading): SoapMessage {
@@ -128,11 +134,13 @@ describe('SOAP envelopes', () => {
     const bytes = Buffer.from(envelope({ body: '<Op>café</Op>' }), 'utf8');
     const reading = readSoapMessage(
       { contentType: 'text/xml', body: bytes.toString('base64'), isBase64Encoded: true },
-      MAX,
+      soapSettings(),
     );
     expect(message(reading).bytes.equals(bytes)).toBe(true);
     const latin1 = { contentType: 'text/xml', body: Buffer.from('<a>é</a>', 'latin1').toString('base64') };
-    expect(refusal(readSoapMessage({ ...latin1, isBase64Encoded: true }, MAX)).detail).toContain('UTF-8');
+    expect(refusal(readSoapMessage({ ...latin1, isBase64Encoded: true }, soapSettings())).detail).toContain(
+      'UTF-8',
+    );
   });
 
   it('reads element names objects reserve (constructor, prototype, toString) like any other', () => {
@@ -144,13 +152,58 @@ describe('SOAP envelopes', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('reads four levels and leaves deeper content unparsed, so payload depth costs nothing', () => {
-    const depth = 50_000;
-    const body = `<Op><arg>${'<n>'.repeat(depth)}x${'</n>'.repeat(depth)}</arg></Op>`;
+  it('reads four levels and keeps deeper content as written, markup included', () => {
+    const body = `<Op><arg>${'<n a="1">'.repeat(60)}x &amp; y${'</n>'.repeat(60)}</arg></Op>`;
     const [operation] = message(read(envelope({ body }))).bodyElements;
     expect(operation?.children[0]?.localName).toBe('arg');
     expect(operation?.children[0]?.children).toEqual([]);
-    expect(operation?.children[0]?.text.startsWith('<n><n>')).toBe(true);
+    expect(operation?.children[0]?.text.startsWith('<n a="1"><n a="1">')).toBe(true);
+    expect(operation?.children[0]?.text).toContain('x &amp; y');
+  });
+
+  it('checks the content below four levels too: matching tags, references, declared prefixes', () => {
+    for (const body of [
+      '<Op><a><b><c></b></a></Op>',
+      '<Op><a><b>&nbsp;</b></a></Op>',
+      '<Op><a><x:b/></a></Op>',
+    ]) {
+      expect(refusal(read(envelope({ body }))).cause).toBe('unreadable_envelope');
+    }
+  });
+});
+
+/**
+ * The shape that made reading quadratic: K prefixes declared on the Envelope, and K header blocks that each
+ * declare one more. Each declaring element used to copy its parent's whole scope.
+ */
+function declarationsEverywhere(prefixes: number): string {
+  const declarations = Array.from({ length: prefixes }, (_, i) => `xmlns:p${i}="urn:p${i}"`).join(' ');
+  const blocks = Array.from({ length: prefixes }, (_, i) => `<q${i}:b xmlns:q${i}="urn:q"/>`).join('');
+  return envelope({
+    header: `${blocks}<t:ApiKey>${KEY}</t:ApiKey><t:method>Op</t:method>`,
+    body: '<Op/>',
+  }).replace(`xmlns:t="${NS}"`, `xmlns:t="${NS}" ${declarations}`);
+}
+
+/** CPU time of one call, in ms: other load on the machine inflates it less than wall time. */
+function cpuMs(work: () => unknown): number {
+  const before = process.cpuUsage();
+  work();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+describe('reading cost', () => {
+  it('reads many prefixes times many declaring elements in time linear in the size', () => {
+    const document = declarationsEverywhere(9_000);
+    expect(Buffer.byteLength(document)).toBeGreaterThan(400_000);
+    let reading: MessageReading | undefined;
+    // Tens of ms when linear; about a minute when each declaring element copies the Envelope's bindings.
+    const ms = cpuMs(() => {
+      reading = read(document, '1.1', MAX, { soapMaxNamespaces: 10_000, soapMaxAttributes: 10_000 });
+    });
+    expect(reading && message(reading).headerBlocks).toHaveLength(9_002);
+    expect(ms).toBeLessThan(2000);
   });
 });
 
@@ -191,7 +244,14 @@ describe('refused before parsing', () => {
     const multibyte = envelope({ body: `<Op>${'é'.repeat(100)}</Op>` });
     expect(refusal(read(multibyte, '1.1', multibyte.length))).toMatchObject({ cause: 'body_too_large' });
     const base64 = { contentType: 'application/soap+xml', body: Buffer.from(body).toString('base64') };
-    expect(refusal(readSoapMessage({ ...base64, isBase64Encoded: true }, size - 1))).toMatchObject({
+    expect(
+      refusal(
+        readSoapMessage(
+          { ...base64, isBase64Encoded: true },
+          { ...SOAP_DEFAULTS, soapMaxBodyBytes: size - 1 },
+        ),
+      ),
+    ).toMatchObject({
       cause: 'body_too_large',
       version: '1.2',
     });
@@ -243,21 +303,48 @@ describe('content types', () => {
   it('checks the content type before anything else: a JSON body sent as JSON is a media type refusal', () => {
     const reading = readSoapMessage(
       { contentType: 'application/json', body: '{}', isBase64Encoded: false },
-      MAX,
+      soapSettings(),
     );
     expect(refusal(reading).cause).toBe('unsupported_media_type');
   });
 });
 
-describe('readXml', () => {
-  it('refuses entity declarations itself too, should a DTD ever reach the parser', () => {
-    expect(() => readXml(billionLaughs())).toThrow('entity declarations are not accepted');
+describe('structural bounds', () => {
+  const nested = (levels: number) => `<Op>${'<n>'.repeat(levels)}${'</n>'.repeat(levels)}</Op>`;
+
+  it('refuses an envelope nested deeper than soapMaxDepth, naming the setting', () => {
+    // Envelope, Body and Op are three levels.
+    expect(read(envelope({ body: nested(61) })).ok).toBe(true);
+    const deep = refusal(read(envelope({ body: nested(62) })));
+    expect(deep).toMatchObject({ cause: 'envelope_too_complex', version: '1.1' });
+    expect(deep.detail).toContain('more than 64 levels of elements');
+    expect(deep.detail).toContain('soapMaxDepth');
+    expect(read(envelope({ body: nested(62) }), '1.1', MAX, { soapMaxDepth: 65 }).ok).toBe(true);
+    const deeper = refusal(read(envelope({ body: nested(30_000) })));
+    expect(deeper.cause).toBe('envelope_too_complex');
   });
 
-  it('throws XmlReadError with the position for documents that are not well-formed', () => {
-    expect(() => readXml('<a><b></a>')).toThrow(XmlReadError);
-    expect(() => readXml('<a><b></a>')).toThrow(/line 1/);
-    expect(() => readXml('<a x="1" x="2"/>')).toThrow(XmlReadError);
-    expect(() => readXml('<a:b:c xmlns:a="urn:a"/>')).toThrow(XmlReadError);
+  it('refuses more attributes on one element than soapMaxAttributes, naming the setting', () => {
+    const attributes = (count: number) => Array.from({ length: count }, (_, i) => `a${i}="1"`).join(' ');
+    expect(read(envelope({ body: `<Op ${attributes(256)}/>` })).ok).toBe(true);
+    const many = refusal(read(envelope({ body: `<Op ${attributes(257)}/>` })));
+    expect(many).toMatchObject({ cause: 'envelope_too_complex' });
+    expect(many.detail).toContain('soapMaxAttributes');
+    expect(
+      read(envelope({ body: `<Op ${attributes(257)}/>` }), '1.1', MAX, { soapMaxAttributes: 300 }).ok,
+    ).toBe(true);
+  });
+
+  it('refuses more namespace declarations in scope than soapMaxNamespaces, naming the setting', () => {
+    // The Envelope declares soap and t; a sibling's declarations leave scope with it.
+    const declarations = (count: number, from = 0) =>
+      Array.from({ length: count }, (_, i) => `xmlns:p${from + i}="urn:p"`).join(' ');
+    const siblings = `<a ${declarations(254)}/><b ${declarations(254)}/>`;
+    expect(read(envelope({ body: `<Op>${siblings}</Op>` })).ok).toBe(true);
+    const nestedScopes = `<Op ${declarations(200)}><a ${declarations(55, 200)}/></Op>`;
+    const over = refusal(read(envelope({ body: nestedScopes })));
+    expect(over).toMatchObject({ cause: 'envelope_too_complex' });
+    expect(over.detail).toContain('more than 256 namespace declarations in scope');
+    expect(over.detail).toContain('soapMaxNamespaces');
   });
 });

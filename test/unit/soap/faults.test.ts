@@ -2,7 +2,8 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import type { SoapVersion } from '../../../lambdas/core/soap/envelope';
 import { FAULTS, type FaultCause, faultAnswer, faultCauseOfDenial } from '../../../lambdas/core/soap/faults';
-import { readXml } from '../../../lambdas/core/soap/xml-tree';
+import { SOAP_DEFAULTS } from '../../../lambdas/core/soap/settings';
+import { readXml } from '../../../lambdas/core/xml-tree';
 import { NS, SOAP11, SOAP12 } from './fixtures';
 
 /** An independent reading of a fault: fast-xml-parser's plain object form, prefixes as written. */
@@ -25,7 +26,13 @@ const textOf = (node: Node) => node['#text'];
 function fault(version: SoapVersion, cause: FaultCause, detail?: string) {
   const answer = faultAnswer(version, { cause, ...(detail !== undefined && { detail }) }, NS);
   expect(XMLValidator.validate(answer.body)).toBe(true);
-  const envelope = readXml(answer.body);
+  const reading = readXml(answer.body, {
+    maxDepth: SOAP_DEFAULTS.soapMaxDepth,
+    maxAttributes: SOAP_DEFAULTS.soapMaxAttributes,
+    maxNamespaces: SOAP_DEFAULTS.soapMaxNamespaces,
+  });
+  if (!reading.ok) throw new Error(reading.detail);
+  const envelope = reading.root;
   return { answer, envelope, document: reader.parse(answer.body) as Node };
 }
 

@@ -149,6 +149,28 @@ describe('allowed SOAP calls', () => {
 });
 
 describe('refused SOAP calls', () => {
+  it('refuse an action naming another operation than the counted one, in both versions, before the decision', async () => {
+    const mismatched11 = await handler()({
+      ...event(envelope()),
+      headers: { 'Content-Type': CONTENT_TYPES['1.1'], SOAPAction: '"urn:example:PlaceOrder"' },
+    });
+    expect(mismatched11.statusCode).toBe(500);
+    expect(mismatched11.body).toContain('<faultcode>soap:Client</faultcode>');
+    expect(mismatched11.body).toContain(
+      'The SOAP action names another operation: the SOAP action does not name the operation GetQuote',
+    );
+    const mismatched12 = await handler()(
+      proxyEvent(envelope({ version: '1.2' }), {
+        'content-type': 'application/soap+xml; charset=utf-8; action="urn:example:PlaceOrder"',
+      }),
+    );
+    expect(mismatched12.statusCode).toBe(400);
+    expect(mismatched12.body).toContain('t:action_mismatch');
+    expect(decide.requests).toEqual([]);
+    expect(metrics.counts[SOAP_METRIC.forwarded]).toBeUndefined();
+    expect(logger.lines.filter((line) => line.message === 'soap call refused')).toHaveLength(2);
+  });
+
   it('answer a Client fault (1.1, HTTP 500) or a Sender fault (1.2, HTTP 400) for an invalid credential', async () => {
     decide.answer = () => ({ effect: 'unauthorized' });
     const result11 = await handler()(event(envelope()));

@@ -18,6 +18,9 @@ describe('SOAP settings', () => {
       soapBackendUrl: URL,
       soapBackendTimeoutMs: 10_000,
       soapMaxBodyBytes: 1024 * 1024,
+      soapMaxDepth: 64,
+      soapMaxAttributes: 256,
+      soapMaxNamespaces: 256,
     });
     expect(() => parseSoapSettings({ soapBackendUrl: '' })).toThrow(/soapBackendUrl/);
   });
@@ -35,6 +38,10 @@ describe('SOAP settings', () => {
       [{ soapMaxBodyBytes: 1023 }, 'soapMaxBodyBytes'],
       [{ soapMaxBodyBytes: 4 * 1024 * 1024 + 1 }, 'soapMaxBodyBytes'],
       [{ soapMaxBodyBytes: 1.5 }, 'soapMaxBodyBytes'],
+      [{ soapMaxDepth: 3 }, 'soapMaxDepth'],
+      [{ soapMaxDepth: 1001 }, 'soapMaxDepth'],
+      [{ soapMaxAttributes: 0 }, 'soapMaxAttributes'],
+      [{ soapMaxNamespaces: 10_001 }, 'soapMaxNamespaces'],
     ];
     for (const [input, setting] of bad) {
       let thrown: unknown;
@@ -54,6 +61,9 @@ describe('SOAP settings', () => {
       soapNamespace: 'urn:example:access',
       soapBackendTimeoutMs: 2500,
       soapMaxBodyBytes: 65_536,
+      soapMaxDepth: 32,
+      soapMaxAttributes: 16,
+      soapMaxNamespaces: 8,
     });
     const env = soapSettingsToEnv(settings);
     expect(env[SOAP_ENV.soapBackendUrl]).toBe(URL);

@@ -2,7 +2,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { readSoapMessage } from '../../../lambdas/core/soap/envelope';
 import { SOAP_ECHO_NAMESPACE, soapEcho, startSoapEcho } from '../../../local/soap-echo';
-import { CONTENT_TYPES, envelope, KEY, SOAP11, SOAP12 } from './fixtures';
+import { CONTENT_TYPES, envelope, KEY, SOAP11, SOAP12, soapSettings } from './fixtures';
 
 const reader = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', parseTagValue: false });
 
@@ -24,8 +24,10 @@ describe('the demo SOAP backend', () => {
     });
     // The answer is itself an envelope the proxy's reader accepts.
     expect(
-      readSoapMessage({ contentType: answer.contentType, body: answer.body, isBase64Encoded: false }, 1 << 20)
-        .ok,
+      readSoapMessage(
+        { contentType: answer.contentType, body: answer.body, isBase64Encoded: false },
+        soapSettings(),
+      ).ok,
     ).toBe(true);
   });
 
