@@ -77,6 +77,7 @@ function soapCall(
     method = 'GetQuote',
     version = '1.1' as '1.1' | '1.2',
     body,
+    action = `urn:example:${method}`,
   }: Record<string, string> & {
     version?: '1.1' | '1.2';
   } = {},
@@ -86,12 +87,13 @@ function soapCall(
     `<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="${version === '1.1' ? SOAP11 : SOAP12}">` +
       `<s:Header><x:ApiKey xmlns:x="${NAMESPACE}">${key}</x:ApiKey><x:method xmlns:x="${NAMESPACE}">${method}</x:method></s:Header>` +
       `<s:Body><q:${method} xmlns:q="urn:example:quotes"><q:symbol>ACME</q:symbol></q:${method}></s:Body></s:Envelope>`;
-  const contentType = version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8';
+  const contentType =
+    version === '1.1' ? 'text/xml; charset=utf-8' : `application/soap+xml; charset=utf-8; action="${action}"`;
   return fetch(stack.gateways[0]?.soapUrl ?? '', {
     method: 'POST',
     headers: {
       'content-type': contentType,
-      ...(version === '1.1' && { SOAPAction: `"urn:example:${method}"` }),
+      ...(version === '1.1' && { SOAPAction: `"${action}"` }),
     },
     body: envelope,
     signal: AbortSignal.timeout(10_000),
@@ -141,6 +143,26 @@ describe('the SOAP route of the local stack', () => {
     expect(usage(stack, 'app-soap', 'hits')).toBe(LIMIT);
     expect(usage(stack, 'app-soap', 'place_order', 'eternity')).toBe(0);
     expect(stack.metrics()).toMatchObject({ SoapForwarded: LIMIT });
+  });
+
+  it('refuses an action naming another operation than the counted one, in both versions, and counts nothing', async () => {
+    const stack = await start();
+    const placeOrder = 'urn:example:PlaceOrder';
+    const smuggled11 = await soapCall(stack, { action: placeOrder });
+    expect(smuggled11.status).toBe(500);
+    expect(smuggled11.text).toContain(
+      '<faultcode>soap:Client</faultcode><faultstring>The SOAP action names another operation',
+    );
+    const smuggled12 = await soapCall(stack, { version: '1.2', action: placeOrder });
+    expect(smuggled12.status).toBe(400);
+    expect(smuggled12.text).toContain('t:action_mismatch');
+    const agreeing12 = await soapCall(stack, { version: '1.2' });
+    expect(agreeing12.status).toBe(200);
+    expect(agreeing12.text).toContain('<op:action>urn:example:GetQuote</op:action>');
+    await stack.flush();
+    expect(usage(stack, 'app-soap', 'get_quote')).toBe(1);
+    expect(usage(stack, 'app-soap', 'place_order', 'eternity')).toBe(0);
+    expect(stack.metrics()).toMatchObject({ SoapForwarded: 1 });
   });
 
   it("prints a SOAP curl per application in npm start's banner, whose envelope the route allows", async () => {
