@@ -7,7 +7,7 @@
  * A limit edited in a plan sends no webhook on the platform; that change keeps the report-window bound.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser } from 'fast-xml-parser';
 import type { CredentialMode } from './config';
 import { credentialIdOf, credentialIdPrefix, keyIdOf } from './credentials';
 import { TOKEN_REVOKING_ACTIONS, type TokensNotBefore } from './credentials/token-not-before';
@@ -15,9 +15,24 @@ import { METRIC } from './observability';
 import type { Credential } from './platform/types';
 import type { FlushPorts } from './reporting';
 import { type CredentialAnswer, isCredentialAnswer, stateOf } from './snapshot';
+import { readXml, type XmlBounds } from './xml-tree';
 
-/** A body that is not a webhook event: the receiver answers 400 with the message. */
-export class WebhookBodyError extends Error {}
+/**
+ * A body that is not a webhook event, unreadable XML included: the sender's fault, which sending again
+ * cannot mend. The receiver answers 400 with the message and does not count it as an error of ours.
+ */
+export class WebhookBodyError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WebhookBodyError';
+  }
+}
+
+/**
+ * An event is five levels deep (event, object, application, keys, key) with few attributes; these bounds
+ * leave room and keep the object parser's recursion far from the stack's limit.
+ */
+export const WEBHOOK_XML_BOUNDS: XmlBounds = { maxDepth: 32, maxAttributes: 32, maxNamespaces: 32 };
 
 /** What an application event tells (the `<application>` object, as the Account Management API shows it). */
 export interface ApplicationEvent {
@@ -68,10 +83,16 @@ export function eventXmlOf(body: string, contentType: string | undefined): strin
 
 /** Reads an `<event>` document; throws WebhookBodyError saying what is wrong with it. */
 export function parseEventXml(xml: string): PlatformEvent {
-  if (xml.trim() === '' || XMLValidator.validate(xml) !== true) {
-    throw new WebhookBodyError('the body is not well-formed XML');
+  // Checked first by our linear reader: no DTD or entity declaration, bounded depth, well-formed.
+  const reading = readXml(xml, WEBHOOK_XML_BOUNDS);
+  if (!reading.ok) throw new WebhookBodyError(`the body is not well-formed XML: ${reading.detail}`);
+  let document: XmlNode;
+  try {
+    document = parser.parse(xml) as XmlNode;
+  } catch (error) {
+    throw new WebhookBodyError('the body is not well-formed XML', { cause: error });
   }
-  const event = (parser.parse(xml) as XmlNode).event;
+  const event = document.event;
   if (!isNode(event)) throw new WebhookBodyError('the document is not an <event>');
   const action = textOf(event.action);
   const objectType = textOf(event.type);

@@ -1,8 +1,9 @@
 /**
  * `POST /webhooks/platform?token=...`: the platform's webhooks, outside the authorizer. 3scale's webhook
  * setting is a URL only, so the shared secret travels in its query; it is compared in constant time and
- * never logged. Bad XML answers 400 saying why; an application the cache does not hold answers 200; a
- * refresh the platform did not answer 503, so the platform delivers the webhook again.
+ * never logged. A body that is no event, unreadable XML included, answers 400 saying why (logged as
+ * refused, not counted as our error: sending it again cannot mend it); an application the cache does
+ * not hold answers 200; a refresh the platform did not answer 503, so the platform delivers it again.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { SERVICE_NAME } from '../core/metric-names';
@@ -58,7 +59,10 @@ export function createWebhookHandler(deps: WebhookHandlerDeps): WebhookHandler {
       }
       return answer(200, outcome.kind);
     } catch (error) {
-      if (error instanceof WebhookBodyError) return answer(400, `not a webhook event: ${error.message}`);
+      if (error instanceof WebhookBodyError) {
+        deps.logger.warn('webhook refused: not a webhook event', { reason: error.message });
+        return answer(400, `not a webhook event: ${error.message}`);
+      }
       deps.logger.error('webhook failed', { error: errorMessage(error) });
       deps.metrics.addMetric(METRIC.webhookFailed, 'Count', 1);
       return answer(503, 'the cache could not be updated; send it again');

@@ -241,6 +241,34 @@ describe('webhook handler', () => {
     ).toBe(503);
   });
 
+  it("refuses unreadable XML as the sender's fault: external entities, DTDs, 30,000 levels: 400, logged, not counted", async () => {
+    const metrics = new CapturingMetrics();
+    const receive = createWebhookHandler({ ...ports(), metrics, token: TOKEN });
+    const application = eventXml('suspended', { id: 'a', userKey: 'uk' });
+    const unreadable = [
+      `<?xml version="1.0"?><!DOCTYPE event [<!ENTITY x SYSTEM "file:///etc/passwd">]>${application.replace(/^<\?xml[^>]*\?>/, '').replace('<action>', '<action>&x;')}`,
+      `<!DOCTYPE event>${application.replace(/^<\?xml[^>]*\?>/, '')}`,
+      `<event>${'<n>'.repeat(30_000)}${'</n>'.repeat(30_000)}</event>`,
+    ];
+    // As the body, and as the form field 3scale sends (the deep one is over the body cap once form-encoded).
+    const requests = [
+      ...unreadable.map((xml) => request(TOKEN, xml, 'application/xml')),
+      ...unreadable.slice(0, 2).map((xml) => request(TOKEN, form(xml))),
+    ];
+    for (const sent of requests) {
+      const answer = await receive(sent);
+      expect(answer.statusCode).toBe(400);
+      expect(JSON.parse(answer.body).message).toMatch(
+        /^not a webhook event: the body is not well-formed XML/,
+      );
+    }
+    expect(metrics.counts[METRIC.webhookFailed]).toBeUndefined();
+    expect(logger.lines.filter((line) => line.level === 'error')).toEqual([]);
+    expect(
+      logger.lines.filter((line) => line.message === 'webhook refused: not a webhook event'),
+    ).toHaveLength(requests.length);
+  });
+
   it('counts each 503 as WebhookFailed, the metric its alarm watches, and nothing else', async () => {
     const metrics = new CapturingMetrics();
     const receive = (deps: Partial<WebhookPorts>) =>
