@@ -8,7 +8,7 @@
  * machine. Nothing is asserted: docs/soap.md keeps the figures.
  */
 import { readSoapMessage, type SoapReadSettings } from '../lambdas/core/soap/envelope';
-import { SOAP_DEFAULTS, SOAP_INTEGER_SETTINGS } from '../lambdas/core/soap/settings';
+import { SOAP_DEFAULTS, SOAP_INTEGER_SETTINGS, SOAP_LARGEST_BOUNDS } from '../lambdas/core/soap/settings';
 import { billionLaughs, envelope, request } from '../test/unit/soap/fixtures';
 
 const args = process.argv.slice(2);
@@ -18,12 +18,7 @@ const cap = capArgument === -1 ? 1024 * 1024 : Number(args[capArgument + 1]);
 const runs = quick ? 1 : 3;
 
 const defaultBounds: SoapReadSettings = { ...SOAP_DEFAULTS, soapMaxBodyBytes: cap };
-const largestBounds: SoapReadSettings = {
-  soapMaxBodyBytes: cap,
-  soapMaxDepth: SOAP_INTEGER_SETTINGS.soapMaxDepth.max,
-  soapMaxAttributes: SOAP_INTEGER_SETTINGS.soapMaxAttributes.max,
-  soapMaxNamespaces: SOAP_INTEGER_SETTINGS.soapMaxNamespaces.max,
-};
+const largestBounds: SoapReadSettings = { ...SOAP_LARGEST_BOUNDS, soapMaxBodyBytes: cap };
 
 /** `unit` repeated to fill `room` bytes. */
 const fill = (unit: string, room: number) => unit.repeat(Math.max(0, Math.floor(room / unit.length)));

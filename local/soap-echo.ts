@@ -14,7 +14,7 @@ import {
 } from '../lambdas/core/soap/envelope';
 import { contentTypeOf, faultAnswer } from '../lambdas/core/soap/faults';
 import { SOAP_ACTION_HEADER } from '../lambdas/core/soap/forward';
-import { SOAP_DEFAULTS } from '../lambdas/core/soap/settings';
+import { SOAP_LARGEST_BOUNDS } from '../lambdas/core/soap/settings';
 import { BodyTooLargeError, closeServer, listenOnLoopback, readBody } from './http-server';
 
 /** Namespace of the echo's own fault subcodes. */
@@ -40,7 +40,8 @@ function actionOf(message: SoapMessage, soapAction: string | undefined): string 
 export function soapEcho(request: SoapEchoRequest): SoapAnswer {
   const reading = readSoapMessage(
     { contentType: request.contentType, body: request.body, isBase64Encoded: false },
-    { ...SOAP_DEFAULTS, soapMaxBodyBytes: MAX_BODY_BYTES },
+    // Whatever bounds the proxy in front is given, the echo reads what it forwards.
+    { ...SOAP_LARGEST_BOUNDS, soapMaxBodyBytes: MAX_BODY_BYTES },
   );
   if (!reading.ok) return faultAnswer(reading.version, reading, SOAP_ECHO_NAMESPACE);
   const { message } = reading;

@@ -56,6 +56,13 @@ export const SOAP_INTEGER_SETTINGS: Readonly<Record<SoapIntegerSetting, IntegerR
   soapMaxNamespaces: { default: 256, min: 1, max: 10_000 },
 };
 
+/** Every structural bound at its largest: for a reader behind the proxy (the demo echo) and the bench. */
+export const SOAP_LARGEST_BOUNDS = {
+  soapMaxDepth: SOAP_INTEGER_SETTINGS.soapMaxDepth.max,
+  soapMaxAttributes: SOAP_INTEGER_SETTINGS.soapMaxAttributes.max,
+  soapMaxNamespaces: SOAP_INTEGER_SETTINGS.soapMaxNamespaces.max,
+} as const;
+
 const INTEGER_SETTING_NAMES = Object.keys(SOAP_INTEGER_SETTINGS) as SoapIntegerSetting[];
 
 /** The settings that tune the route once `soapBackendUrl` adds it. */
