@@ -1,5 +1,6 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { IRestApi } from 'aws-cdk-lib/aws-apigateway';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IVpc, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Schedule } from 'aws-cdk-lib/aws-events';
@@ -29,6 +30,12 @@ import {
 } from './parts/cache';
 import { UsageDashboard } from './parts/dashboard';
 import { AccessDocs } from './parts/docs';
+import {
+  HttpApiProtection,
+  type HttpProtectOptions,
+  isHttpApi,
+  refuseWebSocketApi,
+} from './parts/http-api-protection';
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrls } from './parts/oauth';
 import type { AccessPart } from './parts/part';
@@ -38,6 +45,7 @@ import { UsagePipeline } from './parts/usage-pipeline';
 import { WebhooksPart } from './parts/webhooks';
 
 export type { ApiAccessAuthorizerProps } from './api-access-authorizer-props';
+export type { HttpProtectOptions } from './parts/http-api-protection';
 export type { ProtectOptions } from './parts/protection';
 
 /**
@@ -82,7 +90,7 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly dashboard?: Dashboard;
   private readonly parts: readonly AccessPart[];
   private readonly authorizerPart: AuthorizerFunction;
-  private readonly protections = new Set<ApiProtection>();
+  private readonly protections = new Set<ApiProtection | HttpApiProtection>();
 
   constructor(scope: Construct, id: string, props: ApiAccessAuthorizerProps) {
     super(scope, id);
@@ -193,14 +201,35 @@ export class ApiAccessAuthorizer extends Construct {
    * later, in other constructs or in nested stacks, are covered too; a method that uses another
    * authorization type fails synthesis, naming it. Protecting the same API again returns its protection.
    */
-  public protect(api: IRestApi, options: ProtectOptions = {}): ApiProtection {
-    const existing = ApiProtection.of(api);
-    if (existing) {
-      if (this.protections.has(existing)) return existing;
-      throw new Error(
-        `${api.node.path} is already protected by another ApiAccessAuthorizer (${existing.node.path})`,
-      );
-    }
+  public protect(api: IRestApi, options?: ProtectOptions): ApiProtection;
+  /**
+   * Puts every route of an HTTP API (HttpApi, or one imported) behind the authorizer, the
+   * `unprotectedMethods` excepted: a Lambda REQUEST authorizer with payload 2.0, simple responses, no
+   * identity source and no result cache. Routes added later are covered too; a route that uses another
+   * authorization fails synthesis, naming it. A WebSocket API is refused (docs/http-api.md).
+   */
+  public protect(api: IHttpApi, options?: HttpProtectOptions): HttpApiProtection;
+  public protect(
+    api: IRestApi | IHttpApi,
+    options: ProtectOptions | HttpProtectOptions = {},
+  ): ApiProtection | HttpApiProtection {
+    refuseWebSocketApi(api);
+    if (isHttpApi(api)) return this.protectHttpApi(api, httpOptions(api, options));
+    return this.protectRestApi(api, options);
+  }
+
+  private protectHttpApi(api: IHttpApi, options: HttpProtectOptions): HttpApiProtection {
+    const existing = this.ownProtection(api, HttpApiProtection.of(api));
+    if (existing) return existing;
+    const protection = new HttpApiProtection({ api, authorizer: this.authorizerPart, options });
+    this.protections.add(protection);
+    for (const part of this.parts) part.onProtectHttpApi?.(protection);
+    return protection;
+  }
+
+  private protectRestApi(api: IRestApi, options: ProtectOptions): ApiProtection {
+    const existing = this.ownProtection(api, ApiProtection.of(api));
+    if (existing) return existing;
     const protection = ApiProtection.create({
       api,
       authorizer: this.authorizerPart,
@@ -210,6 +239,17 @@ export class ApiAccessAuthorizer extends Construct {
     this.protections.add(protection);
     for (const part of this.parts) part.onProtect?.(protection);
     return protection;
+  }
+
+  /** This construct's protection of `api`, if any; another construct's is an error. */
+  private ownProtection<P extends ApiProtection | HttpApiProtection>(
+    api: IRestApi | IHttpApi,
+    existing: P | undefined,
+  ): P | undefined {
+    if (existing === undefined || this.protections.has(existing)) return existing;
+    throw new Error(
+      `${api.node.path} is already protected by another ApiAccessAuthorizer (${existing.node.path})`,
+    );
   }
 }
 
@@ -235,4 +275,17 @@ function newOrExistingCache(
       sharding: { shards: props.redisShards, replicasPerShard: shardReplicas(props) },
     }),
   });
+}
+
+/** The options of an HTTP API; the REST-only ones are refused, not ignored. */
+function httpOptions(api: IHttpApi, options: ProtectOptions | HttpProtectOptions): HttpProtectOptions {
+  const restOnly = (['gatewayResponses', 'cors'] as const).filter(
+    (option) => (options as ProtectOptions)[option] !== undefined,
+  );
+  if (restOnly.length > 0) {
+    throw new Error(
+      `${api.node.path} is an HTTP API, which has no gateway responses: ${restOnly.join(' and ')} apply to REST APIs only (an HTTP API's CORS is its own corsPreflight setting)`,
+    );
+  }
+  return options;
 }

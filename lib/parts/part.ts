@@ -4,6 +4,7 @@
  * shared concerns (alarms; routes on a protected API). A new feature is one more part that implements this.
  */
 import type { IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { HttpApiProtection } from './http-api-protection';
 import type { ApiProtection } from './protection';
 
 /** An alarm a part wants on what it runs; AccessAlarms turns each into a CloudWatch alarm. */
@@ -27,4 +28,9 @@ export interface AccessPart {
   readonly alarms: readonly AlarmSpec[];
   /** Called once for every API the construct protects: a part that serves routes adds them here. */
   onProtect?(protection: ApiProtection): void;
+  /**
+   * Called once for every HTTP API the construct protects: a part that serves routes adds them here, or
+   * refuses the API saying why.
+   */
+  onProtectHttpApi?(protection: HttpApiProtection): void;
 }

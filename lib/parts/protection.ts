@@ -63,7 +63,7 @@ function kindOf(api: IRestApi): ApiKind {
     ? `${api.node.path} (${type ?? api.constructor.name})`
     : String(api);
   throw new Error(
-    `ApiAccessAuthorizer protects API Gateway REST APIs only (RestApi, SpecRestApi, or one imported with RestApi.fromRestApiId or fromRestApiAttributes); ${what} is not one. HTTP and WebSocket APIs (aws-apigatewayv2) have no REQUEST authorizer of this kind and are refused.`,
+    `ApiAccessAuthorizer protects API Gateway REST APIs (RestApi, SpecRestApi, or one imported with RestApi.fromRestApiId or fromRestApiAttributes) and HTTP APIs (HttpApi, or one imported with HttpApi.fromHttpApiAttributes); ${what} is neither.`,
   );
 }
 

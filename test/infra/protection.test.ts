@@ -20,9 +20,9 @@ import {
   SpecRestApi,
   Stage,
 } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { ApiAccessAuthorizer } from '../../lib/api-access-authorizer';
 import type { ProtectOptions } from '../../lib/parts/protection';
@@ -370,11 +370,11 @@ describe('a SpecRestApi', () => {
 });
 
 describe('anything else', () => {
-  it('refuses an HTTP API at synthesis with a message that says so', () => {
+  it('refuses a construct that is no API at synthesis with a message that says so', () => {
     const stack = new Stack(testApp(), 'ProviderStack');
-    const httpApi = new HttpApi(stack, 'HttpApi');
-    expect(() => accessIn(stack).protect(httpApi as unknown as RestApi)).toThrow(
-      /protects API Gateway REST APIs only .* ProviderStack\/HttpApi \(aws-cdk-lib.aws_apigatewayv2.HttpApi\) is not one\. HTTP and WebSocket APIs/,
+    const topic = new Topic(stack, 'Topic');
+    expect(() => accessIn(stack).protect(topic as unknown as RestApi)).toThrow(
+      /protects API Gateway REST APIs .* and HTTP APIs .*; ProviderStack\/Topic \(aws-cdk-lib.aws_sns.Topic\) is neither\./,
     );
   });
 });

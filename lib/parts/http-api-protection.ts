@@ -1,0 +1,128 @@
+/**
+ * Protection of an API Gateway HTTP API (aws-apigatewayv2): one Lambda REQUEST authorizer per API, on every
+ * route, failing closed as the REST protection does. docs/http-api.md ("On AWS") says what a consumer sees.
+ */
+import { AspectPriority, Aspects, Stack, Stage } from 'aws-cdk-lib';
+import {
+  CfnAuthorizer,
+  type CfnRoute,
+  HttpRoute,
+  type IHttpApi,
+  WebSocketApi,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Construct, type IConstruct } from 'constructs';
+import { type UnprotectedMethods, unprotectedMethods } from '../access-gateway-responses';
+import type { AuthorizerFunction } from './authorizer-function';
+import { ProtectionLedger } from './protect-methods';
+import { ProtectEveryRoute } from './protect-routes';
+import { SECURITY_SCHEME_NAME } from './protection';
+
+export interface HttpProtectOptions {
+  /**
+   * Routes left open, each an HTTP method alone (`OPTIONS`: every route of that method) or with a route
+   * path (`GET /health`); `ANY` alone also leaves the `$default` route open. Every other route of the API
+   * gets the authorizer, or synthesis fails naming it.
+   * @default ['OPTIONS']
+   */
+  readonly unprotectedMethods?: readonly string[];
+}
+
+/** The settings of the authorizer, each set explicitly: HttpLambdaAuthorizer's defaults are wrong for us. */
+export const HTTP_AUTHORIZER_SETTINGS = {
+  /** The simple response (`isAuthorized` and `context`) exists in payload 2.0 only. */
+  authorizerPayloadFormatVersion: '2.0',
+  enableSimpleResponses: true,
+  /** The authorizer caches in Redis itself; a gateway cache would skip its usage counting. */
+  authorizerResultTtlInSeconds: 0,
+} as const;
+
+export interface HttpApiProtectionProps {
+  readonly api: IHttpApi;
+  readonly authorizer: AuthorizerFunction;
+  readonly options: HttpProtectOptions;
+}
+
+/** The protections of each Stage, by the apiId their HTTP API resolves to. */
+const protectionsOf = new WeakMap<IConstruct, Map<string, HttpApiProtection>>();
+
+/**
+ * The protection of one HTTP API, created in the API's own stack (as ApiProtection is): the authorizer,
+ * its permission to invoke the function, and an Aspect over the API's Stage that puts every route of the
+ * API behind it wherever the route was created.
+ *
+ * The authorizer is the L1 CfnAuthorizer: HttpLambdaAuthorizer exists only once a route binds it through
+ * its `authorizer` prop (this Aspect sets CfnRoutes, created anywhere), and HttpAuthorizer requires an
+ * identity source, where we need none: with one, API Gateway answers 401 without calling the authorizer
+ * when it is missing, and with several all must be present, while a credential travels in one of several
+ * places (header, query, Bearer).
+ */
+export class HttpApiProtection extends Construct {
+  /** The protection of the HTTP API `api` stands for (the same apiId), if there is one. */
+  public static of(api: IHttpApi): HttpApiProtection | undefined {
+    return protectionsOf.get(Stage.of(api) ?? api.node.root)?.get(api.apiId);
+  }
+
+  public readonly api: IHttpApi;
+  public readonly apiId: string;
+  public readonly authorizerId: string;
+  public readonly ledger: ProtectionLedger;
+  public readonly open: UnprotectedMethods;
+  public readonly exempt = new Map<CfnRoute, string>();
+
+  constructor(props: HttpApiProtectionProps) {
+    super(props.api as unknown as Construct, 'AccessProtection');
+    this.api = props.api;
+    this.apiId = props.api.apiId;
+    this.open = unprotectedMethods(props.options.unprotectedMethods);
+    this.ledger = new ProtectionLedger([], this.open);
+    const stage = Stage.of(props.api) ?? props.api.node.root;
+    const protections = protectionsOf.get(stage) ?? new Map<string, HttpApiProtection>();
+    protectionsOf.set(stage, protections.set(this.apiId, this));
+
+    props.authorizer.function.addPermission('InvokeAuthorizer', {
+      principal: new ServicePrincipal('apigateway.amazonaws.com'),
+      sourceArn: Stack.of(this).formatArn({
+        service: 'execute-api',
+        resource: this.apiId,
+        resourceName: 'authorizers/*',
+      }),
+      scope: this,
+    });
+    this.authorizerId = new CfnAuthorizer(this, 'Authorizer', {
+      apiId: this.apiId,
+      name: SECURITY_SCHEME_NAME,
+      authorizerType: 'REQUEST',
+      authorizerUri: props.authorizer.invocationUri(this),
+      ...HTTP_AUTHORIZER_SETTINGS,
+    }).ref;
+    Aspects.of(stage).add(new ProtectEveryRoute(this), { priority: AspectPriority.MUTATING });
+    this.node.addValidation({
+      validate: () =>
+        this.ledger
+          .unusedEntries()
+          .filter((entry) => entry !== 'OPTIONS')
+          .map((entry) => `unprotectedMethods entry "${entry}" names no route of ${props.api.node.path}`),
+    });
+  }
+
+  /** Leaves a route a part serves with its own authentication open, and says why in the template. */
+  public exemptRoute(route: HttpRoute | CfnRoute, why: string): void {
+    const resource = (route instanceof HttpRoute ? route.node.defaultChild : route) as CfnRoute;
+    this.exempt.set(resource, why);
+    resource.addMetadata('ApiAccessAuthorizerExempt', why);
+  }
+}
+
+/** An HTTP API: an HttpApi, or one imported with HttpApi.fromHttpApiAttributes. */
+export function isHttpApi(api: object): api is IHttpApi {
+  return 'httpApiId' in api;
+}
+
+/** A WebSocket API is refused: its authorizer runs on `$connect` only. */
+export function refuseWebSocketApi(api: object): void {
+  if (!(api instanceof WebSocketApi)) return;
+  throw new Error(
+    `${api.node.path} is a WebSocket API: API Gateway calls a WebSocket API's authorizer on $connect only, so an authorizer there would meter connections, not messages, and ApiAccessAuthorizer meters and limits calls. Protect a REST or HTTP API.`,
+  );
+}
