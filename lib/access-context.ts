@@ -5,6 +5,7 @@ import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/se
 import { SOAP_TUNING_SETTINGS } from '../lambdas/core/soap/settings';
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
+import type { ApiType } from './demo-http-api';
 import type { CacheEngine, ServerlessCacheLimits } from './parts/cache';
 import type { SoapRouteSettings } from './parts/soap';
 
@@ -28,6 +29,7 @@ type StackContextKey =
   | 'alarmEmail'
   | 'throttlingRateLimit'
   | 'throttlingBurstLimit'
+  | 'apiType'
   | SoapContextKey;
 
 /** Context keys of the SOAP route: `soapBackendUrl` adds it, the others tune it. */
@@ -165,6 +167,7 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     alarmEmail: text('alarmEmail'),
     throttlingRateLimit: wholeNumber('throttlingRateLimit'),
     throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),
+    apiType: text('apiType') as ApiType | undefined,
     soap: soapRoute(),
   };
 }

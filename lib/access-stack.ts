@@ -8,18 +8,21 @@ import {
   MethodLoggingLevel,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ConfigError, ENV, emailAddress, integer } from '../lambdas/core/config';
+import { ConfigError, ENV, emailAddress, integer, oneOf } from '../lambdas/core/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
+import { API_TYPES, type ApiType, demoHttpApi } from './demo-http-api';
 
 export interface AccessManagementStackProps
   extends StackProps,
@@ -50,7 +53,15 @@ export interface AccessManagementStackProps
    * @default no notification: the alarms show in the CloudWatch console
    */
   readonly alarmEmail?: string;
-  /** @default 'prod' */
+  /**
+   * The demo API's type: `rest` (a RestApi) or `http` (an HttpApi on its `$default` stage; docs/http-api.md).
+   * @default 'rest'
+   */
+  readonly apiType?: ApiType;
+  /**
+   * The REST API's stage; the HTTP API is served on its `$default` stage.
+   * @default 'prod'
+   */
   readonly stageName?: string;
   /**
    * Steady-state requests per second the stage admits.
@@ -63,6 +74,13 @@ export interface AccessManagementStackProps
    */
   readonly throttlingBurstLimit?: number;
 }
+
+/** The REST demo's stage settings, validated. */
+type RestApiSettings = Pick<AccessManagementStackProps, 'stageName' | 'tracing'> & {
+  readonly logRetention: RetentionDays;
+  readonly throttlingRateLimit: number;
+  readonly throttlingBurstLimit: number;
+};
 
 /** Partial ARNs would make IAM grants end in a wildcard; the complete ARN ends in `-` and six characters. */
 const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
@@ -96,7 +114,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
  */
 export class AccessManagementStack extends Stack {
   public readonly access: ApiAccessAuthorizer;
-  public readonly api: RestApi;
+  /** The demo API: a RestApi, or an HttpApi with `apiType: 'http'`. */
+  public readonly api: RestApi | HttpApi;
 
   constructor(scope: Construct, id: string, props: AccessManagementStackProps) {
     super(scope, id, {
@@ -116,42 +135,36 @@ export class AccessManagementStack extends Stack {
       alarmTopic: this.alarmTopic(props.alarmEmail),
     });
 
-    this.api = new RestApi(this, 'Api', {
-      description: 'Demo echo API protected by the API access authorizer',
-      endpointTypes: [EndpointType.REGIONAL],
-      // Execution logging needs the account-level CloudWatch role; CDK keeps it on destroy.
-      cloudWatchRole: true,
-      deployOptions: {
-        stageName: props.stageName ?? 'prod',
-        accessLogDestination: new LogGroupLogDestination(
-          new LogGroup(this, 'ApiAccessLogs', { retention: logRetention }),
-        ),
-        accessLogFormat: ACCESS_LOG_FORMAT,
-        loggingLevel: MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        tracingEnabled: props.tracing ?? false,
-        throttlingRateLimit,
-        throttlingBurstLimit,
-      },
-    });
-    this.access.protect(this.api);
-    this.addEchoBackend(logRetention, props.tracing ?? false);
-    if (!props.tracing) {
-      NagSuppressions.addResourceSuppressions(this.api.deploymentStage, [
-        { id: 'Serverless-APIGWXrayEnabled', reason: TRACING_OFF_BY_DEFAULT },
-      ]);
-    }
+    const tracing = props.tracing ?? false;
+    const echo = this.echoFunction(logRetention, tracing);
+    const apiType = oneOf('apiType', props.apiType ?? 'rest', API_TYPES);
+    const api =
+      apiType === 'http'
+        ? demoHttpApi(this, {
+            echo,
+            logRetention,
+            throttlingRateLimit,
+            throttlingBurstLimit,
+            stageName: props.stageName,
+          })
+        : this.restApi(echo, { ...props, logRetention, throttlingRateLimit, throttlingBurstLimit });
+    this.api = api;
+    if (api instanceof HttpApi) this.access.protect(api);
+    else this.access.protect(api);
+    // The $default stage serves an HttpApi at its endpoint's root.
+    const urlFor = (path: string) =>
+      api instanceof HttpApi ? `${api.apiEndpoint}${path}` : api.urlForPath(path);
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the protected API' });
+    new CfnOutput(this, 'ApiUrl', { value: urlFor('/'), description: 'Base URL of the protected API' });
     if (props.docs ?? true) {
       new CfnOutput(this, 'DocsUrl', {
-        value: this.api.urlForPath(DOCS_PATH),
+        value: urlFor(DOCS_PATH),
         description: 'Interactive documentation of the API (Swagger UI; the document is docs/swagger.json)',
       });
     }
     if (this.access.tokenFunction) {
       new CfnOutput(this, 'TokenUrl', {
-        value: this.api.urlForPath(TOKEN_PATH),
+        value: urlFor(TOKEN_PATH),
         description: 'OAuth 2.0 token endpoint (client credentials) of the built-in issuer',
       });
     }
@@ -180,26 +193,6 @@ export class AccessManagementStack extends Stack {
       value: platformCredential.secretArn,
       description: 'Secret holding the provider key or service token',
     });
-
-    NagSuppressions.addResourceSuppressions(
-      this.api,
-      [
-        {
-          id: 'AwsSolutions-APIG3',
-          reason:
-            'A WAF web ACL is the provider’s choice to attach to the stage; the authorizer and stage throttling guard this API.',
-        },
-        {
-          id: 'AwsSolutions-IAM4',
-          reason:
-            'The AWS-managed API Gateway logging policy is what the account-level CloudWatch role for execution logs needs.',
-          appliesTo: [
-            'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
-          ],
-        },
-      ],
-      true,
-    );
   }
 
   private platformCredentialKey(props: AccessManagementStackProps): IKey | undefined {
@@ -270,12 +263,9 @@ export class AccessManagementStack extends Stack {
     return secret;
   }
 
-  /**
-   * The echo backend: GET /v1/words/{word} (consumers call /v1/words/hello.json: API Gateway path parameters
-   * are whole segments), ANY / and ANY /{proxy+} for every other path.
-   */
-  private addEchoBackend(logRetention: RetentionDays, tracing: boolean): void {
-    const echoFunction = accessFunction(this, 'EchoFunction', {
+  /** The demo backend: answers the request as JSON (lambdas/echo). */
+  private echoFunction(logRetention: RetentionDays, tracing: boolean): LambdaFunction {
+    return accessFunction(this, 'EchoFunction', {
       tracing,
       bundle: 'echo',
       invokedByApiGateway: true,
@@ -287,17 +277,67 @@ export class AccessManagementStack extends Stack {
         [ENV.appKeyHeader]: this.access.config.appKeyHeader,
       },
     });
+  }
+
+  /**
+   * The echo API as a RestApi: GET /v1/words/{word} (consumers call /v1/words/hello.json: API Gateway path
+   * parameters are whole segments), ANY / and ANY /{proxy+} for every other path.
+   */
+  private restApi(echoFunction: LambdaFunction, settings: RestApiSettings): RestApi {
+    const api = new RestApi(this, 'Api', {
+      description: 'Demo echo API protected by the API access authorizer',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Execution logging needs the account-level CloudWatch role; CDK keeps it on destroy.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: settings.stageName ?? 'prod',
+        accessLogDestination: new LogGroupLogDestination(
+          new LogGroup(this, 'ApiAccessLogs', { retention: settings.logRetention }),
+        ),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        tracingEnabled: settings.tracing ?? false,
+        throttlingRateLimit: settings.throttlingRateLimit,
+        throttlingBurstLimit: settings.throttlingBurstLimit,
+      },
+    });
     const echo = new LambdaIntegration(echoFunction);
-    const requestValidator = this.api.addRequestValidator('RequestValidator', {
+    const requestValidator = api.addRequestValidator('RequestValidator', {
       validateRequestParameters: true,
       validateRequestBody: true,
     });
-    this.api.root.addMethod('ANY', echo, { requestValidator });
-    this.api.root
+    api.root.addMethod('ANY', echo, { requestValidator });
+    api.root
       .resourceForPath('/v1/words/{word}')
       .addMethod('GET', echo, { requestValidator, requestParameters: { 'method.request.path.word': true } });
-    this.api.root
+    api.root
       .addResource('{proxy+}')
       .addMethod('ANY', echo, { requestValidator, requestParameters: { 'method.request.path.proxy': true } });
+    if (!settings.tracing) {
+      NagSuppressions.addResourceSuppressions(api.deploymentStage, [
+        { id: 'Serverless-APIGWXrayEnabled', reason: TRACING_OFF_BY_DEFAULT },
+      ]);
+    }
+    NagSuppressions.addResourceSuppressions(
+      api,
+      [
+        {
+          id: 'AwsSolutions-APIG3',
+          reason:
+            'A WAF web ACL is the provider’s choice to attach to the stage; the authorizer and stage throttling guard this API.',
+        },
+        {
+          id: 'AwsSolutions-IAM4',
+          reason:
+            'The AWS-managed API Gateway logging policy is what the account-level CloudWatch role for execution logs needs.',
+          appliesTo: [
+            'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
+          ],
+        },
+      ],
+      true,
+    );
+    return api;
   }
 }

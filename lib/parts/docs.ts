@@ -6,12 +6,15 @@ import {
   type Method,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import { type AccessConfig, configToEnv } from '../../lambdas/core/config';
 import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
 import { accessFunction } from '../access-function';
+import type { HttpApiProtection } from './http-api-protection';
+import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
 import type { ApiProtection } from './protection';
 
@@ -40,7 +43,7 @@ export function basePathOf(api: RestApi): string {
 
 /**
  * The API's interactive documentation: `GET /docs` (Swagger UI from swagger-ui-dist, no CDN) and
- * `GET /docs/{file}` (its files and `swagger.json`), served by one small Lambda per protected REST API
+ * `GET /docs/{file}` (its files and `swagger.json`), served by one small Lambda per protected REST or HTTP API
  * and left open (exempt from the authorizer). The function generates the Swagger 2.0 document from its
  * environment: the access settings, and the protected routes the protection found at synthesis.
  */
@@ -60,6 +63,38 @@ export class AccessDocs implements AccessPart {
         `${api.node.path} already has a ${DOCS_PATH} resource: turn the access documentation off (docs: false) or move that resource`,
       );
     }
+    const integration = new LambdaIntegration(this.docsFunction(protection, () => basePathOf(api)));
+    const docs = api.root.addResource(DOCS_PATH.slice(1));
+    const methods = [
+      docs.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE }),
+      docs.addResource('{file}').addMethod('GET', integration, { authorizationType: AuthorizationType.NONE }),
+    ];
+    for (const method of methods) this.leaveOpen(protection, method);
+  }
+
+  /**
+   * The same two routes on an HttpApi (an imported one has no routes here). The document's base path is
+   * the root: the `$default` stage's, which serves the API at its endpoint's root.
+   */
+  public onProtectHttpApi(protection: HttpApiProtection): void {
+    const { api } = protection;
+    if (!(api instanceof HttpApi)) return;
+    addOpenHttpRoutes(protection, api, {
+      id: 'AccessDocsIntegration',
+      function: this.docsFunction(protection, () => ''),
+      routes: [
+        [HttpMethod.GET, DOCS_PATH],
+        [HttpMethod.GET, `${DOCS_PATH}/{file}`],
+      ],
+      why: OPEN_BY_DESIGN,
+    });
+  }
+
+  /** The docs function of one protected API, with the routes the protection found at synthesis. */
+  private docsFunction(
+    protection: ApiProtection | HttpApiProtection,
+    basePath: () => string,
+  ): LambdaFunction {
     const fn = accessFunction(protection, 'DocsFunction', {
       bundle: 'docs',
       invokedByApiGateway: true,
@@ -73,17 +108,11 @@ export class AccessDocs implements AccessPart {
         [DOCS_ENV.routes]: Lazy.string({
           produce: () => JSON.stringify(protection.ledger.protectedRoutes()),
         }),
-        [DOCS_ENV.basePath]: Lazy.string({ produce: () => basePathOf(api) }),
+        [DOCS_ENV.basePath]: Lazy.string({ produce: basePath }),
       },
     });
-    this.functions.set(api.node.path, fn);
-    const integration = new LambdaIntegration(fn);
-    const docs = api.root.addResource(DOCS_PATH.slice(1));
-    const methods = [
-      docs.addMethod('GET', integration, { authorizationType: AuthorizationType.NONE }),
-      docs.addResource('{file}').addMethod('GET', integration, { authorizationType: AuthorizationType.NONE }),
-    ];
-    for (const method of methods) this.leaveOpen(protection, method);
+    this.functions.set(protection.api.node.path, fn);
+    return fn;
   }
 
   private leaveOpen(protection: ApiProtection, method: Method): void {

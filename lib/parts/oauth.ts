@@ -14,6 +14,7 @@
  */
 import { Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { AuthorizationType, LambdaIntegration, type Method, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
@@ -31,9 +32,18 @@ import {
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/routes';
 import { functionErrorsOf } from './alarms';
 import { basePathOf } from './docs';
+import type { HttpApiProtection } from './http-api-protection';
+import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
+
+/** The built-in issuer's routes: the token endpoint, its public keys and the discovery document. */
+const TOKEN_ROUTES = [
+  ['POST', TOKEN_PATH],
+  ['GET', JWKS_PATH],
+  ['GET', DISCOVERY_PATH],
+] as const;
 
 /** A syntactically valid issuer that parseConfig checks in place of the protected API's URL, unknown yet. */
 const ISSUER_STAND_IN = 'https://built-in-issuer.invalid';
@@ -54,7 +64,7 @@ export class ProtectedApiIssuer {
       if (this.url === undefined) {
         throw new ConfigError(
           'oidcIssuer',
-          'is the protected API’s URL by default in oauth mode: protect a RestApi with this ApiAccessAuthorizer, or set oidcIssuer',
+          'is the protected API’s URL by default in oauth mode: protect a RestApi or an HttpApi with this ApiAccessAuthorizer, or set oidcIssuer',
         );
       }
       return this.url;
@@ -63,12 +73,7 @@ export class ProtectedApiIssuer {
 
   /** The execute-api URL of `api`'s stage, as a RestApi's `url` is, but with the stage's name as written. */
   public use(api: RestApi): void {
-    if (this.apiPath !== undefined && this.apiPath !== api.node.path) {
-      throw new ConfigError(
-        'oidcIssuer',
-        `the built-in issuer is the protected API’s own URL (${this.apiPath}), so it serves one API: to protect ${api.node.path} too, set oidcIssuer to a URL (a custom domain) whose /.well-known/jwks.json reaches the token function`,
-      );
-    }
+    this.claim(api);
     const stagePath = basePathOf(api);
     if (stagePath === '') {
       throw new ConfigError(
@@ -77,8 +82,29 @@ export class ProtectedApiIssuer {
       );
     }
     const stack = Stack.of(api);
-    this.apiPath = api.node.path;
     this.url = `https://${api.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}${stagePath}`;
+  }
+
+  /** The endpoint of an HttpApi's `$default` stage, the one stage that serves the API at its root. */
+  public useHttpApi(api: HttpApi): void {
+    this.claim(api);
+    if (api.defaultStage === undefined) {
+      throw new ConfigError(
+        'oidcIssuer',
+        `${api.node.path} has no $default stage, which serves the API at its endpoint's root: set oidcIssuer to the URL its token routes are served under`,
+      );
+    }
+    this.url = api.apiEndpoint;
+  }
+
+  private claim(api: RestApi | HttpApi): void {
+    if (this.apiPath !== undefined && this.apiPath !== api.node.path) {
+      throw new ConfigError(
+        'oidcIssuer',
+        `the built-in issuer is the protected API’s own URL (${this.apiPath}), so it serves one API: to protect ${api.node.path} too, set oidcIssuer to a URL (a custom domain) whose /.well-known/jwks.json reaches the token function`,
+      );
+    }
+    this.apiPath = api.node.path;
   }
 }
 
@@ -176,17 +202,31 @@ export class OAuthPart implements AccessPart {
     }
     if (this.props.bindings.config.oidcIssuer === this.props.issuer.token) this.props.issuer.use(api);
     const integration = new LambdaIntegration(fn);
-    const routes: readonly (readonly [string, string])[] = [
-      ['POST', TOKEN_PATH],
-      ['GET', JWKS_PATH],
-      ['GET', DISCOVERY_PATH],
-    ];
-    for (const [httpMethod, path] of routes) {
+    for (const [httpMethod, path] of TOKEN_ROUTES) {
       const method = api.root
         .resourceForPath(path)
         .addMethod(httpMethod, integration, { authorizationType: AuthorizationType.NONE });
       this.leaveOpen(protection, method);
     }
+  }
+
+  /** The same routes on an HttpApi, open to anyone; the issuer is its `$default` stage's endpoint. */
+  public onProtectHttpApi(protection: HttpApiProtection): void {
+    const fn = this.tokenFunction;
+    if (fn === undefined) return;
+    const { api } = protection;
+    if (!(api instanceof HttpApi)) {
+      throw new Error(
+        `${api.node.path}: the token routes are added to an HttpApi only; set oidcIssuer to the URL that serves them and add POST ${TOKEN_PATH}, GET ${JWKS_PATH} and GET ${DISCOVERY_PATH} with an HttpLambdaIntegration (payload 1.0) of the token function yourself`,
+      );
+    }
+    if (this.props.bindings.config.oidcIssuer === this.props.issuer.token) this.props.issuer.useHttpApi(api);
+    addOpenHttpRoutes(protection, api, {
+      id: 'TokenIntegration',
+      function: fn,
+      routes: TOKEN_ROUTES.map(([method, path]) => [HttpMethod[method], path] as const),
+      why: OPEN_BY_DESIGN,
+    });
   }
 
   private leaveOpen(protection: ApiProtection, method: Method): void {

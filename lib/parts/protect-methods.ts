@@ -4,6 +4,9 @@ import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { UnprotectedMethods } from '../access-gateway-responses';
 
+/** A method or route named by its HTTP method and path. */
+const ROUTE_NAME = /^[A-Z]+ \//;
+
 /** What protection decided for each method of one API: the content of its deployments' logical ids. */
 export class ProtectionLedger {
   private readonly protectedMethods = new Set<string>();
@@ -26,9 +29,12 @@ export class ProtectionLedger {
     if (entry !== undefined) this.usedEntries.add(entry);
   }
 
-  /** The protected methods, each `METHOD /resource` (bare CfnMethods, named by construct path, left out). */
+  /**
+   * The protected methods, each `METHOD /resource` (bare CfnMethods, named by construct path, and an HTTP
+   * API's `$default` route, which has no path, left out).
+   */
   public protectedRoutes(): string[] {
-    return [...this.protectedMethods].filter((name) => !name.includes('(')).sort();
+    return [...this.protectedMethods].filter((name) => ROUTE_NAME.test(name)).sort();
   }
 
   /** Entries of unprotectedMethods that named no method: probably a misspelt path. */

@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
@@ -15,6 +16,8 @@ import {
   soapSettingsToEnv,
 } from '../../lambdas/core/soap/settings';
 import { accessMetric, functionErrorsOf } from './alarms';
+import type { HttpApiProtection } from './http-api-protection';
+import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
@@ -27,6 +30,11 @@ export type SoapRouteSettings = SoapSettingsInput & {
    */
   readonly soapPath?: string;
 };
+
+/** Why the SOAP route has no authorizer (the template's metadata and cdk-nag's suppressions). */
+const DECIDES_ITSELF =
+  'SOAP access proxy: it reads the credential from the envelope and decides with the access core';
+const NO_AUTHORIZER_SEES_THE_BODY = `${DECIDES_ITSELF}; an authorizer never sees the request body the credential is in.`;
 
 const LITERAL_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
 
@@ -114,18 +122,26 @@ export class SoapProxyPart implements AccessPart {
     const method = protection.api.root
       .resourceForPath(this.path)
       .addMethod('POST', new LambdaIntegration(this.function));
-    const why =
-      'SOAP access proxy: it reads the credential from the envelope and decides with the access core';
-    protection.exemptMethod(method, why);
+    protection.exemptMethod(method, DECIDES_ITSELF);
     NagSuppressions.addResourceSuppressions(method, [
-      {
-        id: 'AwsSolutions-APIG4',
-        reason: `${why}; an authorizer never sees the request body the credential is in.`,
-      },
-      {
-        id: 'AwsSolutions-COG4',
-        reason: `${why}; consumers hold API keys, not Cognito users.`,
-      },
+      { id: 'AwsSolutions-APIG4', reason: NO_AUTHORIZER_SEES_THE_BODY },
+      { id: 'AwsSolutions-COG4', reason: `${DECIDES_ITSELF}; consumers hold API keys, not Cognito users.` },
     ]);
+  }
+
+  /** Adds `POST <soapPath>` to an HttpApi, left open by the authorizer: the proxy decides itself. */
+  public onProtectHttpApi(protection: HttpApiProtection): void {
+    const { api } = protection;
+    if (!(api instanceof HttpApi)) {
+      throw new Error(
+        `${api.node.path}: the SOAP route is added to an HttpApi only; add POST ${this.path} with an HttpLambdaIntegration (payload 1.0) of the SOAP proxy function to this API yourself`,
+      );
+    }
+    addOpenHttpRoutes(protection, api, {
+      id: 'SoapProxyIntegration',
+      function: this.function,
+      routes: [[HttpMethod.POST, this.path]],
+      why: NO_AUTHORIZER_SEES_THE_BODY,
+    });
   }
 }

@@ -1,5 +1,6 @@
 import { Aws, CfnOutput, Duration, Fn } from 'aws-cdk-lib';
 import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
@@ -7,6 +8,8 @@ import type { Construct } from 'constructs';
 import { METRIC } from '../../lambdas/core/metric-names';
 import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../lambdas/webhooks/route';
 import { accessMetric, functionErrorsOf } from './alarms';
+import type { HttpApiProtection } from './http-api-protection';
+import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
@@ -100,7 +103,29 @@ export class WebhooksPart implements AccessPart {
     ]);
     // An API deployed by its own stages has no URL here; its webhook URL is the path on the stage.
     if (api.latestDeployment === undefined) return;
-    const url = api.urlForPath(WEBHOOK_PATH);
+    this.outputUrl(protection, api.urlForPath(WEBHOOK_PATH));
+  }
+
+  /** Adds `POST /webhooks/platform` to an HttpApi, left open by the authorizer, and outputs its URL. */
+  public onProtectHttpApi(protection: HttpApiProtection): void {
+    const { api } = protection;
+    if (!(api instanceof HttpApi)) {
+      throw new Error(
+        `${api.node.path}: the webhook route is added to an HttpApi only; add POST ${WEBHOOK_PATH} with an HttpLambdaIntegration (payload 1.0) of the webhooks function to this API yourself`,
+      );
+    }
+    addOpenHttpRoutes(protection, api, {
+      id: 'WebhooksIntegration',
+      function: this.function,
+      routes: [[HttpMethod.POST, WEBHOOK_PATH]],
+      why: OPEN_BY_DESIGN,
+    });
+    // Only the $default stage serves the API at its endpoint's root; another stage's URL is the provider's.
+    if (api.defaultStage !== undefined) this.outputUrl(protection, `${api.apiEndpoint}${WEBHOOK_PATH}`);
+  }
+
+  /** The route's URL, and the command that prints it with the token, as outputs of the protection. */
+  private outputUrl(protection: Construct, url: string): void {
     new CfnOutput(protection, 'WebhookUrl', {
       value: url,
       description: `Paste into the platform's webhook URL with ?token=<the SecretString of ${this.tokenSecret.node.path}>; WebhookUrlCommand prints it whole`,

@@ -47,6 +47,17 @@ describe.each([
     },
   ],
   ['the webhook receiver', { serviceId: '2555417735060', webhooks: 'true' }],
+  ['an HTTP API', { serviceId: '2555417735060', apiType: 'http' }],
+  [
+    'an HTTP API with every route of the parts',
+    {
+      serviceId: '2555417735062',
+      apiType: 'http',
+      credentialMode: 'oauth',
+      webhooks: 'true',
+      soapBackendUrl: 'https://soap.example.com/quotes',
+    },
+  ],
 ])('cdk-nag on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });
