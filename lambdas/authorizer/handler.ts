@@ -21,6 +21,7 @@ import {
   type MetricsPort,
 } from '../core/observability';
 import type { PlatformPort } from '../core/platform/types';
+import { RATE_LIMIT_CONTEXT, rateLimitFields } from '../core/rate-limit-fields';
 import type { RedisConnection } from '../core/redis-client';
 
 export const AUTHORIZER_SERVICE_NAME = SERVICE_NAME.authorizer;
@@ -49,16 +50,25 @@ type PolicyDecision = Extract<AccessDecision, { effect: 'allow' | 'deny' }>;
 /**
  * The limit of a decision as flat context values a backend can send as RateLimit headers: `limit` (the
  * max), `remaining` (0 on a refusal), `reset` (whole seconds until the period ends; absent for
- * eternity), `limitMetric` and `limitPeriod`.
+ * eternity), `limitMetric` and `limitPeriod`; and the two RateLimit fields formatted, for a gateway that
+ * copies them into the response (`rateLimitPolicy`, `rateLimit`).
  */
 export function limitContext(limit: PolicyDecision['limit'], now: number): APIGatewayAuthorizerResultContext {
   if (limit === undefined) return {};
-  return {
+  const values = {
     limit: limit.max,
     remaining: Math.max(limit.remaining ?? 0, 0),
     ...(limit.resetAt !== undefined && { reset: Math.max(Math.ceil((limit.resetAt - now) / 1000), 0) }),
     limitMetric: limit.metric,
     limitPeriod: limit.period,
+  };
+  const fields = rateLimitFields(values);
+  return {
+    ...values,
+    ...(fields && {
+      [RATE_LIMIT_CONTEXT['RateLimit-Policy']]: fields['RateLimit-Policy'],
+      [RATE_LIMIT_CONTEXT.RateLimit]: fields.RateLimit,
+    }),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type CorsSettings, corsResponseHeaders } from '../core/cors';
+import { rateLimitFields } from '../core/rate-limit-fields';
 
 /**
  * Header and query-parameter names that can carry a credential. The echo never reflects them, so a
@@ -55,33 +56,10 @@ function withoutHidden(
   return Object.fromEntries(Object.entries(values ?? {}).filter(([name]) => !hidden.has(name.toLowerCase())));
 }
 
-/**
- * IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers: one `default` policy, the call's most
- * constrained limit) from the authorizer's context; none when no limit applies to the call.
- */
+/** The RateLimit fields of the call from the authorizer's context; none when no limit applies to it. */
 export function rateLimitHeaders(authorizer: Readonly<Record<string, unknown>>): Record<string, string> {
-  const { limit, remaining, reset } = authorizer;
-  if (limit === undefined || limit === null || remaining === undefined) return {};
-  const window = reset === undefined || reset === null ? '' : `;t=${reset}`;
-  return {
-    'RateLimit-Policy': `"default";q=${limit}${
-      typeof authorizer.limitPeriod === 'string' && authorizer.limitPeriod in PERIOD_SECONDS
-        ? `;w=${PERIOD_SECONDS[authorizer.limitPeriod as keyof typeof PERIOD_SECONDS]}`
-        : ''
-    }`,
-    RateLimit: `"default";r=${remaining}${window}`,
-  };
+  return rateLimitFields(authorizer) ?? {};
 }
-
-/** The window of each fixed period in seconds (month and year: their longest). */
-const PERIOD_SECONDS = {
-  minute: 60,
-  hour: 3600,
-  day: 86_400,
-  week: 604_800,
-  month: 2_678_400,
-  year: 31_622_400,
-} as const;
 
 /** The demo backend: answers the request's method, path, parameters, headers and authorizer context as JSON. */
 export function echo(event: APIGatewayProxyEvent, options: EchoOptions = {}): APIGatewayProxyResult {

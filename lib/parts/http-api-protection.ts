@@ -17,6 +17,7 @@ import type { AuthorizerFunction } from './authorizer-function';
 import { ProtectionLedger } from './protect-methods';
 import { ProtectEveryRoute } from './protect-routes';
 import { SECURITY_SCHEME_NAME } from './protection';
+import { SendRateLimitFields } from './rate-limit-mapping';
 
 export interface HttpProtectOptions {
   /**
@@ -26,6 +27,13 @@ export interface HttpProtectOptions {
    * @default ['OPTIONS']
    */
   readonly unprotectedMethods?: readonly string[];
+  /**
+   * Send `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11) on the 2xx answers of
+   * every backend of the API, mapped by API Gateway from the authorizer's context. Turn off when the
+   * backends send them themselves.
+   * @default true
+   */
+  readonly rateLimitFields?: boolean;
 }
 
 /** The settings of the authorizer, each set explicitly: HttpLambdaAuthorizer's defaults are wrong for us. */
@@ -97,6 +105,9 @@ export class HttpApiProtection extends Construct {
       ...HTTP_AUTHORIZER_SETTINGS,
     }).ref;
     Aspects.of(stage).add(new ProtectEveryRoute(this), { priority: AspectPriority.MUTATING });
+    if (props.options.rateLimitFields ?? true) {
+      Aspects.of(stage).add(new SendRateLimitFields(this), { priority: AspectPriority.MUTATING });
+    }
     this.node.addValidation({
       validate: () =>
         this.ledger

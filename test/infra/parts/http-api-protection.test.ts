@@ -5,6 +5,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import {
+  CfnIntegration,
   CfnRoute,
   HttpApi,
   HttpMethod,
@@ -218,5 +219,74 @@ describe('a WebSocket API', () => {
     expect(() => accessIn(stack).protect(api as unknown as HttpApi)).toThrow(
       /ProviderStack\/ChatApi is a WebSocket API: .* on \$connect only, so an authorizer there would meter connections, not messages/,
     );
+  });
+});
+
+describe('limit feedback', () => {
+  type Integration = { IntegrationUri?: unknown; ResponseParameters?: Record<string, unknown> };
+
+  function integrationsOf(stack: Stack): Integration[] {
+    return Object.values(resourcesOfType(Template.fromStack(stack), 'AWS::ApiGatewayV2::Integration')).map(
+      (integration) => integration.Properties as Integration,
+    );
+  }
+
+  const RATE_LIMIT_MAP = {
+    ResponseParameters: [
+      { Destination: 'overwrite:header.RateLimit-Policy', Source: '$context.authorizer.rateLimitPolicy' },
+      { Destination: 'overwrite:header.RateLimit', Source: '$context.authorizer.rateLimit' },
+    ],
+  };
+
+  it("maps RateLimit-Policy and RateLimit from the authorizer's context onto the 2xx answers of every backend", () => {
+    const { stack, api, access } = providerStack();
+    access.protect(api);
+    const [orders] = integrationsOf(stack);
+    expect(Object.keys(orders?.ResponseParameters ?? {})).toEqual([
+      '200',
+      '201',
+      '202',
+      '203',
+      '204',
+      '205',
+      '206',
+    ]);
+    expect(orders?.ResponseParameters?.['200']).toEqual(RATE_LIMIT_MAP);
+  });
+
+  it("leaves the open routes' integrations (the documentation) and a mapping of the provider's own alone", () => {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const api = new HttpApi(stack, 'OrdersApi');
+    api.addRoutes({
+      path: '/orders',
+      methods: [HttpMethod.GET],
+      integration: new HttpUrlIntegration('Orders', BACKEND),
+    });
+    new CfnIntegration(stack, 'OwnIntegration', {
+      apiId: api.apiId,
+      integrationType: 'HTTP_PROXY',
+      integrationUri: BACKEND,
+      integrationMethod: 'GET',
+      payloadFormatVersion: '1.0',
+      responseParameters: {
+        '200': { ResponseParameters: [{ Destination: 'remove:header.server', Source: "''" }] },
+      },
+    });
+    accessIn(stack, { docs: true }).protect(api);
+    const integrations = integrationsOf(stack);
+    expect(integrations).toHaveLength(3);
+    const mapped = integrations.filter(
+      (integration) => integration.ResponseParameters?.['200'] !== undefined,
+    );
+    expect(mapped.map((integration) => integration.ResponseParameters?.['200'])).toEqual([
+      RATE_LIMIT_MAP,
+      { ResponseParameters: [{ Destination: 'remove:header.server', Source: "''" }] },
+    ]);
+  });
+
+  it('sends nothing with rateLimitFields: false', () => {
+    const { stack, api, access } = providerStack();
+    access.protect(api, { rateLimitFields: false });
+    expect(integrationsOf(stack).map((integration) => integration.ResponseParameters)).toEqual([undefined]);
   });
 });

@@ -376,7 +376,7 @@ describe('the built-in issuer on provider APIs', () => {
   it('fails synthesis, naming the way out, when no API was protected to take the issuer URL from', () => {
     const { stack } = provider();
     expect(() => Template.fromStack(stack)).toThrow(
-      /protect a RestApi with this ApiAccessAuthorizer, or set oidcIssuer/,
+      /protect a RestApi or an HttpApi with this ApiAccessAuthorizer, or set oidcIssuer/,
     );
   });
 });

@@ -18,6 +18,8 @@ describe('limit feedback', () => {
       reset: 30,
       limitMetric: 'hits',
       limitPeriod: 'hour',
+      rateLimitPolicy: '"default";q=100;w=3600',
+      rateLimit: '"default";r=0;t=30',
     });
     expect(rateLimitHeaders(context)).toEqual({
       'RateLimit-Policy': '"default";q=100;w=3600',
@@ -31,7 +33,14 @@ describe('limit feedback', () => {
       reset: 1,
     });
     const eternal = limitContext({ metric: 'post_word', period: 'eternity', max: 10, remaining: 3 }, NOW);
-    expect(eternal).toEqual({ limit: 10, remaining: 3, limitMetric: 'post_word', limitPeriod: 'eternity' });
+    expect(eternal).toEqual({
+      limit: 10,
+      remaining: 3,
+      limitMetric: 'post_word',
+      limitPeriod: 'eternity',
+      rateLimitPolicy: '"default";q=10',
+      rateLimit: '"default";r=3',
+    });
     expect(rateLimitHeaders(eternal)).toEqual({
       'RateLimit-Policy': '"default";q=10',
       RateLimit: '"default";r=3',
