@@ -37,6 +37,11 @@ export {
   type ShardLayout,
 } from './parts/cache';
 export { AccessDocs, type AccessDocsProps } from './parts/docs';
+export {
+  HttpApiProtection,
+  type HttpApiProtectionProps,
+  type HttpProtectOptions,
+} from './parts/http-api-protection';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export type { FunctionPartProps } from './parts/part-function';

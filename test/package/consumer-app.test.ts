@@ -22,14 +22,15 @@ const MANIFEST = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'
 const OLDEST_AWS_CDK_LIB = (MANIFEST.peerDependencies['aws-cdk-lib'] ?? '').replace(/^\^/, '');
 const DEVELOPED_WITH = (name: string) => require(`${name}/package.json`).version as string;
 const STACK_NAME = 'OrdersStack';
+const HTTP_STACK_NAME = 'HttpOrdersStack';
 const MINUTES = 60_000;
 
-/** The README's "Use it in your own CDK app" example: the consumer's lib/orders-stack.ts. */
-function readmeExample(): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const marker = readme.indexOf('<!-- consumer-example: lib/orders-stack.ts -->');
-  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(marker));
-  if (marker < 0 || !block) throw new Error('README.md has no consumer example');
+/** A `consumer-example` block of a document: one file of the consumer's app, kept true by this test. */
+function documentedExample(document: string, file: string): string {
+  const text = readFileSync(path.join(ROOT, document), 'utf8');
+  const marker = text.indexOf(`<!-- consumer-example: ${file} -->`);
+  const block = /```ts\n([\s\S]*?)```/.exec(text.slice(marker));
+  if (marker < 0 || !block) throw new Error(`${document} has no consumer example of ${file}`);
   return block[1] as string;
 }
 
@@ -100,18 +101,31 @@ function createConsumerApp(directory: string): void {
       '#!/usr/bin/env node',
       "import * as cdk from 'aws-cdk-lib';",
       "import { OrdersStack } from '../lib/orders-stack';",
+      "import { HttpOrdersStack } from '../lib/http-orders-stack';",
       '',
       'const app = new cdk.App();',
       `new OrdersStack(app, '${STACK_NAME}');`,
+      `new HttpOrdersStack(app, '${HTTP_STACK_NAME}');`,
       '',
     ].join('\n'),
   );
-  writeFileSync(path.join(directory, 'lib', 'orders-stack.ts'), readmeExample());
+  writeFileSync(
+    path.join(directory, 'lib', 'orders-stack.ts'),
+    documentedExample('README.md', 'lib/orders-stack.ts'),
+  );
+  writeFileSync(
+    path.join(directory, 'lib', 'http-orders-stack.ts'),
+    documentedExample('docs/http-api.md', 'lib/http-orders-stack.ts'),
+  );
 }
+
+type TemplateJson = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
 
 interface Synthesized {
   readonly directory: string;
-  readonly template: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+  readonly template: TemplateJson;
+  /** The stack that protects an HttpApi. */
+  readonly httpTemplate: TemplateJson;
 }
 
 /** Installs the tarball with the given aws-cdk-lib (the npm cache first), then `cdk synth`. */
@@ -144,13 +158,15 @@ async function synthesizeConsumer(
     [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices'],
     directory,
   );
-  const templateFile = path.join(directory, 'cdk.out', `${STACK_NAME}.template.json`);
-  if (!existsSync(templateFile)) throw new Error(`cdk synth in ${directory} wrote no template:\n${output}`);
-  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as Synthesized['template'];
-  return { directory, template };
+  const templateOf = (stack: string): TemplateJson => {
+    const templateFile = path.join(directory, 'cdk.out', `${stack}.template.json`);
+    if (!existsSync(templateFile)) throw new Error(`cdk synth in ${directory} wrote no ${stack}:\n${output}`);
+    return JSON.parse(readFileSync(templateFile, 'utf8')) as TemplateJson;
+  };
+  return { directory, template: templateOf(STACK_NAME), httpTemplate: templateOf(HTTP_STACK_NAME) };
 }
 
-function resourcesOf(template: Synthesized['template'], type: string) {
+function resourcesOf(template: TemplateJson, type: string) {
   return Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
 }
 
@@ -238,6 +254,32 @@ describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
         AuthorizerId: { Ref: authorizer?.[0] },
       });
     }
+  });
+
+  it('puts every route of the HttpApi behind one payload 2.0 authorizer with simple responses', () => {
+    const authorizers = resourcesOf(consumer().httpTemplate, 'AWS::ApiGatewayV2::Authorizer');
+    expect(authorizers).toHaveLength(1);
+    const [id, authorizer] = authorizers[0] ?? [];
+    expect(authorizer?.Properties).toMatchObject({
+      AuthorizerType: 'REQUEST',
+      AuthorizerPayloadFormatVersion: '2.0',
+      EnableSimpleResponses: true,
+      AuthorizerResultTtlInSeconds: 0,
+    });
+    expect(authorizer?.Properties).not.toHaveProperty('IdentitySource');
+    const routes = Object.fromEntries(
+      resourcesOf(consumer().httpTemplate, 'AWS::ApiGatewayV2::Route').map(([, route]) => [
+        route.Properties.RouteKey,
+        route.Properties.AuthorizationType === 'CUSTOM' ? route.Properties.AuthorizerId : 'NONE',
+      ]),
+    );
+    // The interactive documentation is open by design; every other route is not.
+    expect(routes).toEqual({
+      'GET /orders': { Ref: id },
+      'POST /orders': { Ref: id },
+      'GET /docs': 'NONE',
+      'GET /docs/{file}': 'NONE',
+    });
   });
 
   it("deploys the package's prebuilt bundles as the functions' code", () => {
