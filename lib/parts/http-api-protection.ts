@@ -2,7 +2,7 @@
  * Protection of an API Gateway HTTP API (aws-apigatewayv2): one Lambda REQUEST authorizer per API, on every
  * route, failing closed as the REST protection does. docs/http-api.md ("On AWS") says what a consumer sees.
  */
-import { AspectPriority, Aspects, Stack, Stage } from 'aws-cdk-lib';
+import { AspectPriority, Aspects } from 'aws-cdk-lib';
 import {
   CfnAuthorizer,
   type CfnRoute,
@@ -10,13 +10,13 @@ import {
   type IHttpApi,
   WebSocketApi,
 } from 'aws-cdk-lib/aws-apigatewayv2';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Construct, type IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { type UnprotectedMethods, unprotectedMethods } from '../access-gateway-responses';
 import type { AuthorizerFunction } from './authorizer-function';
 import { ProtectionLedger } from './protect-methods';
 import { ProtectEveryRoute } from './protect-routes';
 import { SECURITY_SCHEME_NAME } from './protection';
+import { allowAuthorizerInvoke, ProtectionRegistry, validateEntriesUsed } from './protection-common';
 import { SendRateLimitFields } from './rate-limit-mapping';
 
 export interface HttpProtectOptions {
@@ -51,8 +51,7 @@ export interface HttpApiProtectionProps {
   readonly options: HttpProtectOptions;
 }
 
-/** The protections of each Stage, by the apiId their HTTP API resolves to. */
-const protectionsOf = new WeakMap<IConstruct, Map<string, HttpApiProtection>>();
+const protections = new ProtectionRegistry<HttpApiProtection>();
 
 /**
  * The protection of one HTTP API, created in the API's own stack (as ApiProtection is): the authorizer,
@@ -68,7 +67,7 @@ const protectionsOf = new WeakMap<IConstruct, Map<string, HttpApiProtection>>();
 export class HttpApiProtection extends Construct {
   /** The protection of the HTTP API `api` stands for (the same apiId), if there is one. */
   public static of(api: IHttpApi): HttpApiProtection | undefined {
-    return protectionsOf.get(Stage.of(api) ?? api.node.root)?.get(api.apiId);
+    return protections.of(api, api.apiId);
   }
 
   public readonly api: IHttpApi;
@@ -84,19 +83,8 @@ export class HttpApiProtection extends Construct {
     this.apiId = props.api.apiId;
     this.open = unprotectedMethods(props.options.unprotectedMethods);
     this.ledger = new ProtectionLedger([], this.open);
-    const stage = Stage.of(props.api) ?? props.api.node.root;
-    const protections = protectionsOf.get(stage) ?? new Map<string, HttpApiProtection>();
-    protectionsOf.set(stage, protections.set(this.apiId, this));
-
-    props.authorizer.function.addPermission('InvokeAuthorizer', {
-      principal: new ServicePrincipal('apigateway.amazonaws.com'),
-      sourceArn: Stack.of(this).formatArn({
-        service: 'execute-api',
-        resource: this.apiId,
-        resourceName: 'authorizers/*',
-      }),
-      scope: this,
-    });
+    const stage = protections.register(props.api, this.apiId, this);
+    allowAuthorizerInvoke(this, props.authorizer, this.apiId);
     this.authorizerId = new CfnAuthorizer(this, 'Authorizer', {
       apiId: this.apiId,
       name: SECURITY_SCHEME_NAME,
@@ -108,13 +96,7 @@ export class HttpApiProtection extends Construct {
     if (props.options.rateLimitFields ?? true) {
       Aspects.of(stage).add(new SendRateLimitFields(this), { priority: AspectPriority.MUTATING });
     }
-    this.node.addValidation({
-      validate: () =>
-        this.ledger
-          .unusedEntries()
-          .filter((entry) => entry !== 'OPTIONS')
-          .map((entry) => `unprotectedMethods entry "${entry}" names no route of ${props.api.node.path}`),
-    });
+    validateEntriesUsed(this, this.ledger, 'route', props.api);
   }
 
   /** Leaves a route a part serves with its own authentication open, and says why in the template. */

@@ -1,4 +1,4 @@
-import { AspectPriority, Aspects, Stack, Stage, Token } from 'aws-cdk-lib';
+import { AspectPriority, Aspects, Token } from 'aws-cdk-lib';
 import {
   AuthorizationType,
   CfnAuthorizer,
@@ -13,8 +13,7 @@ import {
   RestApiBase,
   SpecRestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Construct, type IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import type { AccessConfig } from '../../lambdas/core/config';
 import {
   type AccessGatewayResponse,
@@ -25,6 +24,7 @@ import {
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
 import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';
+import { allowAuthorizerInvoke, ProtectionRegistry, validateEntriesUsed } from './protection-common';
 
 export interface ProtectOptions {
   /**
@@ -123,8 +123,7 @@ export interface ApiProtectionProps {
   readonly options: ProtectOptions;
 }
 
-/** The protections of each Stage, by the restApiId their API resolves to. */
-const protectionsOf = new WeakMap<IConstruct, Map<string, ApiProtection>>();
+const protections = new ProtectionRegistry<ApiProtection>();
 
 /**
  * The protection of one REST API, created in the API's own stack so that an API in another stack needs
@@ -135,7 +134,7 @@ const protectionsOf = new WeakMap<IConstruct, Map<string, ApiProtection>>();
 export class ApiProtection extends Construct implements IAuthorizer {
   /** The protection of the API `api` stands for (the same restApiId), if there is one. */
   public static of(api: IRestApi): ApiProtection | undefined {
-    return protectionsOf.get(Stage.of(api) ?? api.node.root)?.get(api.restApiId);
+    return protections.of(api, api.restApiId);
   }
 
   public readonly authorizationType = AuthorizationType.CUSTOM;
@@ -163,19 +162,8 @@ export class ApiProtection extends Construct implements IAuthorizer {
     this.authorizerFunction = props.authorizer;
     this.open = unprotectedMethods(props.options.unprotectedMethods);
     this.ledger = new ProtectionLedger(props.authorizer.identitySources, this.open);
-    const stage = Stage.of(props.api) ?? props.api.node.root;
-    const protections = protectionsOf.get(stage) ?? new Map<string, ApiProtection>();
-    protectionsOf.set(stage, protections.set(this.restApiId, this));
-
-    props.authorizer.function.addPermission('InvokeAuthorizer', {
-      principal: new ServicePrincipal('apigateway.amazonaws.com'),
-      sourceArn: Stack.of(this).formatArn({
-        service: 'execute-api',
-        resource: this.restApiId,
-        resourceName: 'authorizers/*',
-      }),
-      scope: this,
-    });
+    const stage = protections.register(props.api, this.restApiId, this);
+    allowAuthorizerInvoke(this, props.authorizer, this.restApiId);
     const responses: GatewayResponses = {
       responses: (props.options.gatewayResponses ?? true) ? accessGatewayResponses(props.config) : [],
       headers: corsResponseHeaders(
@@ -190,13 +178,7 @@ export class ApiProtection extends Construct implements IAuthorizer {
       this.addGatewayResponses(props.api as RestApiBase, responses);
     }
     Aspects.of(stage).add(new ProtectEveryMethod(this), { priority: AspectPriority.MUTATING });
-    this.node.addValidation({
-      validate: () =>
-        this.ledger
-          .unusedEntries()
-          .filter((entry) => entry !== 'OPTIONS')
-          .map((entry) => `unprotectedMethods entry "${entry}" names no method of ${props.api.node.path}`),
-    });
+    validateEntriesUsed(this, this.ledger, 'method', props.api);
   }
 
   /** The API Gateway authorizer of the methods CDK creates (created on first use for a SpecRestApi). */
