@@ -62,6 +62,32 @@ export function limitContext(limit: PolicyDecision['limit'], now: number): APIGa
   };
 }
 
+/**
+ * A decision's throttle as flat context values. A refusal (`rate_limited`) fills the limit's own values,
+ * so the 403 body tells it: `limit` the burst, `remaining` 0, `reset` whole seconds until the call would
+ * pass (rounded up), `limitPeriod` `second`, `limitMetric` the metric it counts (absent: every call). An
+ * allowed call gets a policy of its own for its RateLimit headers (`"burst";q=<burst>;w=1`):
+ * `throttleLimit`, `throttleRemaining` and `throttleReset` (whole seconds until the whole burst is back).
+ */
+export function throttleContext(throttle: PolicyDecision['throttle']): APIGatewayAuthorizerResultContext {
+  if (throttle === undefined) return {};
+  const metric = throttle.metric === undefined ? {} : { limitMetric: throttle.metric };
+  if ('retryInMs' in throttle) {
+    return {
+      limit: throttle.burst,
+      remaining: 0,
+      reset: Math.ceil(throttle.retryInMs / 1000),
+      ...metric,
+      limitPeriod: 'second',
+    };
+  }
+  return {
+    throttleLimit: throttle.burst,
+    throttleRemaining: throttle.remaining,
+    throttleReset: Math.ceil(throttle.fullInMs / 1000),
+  };
+}
+
 /** The IAM policy for one decision: Allow or Deny execute-api:Invoke on exactly `methodArn`. */
 export function policyOf(
   methodArn: string,
@@ -75,6 +101,7 @@ export function policyOf(
     ...(decision.applicationId !== undefined && { applicationId: decision.applicationId }),
     ...(decision.reason !== undefined && { reason: decision.reason }),
     ...limitContext(decision.limit, now),
+    ...throttleContext(decision.throttle),
   };
   return {
     principalId: decision.credentialId,

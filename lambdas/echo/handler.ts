@@ -56,20 +56,42 @@ function withoutHidden(
 }
 
 /**
- * IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers: one `default` policy, the call's most
- * constrained limit) from the authorizer's context; none when no limit applies to the call.
+ * IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers) from the authorizer's context: a
+ * `default` policy, the call's most constrained limit, and a `burst` policy, its plan's throttle
+ * (docs/throttling.md); none when neither applies to the call.
  */
 export function rateLimitHeaders(authorizer: Readonly<Record<string, unknown>>): Record<string, string> {
+  const policies = [defaultPolicy(authorizer), burstPolicy(authorizer)].filter(
+    (policy): policy is { policy: string; state: string } => policy !== undefined,
+  );
+  if (policies.length === 0) return {};
+  return {
+    'RateLimit-Policy': policies.map(({ policy }) => policy).join(', '),
+    RateLimit: policies.map(({ state }) => state).join(', '),
+  };
+}
+
+function defaultPolicy(authorizer: Readonly<Record<string, unknown>>) {
   const { limit, remaining, reset } = authorizer;
-  if (limit === undefined || limit === null || remaining === undefined) return {};
+  if (limit === undefined || limit === null || remaining === undefined) return undefined;
   const window = reset === undefined || reset === null ? '' : `;t=${reset}`;
   return {
-    'RateLimit-Policy': `"default";q=${limit}${
+    policy: `"default";q=${limit}${
       typeof authorizer.limitPeriod === 'string' && authorizer.limitPeriod in PERIOD_SECONDS
         ? `;w=${PERIOD_SECONDS[authorizer.limitPeriod as keyof typeof PERIOD_SECONDS]}`
         : ''
     }`,
-    RateLimit: `"default";r=${remaining}${window}`,
+    state: `"default";r=${remaining}${window}`,
+  };
+}
+
+function burstPolicy(authorizer: Readonly<Record<string, unknown>>) {
+  const { throttleLimit, throttleRemaining, throttleReset } = authorizer;
+  if (throttleLimit === undefined || throttleLimit === null || throttleRemaining === undefined)
+    return undefined;
+  return {
+    policy: `"burst";q=${throttleLimit};w=1`,
+    state: `"burst";r=${throttleRemaining};t=${throttleReset}`,
   };
 }
 
