@@ -21,7 +21,8 @@ export const THROTTLE_LUA = `
 local function throttle_now(clock)
   if clock ~= '' then return tonumber(clock) end
   local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000000 + tonumber(time[2])
+  -- A float factor: fengari (ioredis-mock) multiplies integers in 32 bits.
+  return tonumber(time[1]) * 1000000.0 + tonumber(time[2])
 end
 
 -- The plan's throttles that apply to the call (cells: 1 a call, or the metric's usage with its

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { throttleTableText, validateThrottles } from '../../../lambdas/core/throttles';
+import { parseStackFile } from '../../../local/stack-file';
 import { describeOnTopologies } from '../../support/redis-topology';
 import { describeThrottles } from './throttle-suite';
 
@@ -26,6 +27,24 @@ describe('the throttles setting', () => {
     [[], 'throttles'],
   ])('refuses %j naming %s', (value, setting) => {
     expect(() => validateThrottles(value)).toThrow(expect.objectContaining({ setting }));
+  });
+
+  it('is a gateway setting of the stack file, refused there naming the gateway and the plan', () => {
+    const stackFile = (throttles: unknown) => ({
+      gateway: {
+        serviceId: 'svc-1',
+        platformUrl: 'http://127.0.0.1:1',
+        providerKey: 'pk',
+        routes: ['GET /v1/words/{word}.json'],
+        throttles,
+      },
+    });
+    expect(
+      parseStackFile(stackFile({ Basic: { rate: 2, burst: 5 } })).gateways[0]?.configInput,
+    ).toMatchObject({ throttles: { Basic: { rate: 2, burst: 5 } } });
+    expect(() => parseStackFile(stackFile({ Basic: { rate: -2, burst: 5 } }))).toThrow(
+      /gateway\.throttles\.Basic\.rate must be a number of calls per second/,
+    );
   });
 
   it('writes the table the script reads: plan, metric (empty for every call), rate and burst per line', () => {

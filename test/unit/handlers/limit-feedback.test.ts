@@ -1,6 +1,6 @@
 /** Limit feedback: the authorizer's context values and the echo backend's RateLimit headers. */
 import { describe, expect, it } from 'vitest';
-import { limitContext } from '../../../lambdas/authorizer/handler';
+import { limitContext, throttleContext } from '../../../lambdas/authorizer/handler';
 import { rateLimitHeaders } from '../../../lambdas/echo/handler';
 
 const NOW = Date.UTC(2030, 0, 1, 10, 59, 30, 200);
@@ -46,5 +46,40 @@ describe('limit feedback', () => {
     ).toMatchObject({
       reset: 0,
     });
+  });
+
+  it('an allowed call under a throttle gains a burst policy of its own beside its limit', () => {
+    const context = {
+      ...limitContext({ metric: 'hits', period: 'hour', max: 100, resetAt: END, remaining: 7 }, NOW),
+      ...throttleContext({ rate: 10, burst: 20, remaining: 19, fullInMs: 100 }),
+    };
+    expect(context).toMatchObject({ throttleLimit: 20, throttleRemaining: 19, throttleReset: 1 });
+    expect(rateLimitHeaders(context)).toEqual({
+      'RateLimit-Policy': '"default";q=100;w=3600, "burst";q=20;w=1',
+      RateLimit: '"default";r=7;t=30, "burst";r=19;t=1',
+    });
+    expect(rateLimitHeaders(throttleContext({ rate: 10, burst: 20, remaining: 0, fullInMs: 2_000 }))).toEqual(
+      {
+        'RateLimit-Policy': '"burst";q=20;w=1',
+        RateLimit: '"burst";r=0;t=2',
+      },
+    );
+  });
+
+  it('a throttled call fills the refusal body: the burst, remaining 0, the seconds until it would pass', () => {
+    expect(throttleContext({ metric: 'search', rate: 10, burst: 20, retryInMs: 100 })).toEqual({
+      limit: 20,
+      remaining: 0,
+      reset: 1,
+      limitMetric: 'search',
+      limitPeriod: 'second',
+    });
+    expect(throttleContext({ rate: 0.5, burst: 1, retryInMs: 1_500 })).toEqual({
+      limit: 1,
+      remaining: 0,
+      reset: 2,
+      limitPeriod: 'second',
+    });
+    expect(throttleContext(undefined)).toEqual({});
   });
 });
