@@ -103,20 +103,39 @@ export function validateThrottles(value: unknown, setting = 'throttles'): Thrott
   );
 }
 
+/** One throttle of the table: of every call of a plan (no metric), or of one metric's usage. */
+export interface ThrottleEntry extends Throttle {
+  readonly plan: string;
+  readonly metric?: string;
+}
+
+/** Every throttle of the table, a plan's throttle of every call before its metrics'. */
+export function throttleEntries(throttles: Throttles): ThrottleEntry[] {
+  return Object.entries(throttles).flatMap(([plan, throttle]) => [
+    ...(throttle.rate !== undefined && throttle.burst !== undefined
+      ? [{ plan, rate: throttle.rate, burst: throttle.burst }]
+      : []),
+    ...Object.entries(throttle.metrics ?? {}).map(([metric, { rate, burst }]) => ({
+      plan,
+      metric,
+      rate,
+      burst,
+    })),
+  ]);
+}
+
+/** A throttle as people read it (the banner of npm start, the Swagger document). */
+export function throttleText({ rate, burst }: Throttle): string {
+  return `${rate} per second, ${burst} at once`;
+}
+
 /**
  * The table as the hot-path script reads it: one line per throttle, `plan<TAB>metric<TAB>rate<TAB>burst`,
  * the metric empty for a throttle of every call. '' for no throttles, so an unthrottled deployment's
  * script finds nothing to do.
  */
 export function throttleTableText(throttles: Throttles): string {
-  const lines: string[] = [];
-  for (const [plan, throttle] of Object.entries(throttles)) {
-    if (throttle.rate !== undefined && throttle.burst !== undefined) {
-      lines.push(`${plan}\t\t${throttle.rate}\t${throttle.burst}\n`);
-    }
-    for (const [metric, { rate, burst }] of Object.entries(throttle.metrics ?? {})) {
-      lines.push(`${plan}\t${metric}\t${rate}\t${burst}\n`);
-    }
-  }
-  return lines.join('');
+  return throttleEntries(throttles)
+    .map(({ plan, metric, rate, burst }) => `${plan}\t${metric ?? ''}\t${rate}\t${burst}\n`)
+    .join('');
 }

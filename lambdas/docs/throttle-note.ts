@@ -1,24 +1,18 @@
 /** The Swagger document's note on an operation some plans throttle (docs/throttling.md). */
 import type { Usage } from '../core/platform/types';
-import type { Throttle, Throttles } from '../core/throttles';
-
-function rateText({ rate, burst }: Throttle): string {
-  return `${rate} per second, ${burst} at once`;
-}
+import { type Throttles, throttleEntries, throttleText } from '../core/throttles';
 
 /**
- * The throttles that cover an operation counting `metrics` (every call's throttle, and those of the
- * metrics it counts directly), by plan; '' when none does.
+ * The throttles that cover an operation counting `metrics` (each plan's throttle of every call, and
+ * those of the metrics it counts directly); '' when none does.
  */
 export function throttleNote(throttles: Throttles | undefined, metrics: readonly string[]): string {
-  const lines = Object.entries(throttles ?? {}).flatMap(([plan, throttle]) => [
-    ...(throttle.rate !== undefined && throttle.burst !== undefined
-      ? [`- plan \`${plan}\`: ${rateText({ rate: throttle.rate, burst: throttle.burst })}`]
-      : []),
-    ...Object.entries(throttle.metrics ?? {})
-      .filter(([metric]) => metrics.includes(metric))
-      .map(([metric, perMetric]) => `- plan \`${plan}\`, \`${metric}\`: ${rateText(perMetric)}`),
-  ]);
+  const lines = throttleEntries(throttles ?? {})
+    .filter(({ metric }) => metric === undefined || metrics.includes(metric))
+    .map(
+      (entry) =>
+        `- plan \`${entry.plan}\`${entry.metric === undefined ? '' : `, \`${entry.metric}\``}: ${throttleText(entry)}`,
+    );
   if (lines.length === 0) return '';
   return `\n\nThrottled (calls beyond are refused with 403 \`rate_limited\`; \`reset\` says in how many seconds to retry):\n${lines.join('\n')}`;
 }
