@@ -13,16 +13,19 @@ import { configToEnv, LOCAL_SECRET_ENV } from '../../lambdas/core/config';
 import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION } from '../../local/sns-endpoint';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { startRedisTopology, type TestRedis } from '../support/redis-topology';
-import { ROUTES, SERVICE_ID, serviceFixture } from './support/fixture';
+import { serviceFixture } from './support/fixture';
 import { keyEvent } from './support/request-events';
-import { burstBound, measureThrottle } from './support/throttle-traffic';
+import {
+  BURST,
+  CONCURRENT,
+  expectThrottled,
+  measureThrottle,
+  PACED_SECONDS,
+  RATE,
+  throttledStack,
+} from './support/throttle-traffic';
 
 const PROCESSES = 4;
-const RATE = 10;
-const BURST = 20;
-const CONCURRENT = 200;
-/** Paced seconds: the first drains what the bucket regained during the burst, the next 5 are counted. */
-const SECONDS = 6;
 const BUNDLE = path.resolve('dist/bundles/authorizer/index.js');
 const CHILD = path.resolve('test/reliability/support/authorizer-process.cjs');
 
@@ -64,19 +67,9 @@ describe(`${PROCESSES} authorizer processes sharing one Redis`, () => {
   }, async () => {
     const fixture = serviceFixture(1);
     redis = await startRedisTopology('redis-server');
-    stack = await startLocalStack({
-      stack: {
-        platform: fixture.platformConfig,
-        gateway: {
-          serviceId: SERVICE_ID,
-          mappingRules: ROUTES,
-          routes: ['GET /v1/words/{word}'],
-          throttles: { Unlimited: { rate: RATE, burst: BURST } },
-        },
-      },
-      redis: { host: redis.settings.host, port: redis.settings.port },
-      sweepIntervalMs: 0,
-    });
+    stack = await startLocalStack(
+      throttledStack(fixture, { host: redis.settings.host, port: redis.settings.port }),
+    );
     const gateway = stack.gateways[0];
     if (!gateway) throw new Error('the stack started no gateway');
     const env = {
@@ -92,21 +85,23 @@ describe(`${PROCESSES} authorizer processes sharing one Redis`, () => {
     const decide = await Promise.all(Array.from({ length: PROCESSES }, () => authorizerProcess(env)));
     const event = keyEvent(fixture.active[0]?.userKey ?? '');
     let turn = 0;
+    // Calls decided through the platform (Redis did not answer within the Lambda's 300 ms, on a loaded
+    // machine: an unthrottled Allow, or a Deny when the platform was slow too) are not the throttle's, as
+    // designed (docs/throttling.md): counted apart, never as allowed.
+    let decidedByPlatform = 0;
     const call = async () => {
       const effect = await (decide[turn++ % PROCESSES] as (typeof decide)[number])(event);
-      if (effect !== 'Allow' && effect !== 'Deny') throw new Error(`unexpected answer: ${effect}`);
+      if (effect.endsWith(' (platform)')) decidedByPlatform++;
+      else if (effect !== 'Allow' && effect !== 'Deny') throw new Error(`unexpected answer: ${effect}`);
       return effect === 'Allow';
     };
     // The application's first call (the platform's answer); then the bucket rests.
-    expect(await call()).toBe(true);
+    expect(await (decide[0] as (typeof decide)[number])(event)).toBe('Allow (platform)');
     await sleep((BURST / RATE) * 1000);
-    const traffic = await measureThrottle(call, { burst: CONCURRENT, seconds: SECONDS, paceMs: 10 });
-    console.log(`[throttling over ${PROCESSES} processes] ${JSON.stringify(traffic)}`);
-    expect(traffic.burstAllowed).toBeGreaterThanOrEqual(BURST);
-    expect(traffic.burstAllowed).toBeLessThanOrEqual(burstBound(BURST, RATE, traffic.burstMs));
-    for (const allowed of traffic.perSecond.slice(1)) {
-      expect(allowed).toBeGreaterThanOrEqual(RATE - 1);
-      expect(allowed).toBeLessThanOrEqual(RATE + 1);
-    }
+    const traffic = await measureThrottle(call, { burst: CONCURRENT, seconds: PACED_SECONDS, paceMs: 10 });
+    console.log(
+      `[throttling over ${PROCESSES} processes] ${JSON.stringify({ ...traffic, decidedByPlatform })}`,
+    );
+    expectThrottled(traffic);
   });
 });

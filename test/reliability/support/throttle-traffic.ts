@@ -4,6 +4,34 @@
  * application and says whether it was allowed; anything else (an error, an unexpected status) throws.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'vitest';
+import type { RedisChoice } from '../../../local/redis';
+import type { LocalStackOptions } from '../../../local/stack';
+import { ROUTES, SERVICE_ID, type ServiceFixture } from './fixture';
+
+/** The throttle under test, on the fixture's plan: 10 a second, 20 at once. */
+export const RATE = 10;
+export const BURST = 20;
+export const CONCURRENT = 200;
+/** Paced seconds: the first drains what the bucket regained during the burst, the next 5 are counted. */
+export const PACED_SECONDS = 6;
+
+/** A local stack of the fixture's service, its plan throttled at RATE and BURST, on `redis`. */
+export function throttledStack(fixture: ServiceFixture, redis: RedisChoice): LocalStackOptions {
+  return {
+    stack: {
+      platform: fixture.platformConfig,
+      gateway: {
+        serviceId: SERVICE_ID,
+        mappingRules: ROUTES,
+        routes: ['GET /v1/words/{word}'],
+        throttles: { Unlimited: { rate: RATE, burst: BURST } },
+      },
+    },
+    redis,
+    sweepIntervalMs: 0,
+  };
+}
 
 export interface ThrottleTraffic {
   /** Calls of the burst allowed. */
@@ -42,9 +70,15 @@ export async function measureThrottle(
 }
 
 /**
- * The calls a throttle may allow in a burst that took `burstMs`: the burst itself, and one more per
- * emission interval the burst lasted (a loaded machine takes a while to send and answer 200 calls).
+ * The throttle held: the burst allowed BURST calls, and one more per emission interval the burst lasted
+ * (a loaded machine takes a while to send and answer 200 calls); then RATE a second, ±1, every second
+ * after the first.
  */
-export function burstBound(burst: number, rate: number, burstMs: number): number {
-  return burst + Math.floor((burstMs * rate) / 1000) + 1;
+export function expectThrottled(traffic: ThrottleTraffic): void {
+  expect(traffic.burstAllowed).toBeGreaterThanOrEqual(BURST);
+  expect(traffic.burstAllowed).toBeLessThanOrEqual(BURST + Math.floor((traffic.burstMs * RATE) / 1000) + 1);
+  for (const allowed of traffic.perSecond.slice(1)) {
+    expect(allowed).toBeGreaterThanOrEqual(RATE - 1);
+    expect(allowed).toBeLessThanOrEqual(RATE + 1);
+  }
 }
