@@ -27,7 +27,7 @@ export type BenchServiceId =
 export const BENCH_PROVIDER_KEY = 'bench-provider-key';
 const API_ID = 'benchapi';
 const STAGE = 'prod';
-const PLAN = 'Bench';
+export const PLAN = 'Bench';
 /** Limits so large the run never reaches them, but which the limit checks still evaluate. */
 const UNREACHABLE_LIMIT = 1_000_000_000_000;
 

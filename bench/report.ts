@@ -15,7 +15,8 @@ export type WorkloadName =
   | 'oauth'
   | 'soap'
   | 'hot-alerts-off'
-  | 'hot-alerts-on';
+  | 'hot-alerts-on'
+  | 'throttled-serial';
 
 /** One primary of a cluster run: what it served and what that cost it. */
 export interface PrimaryFigures {

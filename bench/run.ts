@@ -844,6 +844,7 @@ async function main(): Promise<number> {
           ...result.latency,
           authorizationsPerSecond: result.authorizationsPerSecond,
           cpuMicrosPerCall: result.processCpuMicrosPerCall,
+          redisCpuMicrosPerCall: result.redis.serverCpuMicrosPerAuthorization,
           ...(result.roundThroughputs && { roundThroughputs: result.roundThroughputs }),
         }
       );

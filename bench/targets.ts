@@ -20,6 +20,10 @@ export const LIMITS = {
   tokenP50AddedMs: 0.3,
   /** Usage alerts on may cost the hot key at most this fraction of its throughput (issue #13). */
   alertsThroughputLoss: 0.05,
+  /** A throttle may add at most this to the p50 of a cache hit (issue #25). */
+  throttleP50AddedMs: 0.05,
+  /** ... and at most this fraction to the Redis server's CPU per authorization (issue #25). */
+  throttleRedisCpuAdded: 0.1,
 } as const;
 
 /**
@@ -203,7 +207,7 @@ export function soundnessProblems(runs: readonly RunFigures[]): string[] {
  * How one workload's figures are read against another's from the same run: the latency a step adds to a
  * call, or the share of throughput a feature costs.
  */
-export type ComparisonMeasure = 'latency-added' | 'throughput-loss';
+export type ComparisonMeasure = 'latency-added' | 'throughput-loss' | 'redis-cpu-added';
 
 /** A comparison of two workloads of one run (project design), with a limit when it is a target. */
 export interface Comparison {
@@ -212,7 +216,10 @@ export interface Comparison {
   readonly workload: string;
   readonly against: string;
   readonly measure: ComparisonMeasure;
-  /** ms added to the p50 (latency-added) or the fraction of throughput lost (throughput-loss); none: a figure only. */
+  /**
+   * ms added to the p50 (latency-added), the fraction of throughput lost (throughput-loss) or of Redis CPU
+   * per authorization added (redis-cpu-added); none: a figure only.
+   */
   readonly limit?: number;
 }
 
@@ -247,6 +254,22 @@ export const COMPARISONS: readonly Comparison[] = [
     measure: 'throughput-loss',
     limit: LIMITS.alertsThroughputLoss,
   },
+  {
+    id: 'throttle-p50-added',
+    what: 'a throttle on the plan (GCRA in the hot-path script, never refusing) against none',
+    workload: 'throttled-serial',
+    against: 'hot-serial',
+    measure: 'latency-added',
+    limit: LIMITS.throttleP50AddedMs,
+  },
+  {
+    id: 'throttle-redis-cpu',
+    what: "the throttle's cost to Redis: server CPU per authorization against none",
+    workload: 'throttled-serial',
+    against: 'hot-serial',
+    measure: 'redis-cpu-added',
+    limit: LIMITS.throttleRedisCpuAdded,
+  },
 ];
 
 export interface ComparedFigures {
@@ -257,6 +280,8 @@ export interface ComparedFigures {
   readonly cpuMicrosPerCall: number;
   /** Calls per second in each round, when the workload ran interleaved with others. */
   readonly roundThroughputs?: readonly number[];
+  /** The Redis server's CPU time per authorization (INFO cpu), when measured. */
+  readonly redisCpuMicrosPerCall?: number;
 }
 
 export interface ComparisonResult {
@@ -300,6 +325,10 @@ export function throughputRatios(w: ComparedFigures, a: ComparedFigures): number
  */
 const throughputLoss = (w: ComparedFigures, a: ComparedFigures) => 1 - median(throughputRatios(w, a));
 
+/** The fraction of Redis CPU per authorization the workload adds to the other's. */
+const redisCpuAdded = (w: ComparedFigures, a: ComparedFigures) =>
+  (w.redisCpuMicrosPerCall ?? Number.NaN) / (a.redisCpuMicrosPerCall ?? Number.NaN) - 1;
+
 const percent = (fraction: number) => `${fixed(100 * fraction, 1)}%`;
 
 const MEASURES: Readonly<Record<ComparisonMeasure, Measure>> = {
@@ -328,6 +357,13 @@ const MEASURES: Readonly<Record<ComparisonMeasure, Measure>> = {
       );
     },
     targetText: (limit) => `throughput lost <= ${limit * 100}%`,
+  },
+  'redis-cpu-added': {
+    figure: (f) => `Redis CPU ${fixed(f.redisCpuMicrosPerCall ?? Number.NaN, 1)} µs/authorization`,
+    difference: redisCpuAdded,
+    differenceText: (w, a) =>
+      `${signed(100 * redisCpuAdded(w, a), 1)}% Redis CPU per authorization, p50 ${signed(w.p50Ms - a.p50Ms, 3)} ms`,
+    targetText: (limit) => `Redis CPU per authorization added <= ${limit * 100}%`,
   },
 };
 

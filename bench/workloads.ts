@@ -9,6 +9,7 @@ import {
   BENCH_OAUTH_SERVICE_ID,
   BENCH_SERVICE_ID,
   type BenchServiceId,
+  PLAN,
   SOAP_MAPPING_RULES,
 } from './fixture';
 import type { Design, WorkloadName } from './report';
@@ -19,7 +20,7 @@ import type { Design, WorkloadName } from './report';
  */
 export type RequestShape = 'rest' | 'app-id' | 'bearer' | 'soap';
 
-export type SetupName = 'rest' | 'app-id' | 'oauth' | 'soap' | 'alerts-on' | 'alerts-off';
+export type SetupName = 'rest' | 'app-id' | 'oauth' | 'soap' | 'alerts-on' | 'alerts-off' | 'throttled';
 
 export interface Setup {
   readonly request: RequestShape;
@@ -68,6 +69,14 @@ export const SETUPS: Readonly<Record<SetupName, Setup>> = {
     request: 'soap',
     serviceId: BENCH_SERVICE_ID,
     settings: () => ({ mappingRules: SOAP_MAPPING_RULES }),
+    alerts: false,
+    delivery: 'held',
+  },
+  // A throttle on the bench's plan that never refuses: what the GCRA in the script costs an allowed call.
+  throttled: {
+    request: 'rest',
+    serviceId: BENCH_SERVICE_ID,
+    settings: () => ({ throttles: { [PLAN]: { rate: 1_000_000, burst: 1_000_000 } } }),
     alerts: false,
     delivery: 'held',
   },
@@ -241,6 +250,7 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
   'app-id-serial': { ...serialHotKey, setup: 'app-id' },
   oauth: { ...serialHotKey, setup: 'oauth' },
   soap: { ...serialHotKey, setup: 'soap' },
+  'throttled-serial': { ...serialHotKey, setup: 'throttled' },
   'hot-alerts-off': { ...liveHotKey, setup: 'alerts-off' },
   'hot-alerts-on': { ...liveHotKey, setup: 'alerts-on' },
 };

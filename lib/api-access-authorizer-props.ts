@@ -25,6 +25,7 @@ import {
   REDIS_MODES,
 } from '../lambdas/core/config';
 import { type SettingNameIn, type SettingValues, settingNamesIn } from '../lambdas/core/settings';
+import type { Throttles } from '../lambdas/core/throttles';
 import {
   CACHE_ENGINES,
   type CacheEngine,
@@ -84,6 +85,14 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default none: every call counts 1 hit
    */
   readonly mappingRules?: readonly MappingRule[];
+  /**
+   * Per-application throttles by plan system name, enforced at the edge by GCRA in the authorization
+   * script: `{ "Pro": { rate: 10, burst: 20 } }` allows each application of plan Pro 20 calls at once and
+   * 10 per second sustained; `metrics: { search: { rate, burst } }` throttles one metric's usage. Throttled
+   * calls are refused with `rate_limited` and never reach the platform (docs/throttling.md).
+   * @default none: no plan is throttled
+   */
+  readonly throttles?: Throttles;
   /**
    * What happens while the platform is unreachable: `strict`, `resilient` or `allow`.
    * @default 'strict'

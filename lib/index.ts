@@ -11,6 +11,7 @@ export {
   type MappingRule,
   type PlatformAuthKind,
 } from '../lambdas/core/config';
+export type { PlanThrottle, Throttle, Throttles } from '../lambdas/core/throttles';
 export { accessStackPropsFromContext } from './access-context';
 export { DEFAULT_UNPROTECTED_METHODS } from './access-gateway-responses';
 export { AccessManagementStack, type AccessManagementStackProps } from './access-stack';

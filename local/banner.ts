@@ -6,6 +6,7 @@ import {
 } from '../lambdas/core/credentials';
 import { SOAP_CREDENTIAL_SCHEMES } from '../lambdas/core/soap/access-header';
 import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
+import { throttleEntries, throttleText } from '../lambdas/core/throttles';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
 import type { LocalRedis, LocalRedisKind } from './redis';
@@ -152,6 +153,11 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
       `  routes: ${gatewayDefinition.routes.map((route) => `${route.method} ${route.resource}`).join(', ')}`,
     );
     lines.push(`  docs: ${gateway.docsUrl} (Swagger UI; the document is ${gateway.docsUrl}/swagger.json)`);
+    for (const throttle of throttleEntries(config.throttles)) {
+      lines.push(
+        `  throttle: plan ${throttle.plan}${throttle.metric === undefined ? '' : `, ${throttle.metric}`}: ${throttleText(throttle)} (beyond: 403 rate_limited)`,
+      );
+    }
     lines.push(
       `  webhooks: POST ${gateway.url}${WEBHOOK_PATH}?token=... (token generated at start` +
         `${gatewayDefinition.externalPlatform ? ')' : '; the local platform sends its webhooks there)'}`,

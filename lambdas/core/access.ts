@@ -32,6 +32,8 @@ import {
   type LimitFeedback,
   type LimitInfo,
   type RecordedUsage,
+  type ThrottleFeedback,
+  type ThrottleRefusal,
 } from './cache';
 import { type AccessConfig, ConfigError } from './config';
 import {
@@ -51,7 +53,12 @@ import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
 
-export type DenyReason = DenialReason | 'no_mapping_rule' | 'platform_unavailable' | 'platform_misconfigured';
+export type DenyReason =
+  | DenialReason
+  | 'no_mapping_rule'
+  | 'platform_unavailable'
+  | 'platform_misconfigured'
+  | 'rate_limited';
 
 export type AccessDecision =
   | { readonly effect: 'unauthorized' }
@@ -70,6 +77,11 @@ export type AccessDecision =
        * leaves; undefined when the cache did not decide the call or no limit applies to it.
        */
       readonly limit?: LimitInfo & { readonly remaining?: number };
+      /**
+       * The throttle that refused the call (`rate_limited`), or the tightest throttle of an allowed one
+       * with what it leaves; undefined when no throttle applies (docs/throttling.md).
+       */
+      readonly throttle?: ThrottleFeedback | ThrottleRefusal;
       /**
        * The usage an allowed call added to the budget's pending usage, which `giveBack` can take back;
        * undefined when the platform counted it already (a first call's authrep) or nothing was kept.
@@ -125,6 +137,7 @@ export function accessCacheOf(
   return new AccessCache(redis, {
     negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
     leaseMs: reportLeaseMs(config),
+    throttles: config.throttles,
     ...(readyWaitMs !== undefined && { readyWaitMs }),
   });
 }
@@ -310,7 +323,7 @@ export class AccessAuthorizer {
     plan: string,
     limit?: LimitFeedback,
     recorded?: RecordedUsage,
-  ): AccessDecision {
+  ): Exclude<AccessDecision, { effect: 'unauthorized' }> {
     const decision = this.decision(facts, 'allow', plan, undefined, limit);
     return recorded === undefined ? decision : { ...decision, recorded };
   }
@@ -384,9 +397,17 @@ export class AccessAuthorizer {
       case 'limited':
         this.count(METRIC.limitsExceeded);
         return this.deny(facts, 'limits_exceeded', result.plan, result.limit);
-      case 'allow':
+      case 'throttled':
+        this.count(METRIC.rateLimited);
+        return { ...this.decision(facts, 'deny', result.plan, 'rate_limited'), throttle: result.throttle };
+      case 'allow': {
         if (result.overLimit) this.count(METRIC.softLimitExceeded);
-        return this.allow(facts, result.plan, result.limit, { bucket: result.bucket, usage: facts.usage });
+        const allowed = this.allow(facts, result.plan, result.limit, {
+          bucket: result.bucket,
+          usage: facts.usage,
+        });
+        return result.throttle === undefined ? allowed : { ...allowed, throttle: result.throttle };
+      }
     }
   }
 
@@ -554,7 +575,21 @@ export class AccessAuthorizer {
       return this.platformDown(cached, facts, 'budget');
     }
     const sealedCredential = await this.storeAnswer(cached, facts, outcome);
-    return this.answerOf(facts, outcome, () => this.keepPending(cached, facts, sealedCredential));
+    const decision = await this.answerOf(facts, outcome, () =>
+      this.keepPending(cached, facts, sealedCredential),
+    );
+    if (decision.effect === 'allow') await this.takeThrottle(cached, facts);
+    return decision;
+  }
+
+  /** A first call the platform admitted counts in its plan's throttles too, as every call after it. */
+  private async takeThrottle(cached: CacheParts, facts: RequestFacts): Promise<void> {
+    try {
+      await cached.cache.takeThrottle(facts.credentialId, facts.usage);
+    } catch (error) {
+      this.count(METRIC.cacheWriteFailed);
+      this.deps.logger.warn('first call not counted in its throttle', { error: errorMessage(error) });
+    }
   }
 
   /**

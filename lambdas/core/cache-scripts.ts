@@ -15,6 +15,8 @@
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
  */
 
+import { THROTTLE_LUA } from './throttle-script';
+
 const PRELUDE = `
 local function int(n) return string.format('%.0f', n) end
 
@@ -194,9 +196,10 @@ export interface ScriptDefinition {
 export const PERIOD_START_ARGS = 6;
 
 /**
- * The hot path. KEYS: neg, app, keys, pending, inflight, since, window, refused.
+ * The hot path. KEYS: neg, app, keys, pending, inflight, since, window, refused, throttle.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
+ * the throttle table (throttleTableText), the throttle's test clock ('' = TIME, see throttle-script.ts),
  * then metric/delta pairs.
  * The deadline is the one use of TIME, and it decides nothing about limits or windows (those follow
  * `now`): once the authorizer gave up waiting it answered through the platform, so a script that
@@ -210,16 +213,20 @@ export const PERIOD_START_ARGS = 6;
  * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
  * snapshot, this key was never checked) | {'cached', state, publish} |
  * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
+ * {'deny', 'rate_limited', plan, '0', metric ('' = every call), rate, burst, ms until the call would pass} |
  * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start, synced}: the limit a refusal hit,
  * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
  * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
  * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT; synced is when the platform
- * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts).
+ * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts); then, when a
+ * throttle applies, the tightest one's metric, rate, burst, remaining and ms until rested.
+ * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
+ * no usage and opens no report window: the platform never hears of it.
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
-  numberOfKeys: 8,
-  lua: `${PRELUDE}
+  numberOfKeys: 9,
+  lua: `${PRELUDE}${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 then
   local time = redis.call('TIME')
@@ -247,7 +254,7 @@ if not key_known then return {'key_unknown'} end
 if snapshot.state ~= 'active' then
   return {'cached', snapshot.state, open_window(KEYS[7], now, window_ms)}
 end
-local first_pair = 6 + ${PERIOD_START_ARGS}
+local first_pair = 8 + ${PERIOD_START_ARGS}
 local starts = period_starts(6)
 local requested = {}
 for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
@@ -275,14 +282,38 @@ if exceeded and ARGV[4] ~= '1' then
   return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[7], now, window_ms),
     exceeded.metric, exceeded.period, int(exceeded.max), period_end_of(exceeded)}
 end
+local throttle = take_throttles(KEYS[9], ARGV[12], ARGV[13], snapshot.plan, requested, false)
+if throttle and throttle.refused then
+  return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, int(throttle.burst),
+    int(throttle.wait_ms)}
+end
 local bucket = starts[bucket_period(snapshot)]
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, window_ms, bucket, first_pair)
 local over = exceeded and '1' or '0'
 if not tightest then
-  return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket), snapshot.synced or '0'}
+  return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket), snapshot.synced or '0',
+    unpack(throttle_feedback(throttle))}
 end
 return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, int(tightest.max),
-  period_end_of(tightest), int(math.max(tightest_left, 0)), int(bucket), snapshot.synced or '0'}
+  period_end_of(tightest), int(math.max(tightest_left, 0)), int(bucket), snapshot.synced or '0',
+  unpack(throttle_feedback(throttle))}
+`,
+};
+
+/**
+ * Takes a first call's throttle cells, whatever the buckets hold: the platform admitted and counted the
+ * call already (authrep), and the calls that waited for its answer must see it. KEYS: app, throttle.
+ * ARGV: the throttle table, the test clock ('' = TIME), then metric/delta pairs. Returns 'ok'.
+ */
+export const TAKE_THROTTLE_SCRIPT: ScriptDefinition = {
+  name: 'accessTakeThrottle',
+  numberOfKeys: 2,
+  lua: `${PRELUDE}${THROTTLE_LUA}
+local snapshot = read_snapshot(KEYS[1])
+local requested = {}
+for i = 3, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
+take_throttles(KEYS[2], ARGV[1], ARGV[2], snapshot.plan, requested, true)
+return 'ok'
 `,
 };
 
@@ -493,4 +524,5 @@ export const SCRIPTS: readonly ScriptDefinition[] = [
   ACKNOWLEDGE_SCRIPT,
   RELEASE_SCRIPT,
   GIVE_BACK_SCRIPT,
+  TAKE_THROTTLE_SCRIPT,
 ];

@@ -14,6 +14,7 @@ import {
   SCRIPTS,
   type ScriptDefinition,
   STORE_SCRIPT,
+  TAKE_THROTTLE_SCRIPT,
 } from './cache-scripts';
 import {
   credentialIdOfKey,
@@ -41,6 +42,7 @@ import {
   snapshotFields,
   stateOf,
 } from './snapshot';
+import { type Throttles, throttleTableText } from './throttles';
 
 /** How long a budget's snapshot and key facts live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -60,6 +62,30 @@ export interface LimitFeedback extends LimitInfo {
   readonly remaining: number;
 }
 
+/** A throttle (throttles.ts) as the hot path applied it. */
+export interface ThrottleInfo {
+  /** The metric it counts; undefined for a throttle of every call. */
+  readonly metric?: string;
+  /** Calls per second sustained. */
+  readonly rate: number;
+  /** Calls at once. */
+  readonly burst: number;
+}
+
+/** The tightest throttle of an allowed call, and what it leaves. */
+export interface ThrottleFeedback extends ThrottleInfo {
+  /** Calls like this one still allowed at once. */
+  readonly remaining: number;
+  /** Until the bucket is rested (the whole burst allowed again). */
+  readonly fullInMs: number;
+}
+
+/** The throttle that refused a call. */
+export interface ThrottleRefusal extends ThrottleInfo {
+  /** Until the same call would be admitted. */
+  readonly retryInMs: number;
+}
+
 export type CheckResult =
   /** No snapshot of the budget: the platform must be asked. */
   | { readonly kind: 'miss' }
@@ -72,6 +98,13 @@ export type CheckResult =
       readonly publish: boolean;
     }
   | { readonly kind: 'limited'; readonly plan: string; readonly publish: boolean; readonly limit: LimitInfo }
+  /** A throttle of the plan refused the call; nothing was counted and no report is due. */
+  | {
+      readonly kind: 'throttled';
+      readonly plan: string;
+      readonly publish: false;
+      readonly throttle: ThrottleRefusal;
+    }
   | {
       readonly kind: 'allow';
       readonly plan: string;
@@ -83,6 +116,8 @@ export type CheckResult =
       readonly bucket: number;
       /** When the platform last confirmed the budget's snapshot (epoch ms; 0 unknown). */
       readonly confirmedAt: number;
+      /** Undefined when no throttle applies to the call. */
+      readonly throttle?: ThrottleFeedback;
     };
 
 /** Usage a decision added to the budget's pending usage: what `giveBack` can take back. */
@@ -188,6 +223,13 @@ export interface AccessCacheOptions {
   readonly hotPathDeadlineMs?: number;
   /** How long a call waits for a reconnecting client; default the connect timeout. */
   readonly readyWaitMs?: number;
+  /** Per-plan throttles the hot path enforces; default none. */
+  readonly throttles?: Throttles;
+  /**
+   * Tests only: the throttles' clock (epoch ms). Without it, as in production, the script reads Redis's
+   * TIME, the one clock every instance shares.
+   */
+  readonly throttleClock?: () => number;
 }
 
 /** Allowance for the Redis server's clock running ahead of ours. */
@@ -288,6 +330,25 @@ function limitInfoOf(reply: readonly string[], at: number, now: number): LimitIn
   };
 }
 
+function throttleInfoOf(reply: readonly string[], at: number): ThrottleInfo {
+  const metric = reply[at] as string;
+  return {
+    ...(metric !== '' && { metric }),
+    rate: Number(reply[at + 1]),
+    burst: Number(reply[at + 2]),
+  };
+}
+
+/** The allowed call's throttle feedback, at `at` of the reply when a throttle applied. */
+function throttleFeedbackOf(reply: readonly string[], at: number): ThrottleFeedback | undefined {
+  if (reply.length <= at) return undefined;
+  return {
+    ...throttleInfoOf(reply, at),
+    remaining: Number(reply[at + 3]),
+    fullInMs: Number(reply[at + 4]),
+  };
+}
+
 /** The check script's reply (see CHECK_SCRIPT) as a result. */
 export function checkResultOf(reply: readonly string[], now: number): CheckResult {
   switch (reply[0]) {
@@ -303,6 +364,14 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
       return { kind: 'cached', state, publish: reply[2] === '1' };
     }
     case 'deny':
+      if (reply[1] === 'rate_limited') {
+        return {
+          kind: 'throttled',
+          plan: reply[2] as string,
+          publish: false,
+          throttle: { ...throttleInfoOf(reply, 4), retryInMs: Number(reply[7]) },
+        };
+      }
       return {
         kind: 'limited',
         plan: reply[2] as string,
@@ -310,6 +379,7 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
         limit: limitInfoOf(reply, 4, now),
       };
     case 'allow': {
+      const throttle = throttleFeedbackOf(reply, 11);
       const base = {
         kind: 'allow',
         plan: reply[1] as string,
@@ -317,6 +387,7 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
         overLimit: reply[3] === '1',
         bucket: Number(reply[9]),
         confirmedAt: Number(reply[10] ?? 0),
+        ...(throttle !== undefined && { throttle }),
       } as const;
       if (reply[4] === '') return base;
       return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
@@ -343,6 +414,7 @@ export class AccessCache {
   private readonly entryTtlMs: number;
   private readonly wallClock: () => number;
   private readonly hotPathDeadlineMs: number | undefined;
+  private readonly throttleTable: string;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -350,6 +422,7 @@ export class AccessCache {
   ) {
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
     this.wallClock = options.wallClock ?? Date.now;
+    this.throttleTable = throttleTableText(options.throttles ?? {});
     const commandTimeout = commandTimeoutOf(redis);
     this.hotPathDeadlineMs =
       options.hotPathDeadlineMs ??
@@ -377,6 +450,7 @@ export class AccessCache {
           keys.since,
           keys.window,
           keys.refusals,
+          keys.throttle,
         ],
         [
           request.now,
@@ -385,11 +459,33 @@ export class AccessCache {
           request.softLimits ? '1' : '0',
           this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
           ...periodStarts(request.now),
+          this.throttleTable,
+          this.throttleClockArg(),
           ...usagePairs(request.usage),
         ],
       ),
     );
     return checkResultOf(reply, request.now);
+  }
+
+  /** The throttle's test clock in µs, as the scripts take it; '' (Redis's TIME) unless a test set one. */
+  private throttleClockArg(): string {
+    const clock = this.options.throttleClock;
+    return clock === undefined ? '' : String(Math.trunc(clock() * 1000));
+  }
+
+  /**
+   * Takes a first call's throttle cells (TAKE_THROTTLE_SCRIPT) once its answer is stored: the platform
+   * admitted it already. No round trip when no throttle is configured.
+   */
+  async takeThrottle(credentialId: string, usage: Usage): Promise<void> {
+    if (this.throttleTable === '') return;
+    const keys = credentialKeys(credentialId);
+    await this.run(
+      TAKE_THROTTLE_SCRIPT,
+      [keys.app, keys.throttle],
+      [this.throttleTable, this.throttleClockArg(), ...usagePairs(usage)],
+    );
   }
 
   async store(answer: StoredAnswer): Promise<void> {

@@ -39,6 +39,8 @@
  *   am:{id}:nbf       string, EX the longest a token lives: epoch ms before which the application's
  *                     access tokens were issued are refused (its key deleted, it suspended or deleted:
  *                     credentials/token-not-before.ts)
+ *   am:{id}:throttle  hash, PX the plan's longest bucket: `call` or `metric:<name>` -> `<TAT µs> <rate>`,
+ *                     the budget's GCRA throttles (throttle-script.ts)
  */
 
 export const KEY_PREFIX = 'am';
@@ -57,6 +59,7 @@ export interface CredentialKeys {
   readonly lease: string;
   readonly firstCall: string;
   readonly tokensNotBefore: string;
+  readonly throttle: string;
 }
 
 export function credentialKeys(credentialId: string): CredentialKeys {
@@ -75,6 +78,7 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     lease: `${base}:lease`,
     firstCall: `${base}:first`,
     tokensNotBefore: `${base}:nbf`,
+    throttle: `${base}:throttle`,
   };
 }
 

@@ -26,6 +26,8 @@ export const METRIC = {
   platformMisconfigured: 'PlatformMisconfigured',
   limitsExceeded: 'LimitsExceeded',
   softLimitExceeded: 'SoftLimitExceeded',
+  /** A throttle of the plan refused the call (docs/throttling.md). */
+  rateLimited: 'RateLimited',
   reportPublished: 'ReportPublished',
   reportPublishFailed: 'ReportPublishFailed',
   usageNotRecorded: 'UsageNotRecorded',

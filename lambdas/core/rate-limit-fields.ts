@@ -1,6 +1,7 @@
 /**
- * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11: one `default` policy, the call's most
- * constrained limit) from the limit values of a decision. The authorizer puts them into its context whole,
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11) from the limit values of a decision: a
+ * `default` policy, the call's most constrained limit, and a `burst` policy, its plan's throttle
+ * (docs/throttling.md). The authorizer puts them into its context whole,
  * so that an HTTP API's response parameter mapping, which copies a context value and computes nothing, can
  * send them for any backend (docs/http-api.md).
  */
@@ -12,6 +13,10 @@ export interface LimitValues {
   /** Whole seconds until the period ends; absent for eternity. */
   readonly reset?: unknown;
   readonly limitPeriod?: unknown;
+  /** The plan's throttle: its burst, the calls it admits now, whole seconds until the whole burst is back. */
+  readonly throttleLimit?: unknown;
+  readonly throttleRemaining?: unknown;
+  readonly throttleReset?: unknown;
 }
 
 /** The context keys that carry the two fields, formatted. */
@@ -32,17 +37,39 @@ const PERIOD_SECONDS = {
   year: 31_622_400,
 } as const;
 
-/** `RateLimit-Policy` and `RateLimit`, or undefined when no limit applies to the call. */
+/** `RateLimit-Policy` and `RateLimit`, or undefined when neither a limit nor a throttle applies to the call. */
 export function rateLimitFields(values: LimitValues): RateLimitFields | undefined {
-  const { limit, remaining, reset, limitPeriod } = values;
+  const policies = [defaultPolicy(values), burstPolicy(values)].filter(
+    (policy): policy is Policy => policy !== undefined,
+  );
+  if (policies.length === 0) return undefined;
+  return {
+    'RateLimit-Policy': policies.map(({ policy }) => policy).join(', '),
+    RateLimit: policies.map(({ state }) => state).join(', '),
+  };
+}
+
+interface Policy {
+  readonly policy: string;
+  readonly state: string;
+}
+
+function defaultPolicy({ limit, remaining, reset, limitPeriod }: LimitValues): Policy | undefined {
   if (limit === undefined || limit === null || remaining === undefined) return undefined;
   const window =
     typeof limitPeriod === 'string' && limitPeriod in PERIOD_SECONDS
       ? `;w=${PERIOD_SECONDS[limitPeriod as keyof typeof PERIOD_SECONDS]}`
       : '';
   const resetIn = reset === undefined || reset === null ? '' : `;t=${reset}`;
+  return { policy: `"default";q=${limit}${window}`, state: `"default";r=${remaining}${resetIn}` };
+}
+
+function burstPolicy({ throttleLimit, throttleRemaining, throttleReset }: LimitValues): Policy | undefined {
+  if (throttleLimit === undefined || throttleLimit === null || throttleRemaining === undefined) {
+    return undefined;
+  }
   return {
-    'RateLimit-Policy': `"default";q=${limit}${window}`,
-    RateLimit: `"default";r=${remaining}${resetIn}`,
+    policy: `"burst";q=${throttleLimit};w=1`,
+    state: `"burst";r=${throttleRemaining};t=${throttleReset}`,
   };
 }

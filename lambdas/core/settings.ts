@@ -5,6 +5,8 @@
  * construct's props (lib/api-access-authorizer-props.ts) are all derived from it, so a new setting is one
  * entry here and the compiler points at every place that must offer it.
  */
+
+import { type Throttles, validateThrottles } from './throttles';
 import {
   ConfigError,
   emailAddress,
@@ -471,6 +473,15 @@ export const SETTINGS = {
     5000,
   ),
   topicArn: optional({ env: 'TOPIC_ARN', description: 'the SNS topic usage messages go to (AWS)' }),
+  throttles: json(
+    {
+      env: 'THROTTLES',
+      sources: EVERYWHERE,
+      description:
+        'per plan: { "rate": calls per second, "burst": calls at once }, optionally per metric (docs/throttling.md); none: no throttle',
+    },
+    (name, value): Throttles => validateThrottles(value ?? {}, name),
+  ),
   alertLevels: json(
     {
       env: 'ALERT_LEVELS',

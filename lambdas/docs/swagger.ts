@@ -27,6 +27,7 @@ import { appIdPartNames } from '../core/credentials/app-id';
 import { userKeyName } from '../core/credentials/user-key';
 import { compileMappingRules, type QueryParameters, type UsageMapper } from '../core/mapping';
 import type { Usage } from '../core/platform/types';
+import { countedMetrics, throttleNote } from './throttle-note';
 
 export const DEFAULT_DOCS_VERSION = 'v1';
 
@@ -45,6 +46,7 @@ export interface DocsSettings {
 }
 
 type DocumentedConfig = Pick<AccessConfig, 'serviceId' | 'credentialMode' | 'mappingRules' | 'oidcJwksUrl'> &
+  Partial<Pick<AccessConfig, 'throttles'>> &
   CredentialSettings;
 
 export interface DocumentedApi {
@@ -147,6 +149,8 @@ const DENY_REASONS: Readonly<Record<DenyReason, string>> = {
   no_mapping_rule: 'no mapping rule of the service matches the method and path',
   platform_unavailable: 'the access-management platform cannot be reached; try again later',
   platform_misconfigured: "the gateway's platform settings are wrong (the provider must fix them)",
+  rate_limited:
+    "too many calls at once for the application's plan; `reset` says in how many seconds to retry",
 };
 
 /** Each refusal's name under `responses` and what it means; answers with the same body share a name. */
@@ -372,7 +376,7 @@ function refusalsOf(config: DocumentedConfig): Refusals {
 }
 
 function summaryOf(counted: readonly CountedPath[]): string {
-  const metrics = [...new Set(counted.flatMap(({ metrics }) => Object.keys(metrics ?? {})))];
+  const metrics = countedMetrics(counted);
   return metrics.length > 0 ? `Counts ${metrics.join(', ')}` : 'Refused: no mapping rule matches';
 }
 
@@ -401,7 +405,7 @@ function operationOf(
   return {
     ...common,
     summary: summaryOf(counted),
-    description: usageDescription(method, counted),
+    description: `${usageDescription(method, counted)}${throttleNote(api.config.throttles, countedMetrics(counted))}`,
     responses: { ...answer, ...context.refusals.references },
     'x-metrics': counted,
   };

@@ -56,7 +56,7 @@ function withoutHidden(
   return Object.fromEntries(Object.entries(values ?? {}).filter(([name]) => !hidden.has(name.toLowerCase())));
 }
 
-/** The RateLimit fields of the call from the authorizer's context; none when no limit applies to it. */
+/** The RateLimit fields of the call from the authorizer's context; none when no limit or throttle applies. */
 export function rateLimitHeaders(authorizer: Readonly<Record<string, unknown>>): Record<string, string> {
   return rateLimitFields(authorizer) ?? {};
 }

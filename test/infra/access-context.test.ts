@@ -14,12 +14,14 @@ describe('context from `npx cdk deploy -c key=value`', () => {
         reportWindowSeconds: '30',
         multiAz: 'false',
         mappingRules: '[{"method":"GET","pattern":"/v1/words/{word}.json","metric":"get_word","delta":1}]',
+        throttles: '{"Pro":{"rate":10,"burst":20}}',
       }),
     );
     expect(props).toMatchObject({
       serviceId: '42',
       multiAz: false,
       mappingRules: [{ method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 }],
+      throttles: { Pro: { rate: 10, burst: 20 } },
     });
     expect(props.reportWindow?.toSeconds()).toBe(Duration.seconds(30).toSeconds());
   });
@@ -80,6 +82,10 @@ describe('context from `npx cdk deploy -c key=value`', () => {
       /mappingRules\[0\]\.pattern must start with \//,
     ],
     [{ serviceId: '1', multiAz: 'yes' }, /^Invalid context multiAz: must be true or false/],
+    [
+      { serviceId: '1', throttles: '{"Pro":{"rate":10,"burst":0}}' },
+      /throttles\.Pro\.burst must be a whole number/,
+    ],
     [{ serviceId: '1', throttlingRateLimit: '0' }, /throttlingRateLimit must be an integer from 1/],
     [
       {

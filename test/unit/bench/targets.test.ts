@@ -180,7 +180,9 @@ describe('evaluateComparisons', () => {
     meanMs: 0.6,
     authorizationsPerSecond: 1_800,
     cpuMicrosPerCall: 300,
+    redisCpuMicrosPerCall: 40,
   };
+  const throttledSerial: ComparedFigures = { ...hotSerial, p50Ms: 0.54, redisCpuMicrosPerCall: 43 };
   const alertsOff: ComparedFigures = {
     p50Ms: 1,
     meanMs: 1.1,
@@ -200,8 +202,19 @@ describe('evaluateComparisons', () => {
       oauth: { p50Ms: 0.8, meanMs: 0.75, authorizationsPerSecond: 1_300, cpuMicrosPerCall: 420 },
       'hot-alerts-off': alertsOff,
       'hot-alerts-on': { ...alertsOff, authorizationsPerSecond: 19_500 },
+      'throttled-serial': throttledSerial,
     });
     expect(Object.keys(results)).toEqual(COMPARISONS.map((comparison) => comparison.id));
+    expect(results['throttle-p50-added']).toMatchObject({
+      against: 'hot-serial',
+      difference: 'p50 +0.040 ms, mean +0.000 ms, CPU +0 µs',
+      target: { text: 'p50 added <= 0.05 ms', pass: true },
+    });
+    expect(results['throttle-redis-cpu']).toMatchObject({
+      figures: ['Redis CPU 43.0 µs/authorization', 'Redis CPU 40.0 µs/authorization'],
+      difference: '+7.5% Redis CPU per authorization, p50 +0.040 ms',
+      target: { text: 'Redis CPU per authorization added <= 10%', pass: true },
+    });
     expect(results['soap-overhead']).toMatchObject({
       figures: ['p50 1.300 ms, mean 1.450 ms, CPU 950 µs', 'p50 0.500 ms, mean 0.600 ms, CPU 300 µs'],
       difference: 'p50 +0.800 ms, mean +0.850 ms, CPU +650 µs',
@@ -242,6 +255,15 @@ describe('evaluateComparisons', () => {
     expect(edge['oauth-p50-added']?.target?.pass).toBe(true);
     expect(edge['alerts-throughput-loss']?.difference).toBe('5.0% gained, CPU +0.0 µs/call');
     expect(edge['alerts-throughput-loss']?.target?.pass).toBe(true);
+  });
+
+  it('fails a throttle adding more than 0.05 ms to the p50 or more than 10 % to the Redis CPU per authorization', () => {
+    const results = byId({
+      'hot-serial': hotSerial,
+      'throttled-serial': { ...throttledSerial, p50Ms: 0.551, redisCpuMicrosPerCall: 44.1 },
+    });
+    expect(results['throttle-p50-added']?.target?.pass).toBe(false);
+    expect(results['throttle-redis-cpu']?.target?.pass).toBe(false);
   });
 
   it('reads interleaved workloads round by round: the median of the paired ratios, an outlier round left out', () => {

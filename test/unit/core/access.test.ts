@@ -187,6 +187,29 @@ describe('limits the decisions name', () => {
   });
 });
 
+describe('throttles (docs/throttling.md)', () => {
+  it("counts the first call in its plan's throttle, and refuses past the burst with rate_limited, counting nothing", async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
+    const decide = authorizer({ throttles: { Basic: { rate: 0.001, burst: 2 } } });
+    expect(await decide.decide(event())).toMatchObject({ effect: 'allow' });
+    expect(await decide.decide(event())).toMatchObject({
+      effect: 'allow',
+      throttle: { rate: 0.001, burst: 2, remaining: 0 },
+    });
+    const pending = await pendingUsage();
+    expect(await decide.decide(event())).toEqual({
+      effect: 'deny',
+      reason: 'rate_limited',
+      credentialId: ID,
+      plan: 'Basic',
+      metrics: 'get_word',
+      throttle: { rate: 0.001, burst: 2, retryInMs: expect.any(Number) },
+    });
+    expect(await pendingUsage()).toEqual(pending);
+    expect(metrics.counts.RateLimited).toBe(1);
+  });
+});
+
 describe('the counts per platform metric (the dashboard)', () => {
   const twoMetrics = {
     mappingRules: [

@@ -39,6 +39,7 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   platformTimeoutMs: 800,
   reportTimeoutMs: 9000,
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:usage',
+  throttles: { Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 2 } } } },
   alertLevels: [50, 90, 100],
   alertEmails: ['ops@example.com', 'sales@example.com'],
   alertsTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alerts',

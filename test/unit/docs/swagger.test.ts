@@ -155,8 +155,12 @@ describe('the Swagger 2.0 document of the demo', () => {
     expect(get.summary).toBe('Counts get_word');
     expect(get.description).toBe(
       '- `GET /v1/words/{word}.json` counts `get_word` +1.\n' +
-        '- Other paths: no mapping rule matches, refused with 403 `no_mapping_rule`.',
+        '- Other paths: no mapping rule matches, refused with 403 `no_mapping_rule`.\n\n' +
+        'Throttled (calls beyond are refused with 403 `rate_limited`; `reset` says in how many seconds to retry):\n' +
+        '- plan `Basic`: 1 per second, 3 at once',
     );
+    const unthrottled = paths(app)['/v1/words/{word}']?.get as Operation;
+    expect(unthrottled.description).not.toContain('Throttled');
   });
 
   it('is mounted where the API is, and carries the version, title and description of its settings', () => {

@@ -1,6 +1,6 @@
 /** Limit feedback: the authorizer's context values and the echo backend's RateLimit headers. */
 import { describe, expect, it } from 'vitest';
-import { limitContext } from '../../../lambdas/authorizer/handler';
+import { limitContext, rateLimitContext, throttleContext } from '../../../lambdas/authorizer/handler';
 import { rateLimitHeaders } from '../../../lambdas/echo/handler';
 
 const NOW = Date.UTC(2030, 0, 1, 10, 59, 30, 200);
@@ -8,10 +8,11 @@ const END = Date.UTC(2030, 0, 1, 11, 0, 0);
 
 describe('limit feedback', () => {
   it('the last allowed call of a period leaves remaining 0, with the seconds to the period end rounded up', () => {
-    const context = limitContext(
+    const values = limitContext(
       { metric: 'hits', period: 'hour', max: 100, resetAt: END, remaining: 0 },
       NOW,
     );
+    const context = { ...values, ...rateLimitContext(values) };
     expect(context).toEqual({
       limit: 100,
       remaining: 0,
@@ -32,7 +33,11 @@ describe('limit feedback', () => {
       remaining: 0,
       reset: 1,
     });
-    const eternal = limitContext({ metric: 'post_word', period: 'eternity', max: 10, remaining: 3 }, NOW);
+    const eternalValues = limitContext(
+      { metric: 'post_word', period: 'eternity', max: 10, remaining: 3 },
+      NOW,
+    );
+    const eternal = { ...eternalValues, ...rateLimitContext(eternalValues) };
     expect(eternal).toEqual({
       limit: 10,
       remaining: 3,
@@ -46,6 +51,7 @@ describe('limit feedback', () => {
       RateLimit: '"default";r=3',
     });
     expect(limitContext(undefined, NOW)).toEqual({});
+    expect(rateLimitContext({})).toEqual({});
     expect(rateLimitHeaders({ plan: 'Basic' })).toEqual({});
   });
 
@@ -55,5 +61,45 @@ describe('limit feedback', () => {
     ).toMatchObject({
       reset: 0,
     });
+  });
+
+  it('an allowed call under a throttle gains a burst policy of its own beside its limit', () => {
+    const context = {
+      ...limitContext({ metric: 'hits', period: 'hour', max: 100, resetAt: END, remaining: 7 }, NOW),
+      ...throttleContext({ rate: 10, burst: 20, remaining: 19, fullInMs: 100 }),
+    };
+    expect(context).toMatchObject({ throttleLimit: 20, throttleRemaining: 19, throttleReset: 1 });
+    expect(rateLimitHeaders(context)).toEqual({
+      'RateLimit-Policy': '"default";q=100;w=3600, "burst";q=20;w=1',
+      RateLimit: '"default";r=7;t=30, "burst";r=19;t=1',
+    });
+    // The fields an HTTP API's response mapping copies carry the burst policy too.
+    expect(rateLimitContext(context)).toEqual({
+      rateLimitPolicy: '"default";q=100;w=3600, "burst";q=20;w=1',
+      rateLimit: '"default";r=7;t=30, "burst";r=19;t=1',
+    });
+    expect(rateLimitHeaders(throttleContext({ rate: 10, burst: 20, remaining: 0, fullInMs: 2_000 }))).toEqual(
+      {
+        'RateLimit-Policy': '"burst";q=20;w=1',
+        RateLimit: '"burst";r=0;t=2',
+      },
+    );
+  });
+
+  it('a throttled call fills the refusal body: the burst, remaining 0, the seconds until it would pass', () => {
+    expect(throttleContext({ metric: 'search', rate: 10, burst: 20, retryInMs: 100 })).toEqual({
+      limit: 20,
+      remaining: 0,
+      reset: 1,
+      limitMetric: 'search',
+      limitPeriod: 'second',
+    });
+    expect(throttleContext({ rate: 0.5, burst: 1, retryInMs: 1_500 })).toEqual({
+      limit: 1,
+      remaining: 0,
+      reset: 2,
+      limitPeriod: 'second',
+    });
+    expect(throttleContext(undefined)).toEqual({});
   });
 });

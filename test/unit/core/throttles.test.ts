@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { throttleTableText, validateThrottles } from '../../../lambdas/core/throttles';
+import { parseStackFile } from '../../../local/stack-file';
+import { describeOnTopologies } from '../../support/redis-topology';
+import { describeThrottles } from './throttle-suite';
+
+describeOnTopologies(['in-memory'], describeThrottles);
+
+describe('the throttles setting', () => {
+  it('takes a throttle of every call and throttles per metric, by plan', () => {
+    const throttles = { Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 1 } } } };
+    expect(validateThrottles(throttles)).toEqual(throttles);
+    expect(validateThrottles({ Basic: { metrics: { search: { rate: 2, burst: 5 } } } })).toEqual({
+      Basic: { metrics: { search: { rate: 2, burst: 5 } } },
+    });
+  });
+
+  it.each([
+    [{ Pro: { rate: 0, burst: 20 } }, 'throttles.Pro.rate'],
+    [{ Pro: { rate: '10', burst: 20 } }, 'throttles.Pro.rate'],
+    [{ Pro: { rate: 10, burst: 2.5 } }, 'throttles.Pro.burst'],
+    [{ Pro: { rate: 10 } }, 'throttles.Pro.burst'],
+    [{ Pro: { rate: 10, burst: 20, window: 1 } }, 'throttles.Pro.window'],
+    [{ Pro: {} }, 'throttles.Pro'],
+    [{ Pro: { metrics: { search: { rate: 1, burst: 0 } } } }, 'throttles.Pro.metrics.search.burst'],
+    [{ Pro: 10 }, 'throttles.Pro'],
+    [[], 'throttles'],
+  ])('refuses %j naming %s', (value, setting) => {
+    expect(() => validateThrottles(value)).toThrow(expect.objectContaining({ setting }));
+  });
+
+  it('is a gateway setting of the stack file, refused there naming the gateway and the plan', () => {
+    const stackFile = (throttles: unknown) => ({
+      gateway: {
+        serviceId: 'svc-1',
+        platformUrl: 'http://127.0.0.1:1',
+        providerKey: 'pk',
+        routes: ['GET /v1/words/{word}.json'],
+        throttles,
+      },
+    });
+    expect(
+      parseStackFile(stackFile({ Basic: { rate: 2, burst: 5 } })).gateways[0]?.configInput,
+    ).toMatchObject({ throttles: { Basic: { rate: 2, burst: 5 } } });
+    expect(() => parseStackFile(stackFile({ Basic: { rate: -2, burst: 5 } }))).toThrow(
+      /gateway\.throttles\.Basic\.rate must be a number of calls per second/,
+    );
+  });
+
+  it('writes the table the script reads: plan, metric (empty for every call), rate and burst per line', () => {
+    expect(
+      throttleTableText({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 1 } } } }),
+    ).toBe('Pro\t\t10\t20\nPro\tsearch\t0.5\t1\n');
+    expect(throttleTableText({})).toBe('');
+  });
+});
