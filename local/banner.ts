@@ -1,4 +1,6 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
+
+import { findRoute } from '../contract/routes';
 import {
   CREDENTIAL_SCHEMES,
   type CredentialExample,
@@ -9,7 +11,6 @@ import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
 import type { LocalRedis, LocalRedisKind } from './redis';
-import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
 

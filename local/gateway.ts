@@ -16,8 +16,9 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
+import { isProtectedMethod } from '../contract/gateway-responses';
+import { findRoute, parseRoute, type Route } from '../contract/routes';
 import type { IdentitySource } from '../lambdas/core/credentials';
-import { isProtectedMethod } from '../lib/access-gateway-responses';
 import { requestAuthorizerEvent } from './authorizer-event';
 import {
   DEFAULT_GATEWAY_RESPONSES,
@@ -27,7 +28,6 @@ import {
 } from './gateway-responses';
 import { BodyTooLargeError, closeServer, listenOnLoopback, readBody } from './http-server';
 import { evaluateAuthorizerResult } from './policy';
-import { findRoute, parseRoute, type Route } from './routes';
 
 export type AuthorizerFunction = (
   event: APIGatewayRequestAuthorizerEvent,

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findRoute, parseRoute, type Route } from '../contract/routes';
 import {
   type AccessConfig,
   type AccessConfigInput,
@@ -38,7 +39,6 @@ import {
   type ServiceConfig,
 } from './platform/config';
 import type { RedisChoice } from './redis';
-import { findRoute, parseRoute, type Route } from './routes';
 
 /** What `npm start` runs without --config. */
 export const DEMO_STACK_FILE = join(__dirname, 'demo.stack.json');

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { accessGatewayResponses } from '../contract/gateway-responses';
 import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { accessCacheOf, sealerOf } from '../lambdas/core/access';
 import { snsAlertPublisher, type UsageAlert } from '../lambdas/core/alerts';
@@ -36,7 +37,6 @@ import { guessCounterOf } from '../lambdas/token/guess-limit';
 import { createTokenHandler } from '../lambdas/token/handler';
 import { localTokenSigner } from '../lambdas/token/signer';
 import { createWebhookHandler, WEBHOOK_PATH, WEBHOOK_ROUTE } from '../lambdas/webhooks/handler';
-import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
   type AccessLogEntry,

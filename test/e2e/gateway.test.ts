@@ -10,10 +10,11 @@ import type {
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
+import { accessGatewayResponses } from '../../contract/gateway-responses';
+import { parseRoute, type Route } from '../../contract/routes';
 import { parseConfig } from '../../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../lambdas/core/cors';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
-import { accessGatewayResponses } from '../../lib/access-gateway-responses';
 import { corsPreflightMethods } from '../../local/cors-preflight';
 import {
   type ApiMethod,
@@ -26,7 +27,6 @@ import {
   startGateway,
 } from '../../local/gateway';
 import { withHeaders, withOverrides } from '../../local/gateway-responses';
-import { parseRoute, type Route } from '../../local/routes';
 
 const routes = ['GET /v1/words/{word}', 'POST /v1/words/{word}', 'ANY /files/{path+}'].map((route, i) =>
   parseRoute(route, `routes[${i}]`),

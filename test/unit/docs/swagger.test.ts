@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
+import { accessGatewayResponses } from '../../../contract/gateway-responses';
+import { parseRoute } from '../../../contract/routes';
 import { parseConfig } from '../../../lambdas/core/config';
 import {
   type CountedPath,
@@ -14,8 +16,6 @@ import {
   type SwaggerDocument,
   swaggerDocument,
 } from '../../../lambdas/docs/swagger';
-import { accessGatewayResponses } from '../../../lib/access-gateway-responses';
-import { parseRoute } from '../../../local/routes';
 import { DEMO_STACK_FILE, gatewayConfig, parseStackFile } from '../../../local/stack-file';
 
 type Operation = {
