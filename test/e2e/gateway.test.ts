@@ -20,10 +20,10 @@ import {
   type ApiMethod,
   type AuthorizerFunction,
   type BackendFunction,
-  type GatewayApi,
   type LocalGateway,
   openMethods,
   protectedMethods,
+  type RestGatewayApi,
   startGateway,
 } from '../../local/gateway';
 import { withHeaders, withOverrides } from '../../local/gateway-responses';
@@ -74,7 +74,7 @@ async function gatewayWith(
     backend = echo,
     extraMethods = [],
     ...overrides
-  }: Partial<Omit<GatewayApi, 'methods'>> & {
+  }: Partial<Omit<RestGatewayApi, 'methods'>> & {
     routes?: readonly Route[];
     backend?: BackendFunction;
     extraMethods?: readonly ApiMethod[];
