@@ -134,6 +134,11 @@ const REDIS_LABELS: Readonly<Record<LocalRedisKind, (redis: LocalRedis) => strin
 };
 
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
+const API_LABELS: Readonly<Record<LocalStack['gateways'][number]['apiType'], string>> = {
+  rest: 'REST API',
+  http: 'HTTP API (payload 2.0, simple responses)',
+};
+
 export function bannerLines(definition: StackDefinition, stack: LocalStack): string[] {
   const lines: string[] = [];
   const redis = REDIS_LABELS[stack.redis.kind](stack.redis);
@@ -146,7 +151,7 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
     const { config } = gateway;
     lines.push('');
     lines.push(
-      `API of service ${config.serviceId} (${config.credentialMode}) at ${gateway.url}` +
+      `${API_LABELS[gateway.apiType]} of service ${config.serviceId} (${config.credentialMode}) at ${gateway.url}` +
         `${gatewayDefinition.externalPlatform ? `, platform ${config.platformUrl}` : ''}`,
     );
     lines.push(

@@ -8,13 +8,17 @@ import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { accessGatewayResponses } from '../contract/gateway-responses';
-import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import {
+  type AuthorizerDeps,
+  type AuthorizerHandler,
+  createAuthorizerHandler,
+} from '../lambdas/authorizer/handler';
 import { accessCacheOf, sealerOf } from '../lambdas/core/access';
 import { snsAlertPublisher, type UsageAlert } from '../lambdas/core/alerts';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
-import { credentialHeaderNames, identitySourcesOf } from '../lambdas/core/credentials';
+import { credentialHeaderNames, type IdentitySource, identitySourcesOf } from '../lambdas/core/credentials';
 import { redisTokensNotBefore } from '../lambdas/core/credentials/token-not-before';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
@@ -61,11 +65,13 @@ import {
 } from './sns-endpoint';
 import { type SoapEchoServer, startSoapEcho } from './soap-echo';
 import {
+  type ApiType,
   type GatewayDefinition,
   gatewayConfig,
   parseStackFile,
   type SoapRouteDefinition,
   type StackDefinition,
+  stagePathOf,
 } from './stack-file';
 
 export const LOCAL_API_ID = 'local';
@@ -110,7 +116,8 @@ export interface LocalStackOptions {
 
 export interface LocalStackGateway {
   readonly serviceId: string;
-  /** The API's base URL: the gateway URL plus the gateway's base path. */
+  readonly apiType: ApiType;
+  /** The API's base URL: the gateway URL plus the gateway's base path and stage. */
   readonly url: string;
   readonly basePath: string;
   /** The API's interactive documentation (Swagger UI); its document is at `${docsUrl}/swagger.json`. */
@@ -248,6 +255,49 @@ function soapMethod(
   };
 }
 
+/**
+ * The API of a gateway entry, of its kind: a REST API answers refusals with the access gateway responses
+ * (CORS headers included); an HTTP API with its own answers, no identity source (as protect() attaches its
+ * authorizer, so every refusal comes from the authorizer) and its CORS headers on every answer.
+ */
+function gatewayApi(
+  gateway: GatewayDefinition,
+  parts: {
+    readonly methods: readonly ApiMethod[];
+    readonly identitySources: readonly IdentitySource[];
+    readonly authorizer: AuthorizerHandler;
+    readonly config: AccessConfig;
+  },
+): GatewayApi {
+  const { cors } = gateway;
+  const mounted = {
+    basePath: gateway.basePath,
+    stagePath: stagePathOf(gateway),
+    apiId: LOCAL_API_ID,
+    methods: parts.methods,
+  };
+  if (gateway.apiType === 'http') {
+    return {
+      ...mounted,
+      apiType: 'http',
+      stage: gateway.stage ?? '$default',
+      identitySources: [],
+      authorizer: parts.authorizer,
+      answerHeaders: gatewayResponseCorsHeaders(cors),
+    };
+  }
+  return {
+    ...mounted,
+    stage: gateway.stage ?? LOCAL_STAGE,
+    identitySources: parts.identitySources,
+    authorizer: parts.authorizer,
+    responses: withHeaders(
+      withOverrides(accessGatewayResponses(parts.config)),
+      gatewayResponseCorsHeaders(cors),
+    ),
+  };
+}
+
 /** The token endpoint's routes, open like the docs: a client has no token yet. */
 const TOKEN_ROUTES = [`POST ${TOKEN_PATH}`, `GET ${JWKS_PATH}`, `GET ${DISCOVERY_PATH}`];
 
@@ -353,7 +403,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         alertSubscriber,
       );
       const config: AccessConfig = {
-        ...gatewayConfig(gateway, platform?.url ?? '', `${gatewayUrl}${gateway.basePath}`),
+        ...gatewayConfig(
+          gateway,
+          platform?.url ?? '',
+          `${gatewayUrl}${gateway.basePath}${stagePathOf(gateway)}`,
+        ),
         redis: redis.settings,
         topicArn,
         alertsTopicArn,
@@ -430,10 +484,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, tokenFunction(config)) : []),
         ...openMethods([WEBHOOK_ROUTE], webhooks),
       ];
-      const api: GatewayApi = {
-        basePath: gateway.basePath,
-        apiId: LOCAL_API_ID,
-        stage: LOCAL_STAGE,
+      const api = gatewayApi(gateway, {
         methods: cors
           ? [
               ...methods,
@@ -442,11 +493,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           : methods,
         identitySources,
         authorizer,
-        responses: withHeaders(
-          withOverrides(accessGatewayResponses(config)),
-          gatewayResponseCorsHeaders(cors),
-        ),
-      };
+        config,
+      });
       const soapPath = gateway.soap?.route.resource;
       return { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
     };
@@ -461,21 +509,25 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(() => gateway.stop());
 
     const gateways: LocalStackGateway[] = wired.map(
-      ({ api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath }) => ({
-        serviceId: config.serviceId,
-        url: `${gateway.url}${api.basePath}`,
-        basePath: api.basePath,
-        docsUrl: `${gateway.url}${api.basePath}${DOCS_PATH}`,
-        config,
-        topicArn,
-        alertsTopicArn,
-        queue,
-        sweep,
-        sweepAll,
-        rejectedUsage,
-        ...(soapPath !== undefined && { soapUrl: `${gateway.url}${api.basePath}${soapPath}` }),
-        webhookUrl: `${gateway.url}${api.basePath}${WEBHOOK_PATH}?token=${webhookToken}`,
-      }),
+      ({ api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath }) => {
+        const apiUrl = `${gateway.url}${api.basePath}${api.stagePath ?? ''}`;
+        return {
+          serviceId: config.serviceId,
+          apiType: api.apiType ?? 'rest',
+          url: apiUrl,
+          basePath: api.basePath,
+          docsUrl: `${apiUrl}${DOCS_PATH}`,
+          config,
+          topicArn,
+          alertsTopicArn,
+          queue,
+          sweep,
+          sweepAll,
+          rejectedUsage,
+          ...(soapPath !== undefined && { soapUrl: `${apiUrl}${soapPath}` }),
+          webhookUrl: `${apiUrl}${WEBHOOK_PATH}?token=${webhookToken}`,
+        };
+      },
     );
     if (platform && options.webhooks !== false) {
       for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
