@@ -38,33 +38,20 @@ export function restSampleEvent(
   };
 }
 
+/** The REST sample's shape with the payload 1.0 fields, and no multi-value maps (as its sample has none). */
 export function httpV1SampleEvent(
   overrides: Partial<HttpApiV1AuthorizerEvent> = {},
 ): HttpApiV1AuthorizerEvent {
+  const rest = restSampleEvent();
   return {
+    ...rest,
     version: '1.0',
-    type: 'REQUEST',
     methodArn: 'arn:aws:execute-api:us-east-1:123456789012:abcdef123/test/GET/request',
     identitySource: 'user1,123',
-    resource: '/request',
-    path: '/request',
-    httpMethod: 'GET',
     headers: { Accept: '*/*', HeaderAuth1: 'headerValue1' },
     multiValueHeaders: null as unknown as HttpApiV1AuthorizerEvent['multiValueHeaders'],
-    queryStringParameters: { QueryString1: 'queryValue1' },
     multiValueQueryStringParameters: null,
-    pathParameters: {},
-    stageVariables: { StageVar1: 'stageValue1' },
-    requestContext: {
-      path: '/request',
-      accountId: '123456789012',
-      resourceId: '05c7jb',
-      stage: 'test',
-      requestId: 'request-1',
-      resourcePath: '/request',
-      httpMethod: 'GET',
-      apiId: 'abcdef123',
-    } as HttpApiV1AuthorizerEvent['requestContext'],
+    requestContext: { ...rest.requestContext, apiId: 'abcdef123' },
     ...overrides,
   };
 }
