@@ -17,9 +17,10 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
+import { endpointOf, restRequestOf } from '../lambdas/authorizer/adapters/rest-request';
 import { type AccessConfig, ConfigError } from '../lambdas/core/config';
 import { extractCredential } from '../lambdas/core/credentials';
-import { compileMappingRules, endpointOf, mappedRequestOf } from '../lambdas/core/mapping';
+import { compileMappingRules } from '../lambdas/core/mapping';
 import type { Credential, PlatformPort, Usage } from '../lambdas/core/platform/types';
 import { ensureConnected, type RedisConnection } from '../lambdas/core/redis-client';
 
@@ -63,9 +64,10 @@ export function createBaselineAuthorizer(
   if (!topicArn)
     throw new ConfigError('topicArn', 'is required: the baseline publishes one message per cache hit');
   return async (event) => {
-    const extraction = await extractCredential(deps.config, event.headers, event.multiValueHeaders, event);
+    const request = restRequestOf(event);
+    const extraction = await extractCredential(deps.config, request);
     if (!extraction.ok) throw new Error('Unauthorized');
-    const usage = mapper.usageOf(mappedRequestOf(event));
+    const usage = mapper.usageOf(request);
     if (usage === undefined) return policy('Deny', event.methodArn);
     const { credential } = extraction;
     const endpoint = endpointOf(event);

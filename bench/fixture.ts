@@ -3,11 +3,15 @@
  * REQUEST authorizer events API Gateway would send. Every key is used by one design and one workload
  * only, so each run starts from first calls and its reported usage can be checked key by key.
  */
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type {
+  APIGatewayProxyEvent,
+  APIGatewayRequestAuthorizerEvent,
+  APIGatewayRequestAuthorizerEventV2,
+} from 'aws-lambda';
 import type { MappingRule } from '../lambdas/core/config';
 import { SOAP_VERSIONS } from '../lambdas/core/soap/namespaces';
 import { SOAP_DEFAULTS } from '../lambdas/core/soap/settings';
-import { requestAuthorizerEvent } from '../local/authorizer-event';
+import { httpApiAuthorizerEvent, requestAuthorizerEvent } from '../local/authorizer-event';
 import { textPostEvent } from '../local/proxy-event';
 import { LOCAL_REGION } from '../local/sns-endpoint';
 import { seededRandom } from '../test/reliability/support/seed';
@@ -172,6 +176,35 @@ export function authorizerEvent(
     resourceId: 'bench',
     sourceIp: '127.0.0.1',
     userAgent: 'bench',
+  });
+}
+
+/** The same call as an HTTP API's payload 2.0 authorizer event, on the same stage. */
+export function httpV2AuthorizerEvent(
+  key: string,
+  endpoint: Endpoint,
+  requestId: number,
+): APIGatewayRequestAuthorizerEventV2 {
+  const host = `${API_ID}.execute-api.${LOCAL_REGION}.amazonaws.com`;
+  return httpApiAuthorizerEvent({
+    apiId: API_ID,
+    stage: STAGE,
+    method: endpoint.method,
+    routeKey: `${endpoint.method} ${endpoint.resource}`,
+    rawPath: `/${STAGE}${endpoint.path}`,
+    rawQueryString: '',
+    headerLines: [
+      ['Host', host],
+      ['apikey', key],
+      ['Accept', '*/*'],
+    ],
+    pathParameters: endpoint.pathParameters,
+    requestId: `bench-${requestId}`,
+    requestTimeEpoch: Date.now(),
+    sourceIp: '127.0.0.1',
+    userAgent: 'bench',
+    domainName: host,
+    requestTime: '01/Jan/2030:10:00:00 +0000',
   });
 }
 

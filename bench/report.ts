@@ -11,6 +11,7 @@ export type WorkloadName =
   | 'spread-cluster'
   | 'cold'
   | 'hot-serial'
+  | 'http-v2-serial'
   | 'app-id-serial'
   | 'oauth'
   | 'soap'

@@ -12,8 +12,10 @@ import type {
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
+  APIGatewayRequestAuthorizerEventV2,
 } from 'aws-lambda';
 import Redis from 'ioredis';
+import type { SimpleAnswer } from '../lambdas/authorizer/adapters/http-v2';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { snsAlertPublisher } from '../lambdas/core/alerts';
 import {
@@ -47,6 +49,7 @@ import {
   type BenchServiceId,
   benchPlatformConfig,
   type Call,
+  httpV2AuthorizerEvent,
   keyOf,
   MAPPING_RULES,
   soapProxyEvent,
@@ -202,6 +205,24 @@ function authorizerCaller(
   };
 }
 
+/** How an HTTP API reads a simple response: isAuthorized, else the reason of the refusal. */
+function simpleResponseCaller(
+  authorize: (event: APIGatewayRequestAuthorizerEventV2) => Promise<SimpleAnswer>,
+  events: readonly APIGatewayRequestAuthorizerEventV2[],
+): Caller {
+  return {
+    send: (i) => authorize(events[i] as APIGatewayRequestAuthorizerEventV2),
+    outcome: (settled) => {
+      if (settled.status === 'rejected') {
+        if (errorSamples.length < 5) errorSamples.push(String(settled.reason));
+        return 'error';
+      }
+      const answer = settled.value as SimpleAnswer;
+      return answer.isAuthorized ? 'allow' : `deny ${String(answer.context.reason)}`;
+    },
+  };
+}
+
 /** One event per distinct call (calls of a key and endpoint share one object, and so do their events). */
 function eventsOf<E>(load: Traffic, eventOf: (call: Call) => E): E[] {
   const made = new Map<Call, E>();
@@ -280,6 +301,14 @@ function startSystem(
       rest: () => {
         const authorize = createAuthorizerHandler(deciderPorts);
         return async (load) => authorizerCaller(authorize, load.events);
+      },
+      'http-v2': () => {
+        const authorize = createAuthorizerHandler(deciderPorts);
+        return async (load) => {
+          let made = 0;
+          const events = eventsOf(load, (call) => httpV2AuthorizerEvent(call.key, call.endpoint, made++));
+          return simpleResponseCaller(authorize, events);
+        };
       },
       'app-id': () => {
         const authorize = createAuthorizerHandler(deciderPorts);

@@ -18,6 +18,8 @@ export const LIMITS = {
   primaryShareDeviation: 0.15,
   /** oauth: JWT verification may add at most this to the p50 of a cache hit (issue #12). */
   tokenP50AddedMs: 0.3,
+  /** The HTTP API payload 2.0 adapter may add at most this to the p50 of a cache hit (issue #22). */
+  httpAdapterP50AddedMs: 0.05,
   /** Usage alerts on may cost the hot key at most this fraction of its throughput (issue #13). */
   alertsThroughputLoss: 0.05,
   /** A throttle may add at most this to the p50 of a cache hit (issue #25). */
@@ -230,6 +232,14 @@ export const COMPARISONS: readonly Comparison[] = [
     workload: 'soap',
     against: 'hot-serial',
     measure: 'latency-added',
+  },
+  {
+    id: 'http-v2-adapter-p50-added',
+    what: 'the HTTP API payload 2.0 adapter (simple responses) against the REST adapter, same calls',
+    workload: 'http-v2-serial',
+    against: 'hot-serial',
+    measure: 'latency-added',
+    limit: LIMITS.httpAdapterP50AddedMs,
   },
   {
     id: 'app-id-vs-user-key',

@@ -18,9 +18,17 @@ import type { Design, WorkloadName } from './report';
  * How a call reaches the project: the REQUEST authorizer (the key header, the app id header without a key,
  * or a Bearer token) or the SOAP proxy.
  */
-export type RequestShape = 'rest' | 'app-id' | 'bearer' | 'soap';
+export type RequestShape = 'rest' | 'http-v2' | 'app-id' | 'bearer' | 'soap';
 
-export type SetupName = 'rest' | 'app-id' | 'oauth' | 'soap' | 'alerts-on' | 'alerts-off' | 'throttled';
+export type SetupName =
+  | 'rest'
+  | 'http-v2'
+  | 'app-id'
+  | 'oauth'
+  | 'soap'
+  | 'alerts-on'
+  | 'alerts-off'
+  | 'throttled';
 
 export interface Setup {
   readonly request: RequestShape;
@@ -45,6 +53,14 @@ const live = { reportWindowSeconds: LIVE_REPORT_WINDOW_SECONDS };
 export const SETUPS: Readonly<Record<SetupName, Setup>> = {
   rest: {
     request: 'rest',
+    serviceId: BENCH_SERVICE_ID,
+    settings: () => ({}),
+    alerts: false,
+    delivery: 'held',
+  },
+  // The same calls as rest, through an HTTP API's payload 2.0 adapter and its simple responses.
+  'http-v2': {
+    request: 'http-v2',
     serviceId: BENCH_SERVICE_ID,
     settings: () => ({}),
     alerts: false,
@@ -247,6 +263,7 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
   },
   // The baseline awaits an SNS publish per call: one caller at a time would take minutes.
   'hot-serial': { ...serialHotKey, setup: 'rest' },
+  'http-v2-serial': { ...serialHotKey, setup: 'http-v2' },
   'app-id-serial': { ...serialHotKey, setup: 'app-id' },
   oauth: { ...serialHotKey, setup: 'oauth' },
   soap: { ...serialHotKey, setup: 'soap' },

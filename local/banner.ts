@@ -1,4 +1,6 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
+
+import { findRoute } from '../contract/routes';
 import {
   CREDENTIAL_SCHEMES,
   type CredentialExample,
@@ -10,7 +12,6 @@ import { throttleEntries, throttleText } from '../lambdas/core/throttles';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
 import type { LocalRedis, LocalRedisKind } from './redis';
-import { findRoute } from './routes';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
 
@@ -134,6 +135,11 @@ const REDIS_LABELS: Readonly<Record<LocalRedisKind, (redis: LocalRedis) => strin
 };
 
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
+const API_LABELS: Readonly<Record<LocalStack['gateways'][number]['apiType'], string>> = {
+  rest: 'REST API',
+  http: 'HTTP API (payload 2.0, simple responses)',
+};
+
 export function bannerLines(definition: StackDefinition, stack: LocalStack): string[] {
   const lines: string[] = [];
   const redis = REDIS_LABELS[stack.redis.kind](stack.redis);
@@ -146,7 +152,7 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
     const { config } = gateway;
     lines.push('');
     lines.push(
-      `API of service ${config.serviceId} (${config.credentialMode}) at ${gateway.url}` +
+      `${API_LABELS[gateway.apiType]} of service ${config.serviceId} (${config.credentialMode}) at ${gateway.url}` +
         `${gatewayDefinition.externalPlatform ? `, platform ${config.platformUrl}` : ''}`,
     );
     lines.push(

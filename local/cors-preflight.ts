@@ -7,9 +7,9 @@
  * preflight asks: the browser, not the gateway, compares the answer with its request.
  */
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { parseRoute } from '../contract/routes';
 import { ANY_ORIGIN, type CorsPreflightOptions, requestOrigin } from '../lambdas/core/cors';
 import type { ApiMethod, BackendFunction } from './gateway';
-import { parseRoute } from './routes';
 
 function preflightIntegration(options: CorsPreflightOptions): BackendFunction {
   const [first, ...others] = options.allowOrigins as [string, ...string[]];

@@ -1,37 +1,33 @@
 /**
- * A local stand-in for an API Gateway REST API with a Lambda REQUEST authorizer. Each method has its own
- * authorization and integration: for a method behind the authorizer it builds the REQUEST authorizer event
- * API Gateway sends, invokes the authorizer in-process and enforces the returned policy against the
- * methodArn; open methods (CORS preflights, the documentation) skip that. Allowed calls reach the method's
- * integration as an APIGatewayProxyEvent. Several APIs can share one server, each under its own base
- * path (like the base path mappings of a custom domain name); the base path is not part of the path the
- * API sees.
+ * A local stand-in for API Gateway: REST APIs and HTTP APIs with a Lambda REQUEST authorizer, over one
+ * shared router. Each method has its own authorization and integration: for a method behind the
+ * authorizer, the API's kind (rest-api.ts, http-api.ts) builds the authorizer event its gateway sends,
+ * invokes the authorizer in-process and enforces its answer; open methods (CORS preflights, the
+ * documentation) skip that. Allowed calls reach the method's integration as an APIGatewayProxyEvent.
+ * Several APIs can share one server, each under its own base path (like the base path mappings of a
+ * custom domain name) and stage path; neither is part of the path the API's routes see.
  */
 
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type {
-  APIGatewayAuthorizerResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyResult,
-  APIGatewayRequestAuthorizerEvent,
-} from 'aws-lambda';
-import type { IdentitySource } from '../lambdas/core/credentials';
-import { isProtectedMethod } from '../lib/access-gateway-responses';
-import { requestAuthorizerEvent } from './authorizer-event';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { isProtectedMethod } from '../contract/gateway-responses';
+import { findRoute, parseRoute, type Route } from '../contract/routes';
 import {
-  DEFAULT_GATEWAY_RESPONSES,
-  type GatewayResponses,
-  type GatewayResponseType,
-  renderTemplate,
-} from './gateway-responses';
+  type ApiKind,
+  AuthorizerTimeoutError,
+  type GatewayAnswer,
+  type GatewayCall,
+  type InvokeAuthorizer,
+} from './api-kind';
+import { type HttpApiSettings, httpApi } from './http-api';
 import { BodyTooLargeError, closeServer, listenOnLoopback, readBody } from './http-server';
-import { evaluateAuthorizerResult } from './policy';
-import { findRoute, parseRoute, type Route } from './routes';
+import { restHeaders, restQuery } from './request-maps';
+import { type RestApiSettings, restApi, restAuthorizerEvent, restRefusal } from './rest-api';
 
-export type AuthorizerFunction = (
-  event: APIGatewayRequestAuthorizerEvent,
-) => Promise<APIGatewayAuthorizerResult>;
+export type { HttpAuthorizerFunction } from './http-api';
+export type { AuthorizerFunction } from './rest-api';
+
 export type BackendFunction = (
   event: APIGatewayProxyEvent,
 ) => Promise<APIGatewayProxyResult> | APIGatewayProxyResult;
@@ -47,16 +43,24 @@ export interface ApiMethod {
   readonly integration: BackendFunction;
 }
 
-export interface GatewayApi {
+interface MountedApi {
   /** '' or a path like '/appid' the API is mounted under. */
   readonly basePath: string;
-  readonly apiId: string;
-  readonly stage: string;
+  /** '' (default) or '/<stage>': the stage's part of the invoke URL, after the base path. */
+  readonly stagePath?: string;
   readonly methods: readonly ApiMethod[];
-  /** Header names of the authorizer's identity sources: a call missing one gets 401 without an invocation. */
-  readonly identitySources: readonly IdentitySource[];
-  readonly authorizer: AuthorizerFunction;
-  readonly responses?: GatewayResponses;
+}
+
+/** A REST API (the default kind). */
+export type RestGatewayApi = MountedApi & RestApiSettings & { readonly apiType?: 'rest' };
+
+/** An HTTP API: payload 2.0, simple responses, no gateway responses. */
+export type HttpGatewayApi = MountedApi & HttpApiSettings & { readonly apiType: 'http' };
+
+export type GatewayApi = RestGatewayApi | HttpGatewayApi;
+
+function kindOf(api: GatewayApi): ApiKind {
+  return api.apiType === 'http' ? httpApi(api) : restApi(api);
 }
 
 /** Methods open to anyone (`METHOD /resource` routes), like the documentation or a token endpoint. */
@@ -117,24 +121,15 @@ const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 const DEFAULT_AUTHORIZER_TIMEOUT_MS = 10_000;
 const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
-/** `$context.error.message` of each gateway response, as API Gateway sets it. */
-const DEFAULT_MESSAGES: Readonly<Record<GatewayResponseType, string | null>> = {
-  MISSING_AUTHENTICATION_TOKEN: 'Missing Authentication Token',
-  UNAUTHORIZED: 'Unauthorized',
-  ACCESS_DENIED: 'User is not authorized to access this resource with an explicit deny',
-  AUTHORIZER_CONFIGURATION_ERROR: null,
-  AUTHORIZER_FAILURE: null,
-  REQUEST_TOO_LARGE: 'Request Too Long',
-  INTEGRATION_FAILURE: 'Internal server error',
-  INTEGRATION_TIMEOUT: 'Endpoint request timed out',
-};
-
-class TimeoutError extends Error {}
-
-async function withTimeout<T>(work: () => Promise<T> | T, timeoutMs: number, what: string): Promise<T> {
+/** A call's own timeout, as the Lambda service and API Gateway enforce them. */
+async function withTimeout<T>(
+  work: () => Promise<T> | T,
+  timeoutMs: number,
+  timedOut: () => Error,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(timedOut()), timeoutMs);
   });
   try {
     return await Promise.race([Promise.resolve().then(work), timeout]);
@@ -143,36 +138,29 @@ async function withTimeout<T>(work: () => Promise<T> | T, timeoutMs: number, wha
   }
 }
 
+class IntegrationTimeoutError extends Error {}
+
 /** What crosses a Lambda boundary is JSON: functions, undefined and class instances do not survive it. */
 function throughJson<T>(value: T): T {
   return value === undefined ? value : JSON.parse(JSON.stringify(value));
 }
 
-interface RequestHeaders {
-  readonly headers: Record<string, string>;
-  readonly multiValueHeaders: Record<string, string[]>;
-}
+/** Names API Gateway sets itself on the way in, replacing what the client sent. */
+const FORWARDING_HEADERS = ['X-Forwarded-For', 'X-Forwarded-Port', 'X-Forwarded-Proto', 'X-Amzn-Trace-Id'];
 
-/** Header names keep the client's spelling; for `headers` the last value of a repeated header wins. */
-function requestHeaders(request: IncomingMessage, sourceIp: string, port: number): RequestHeaders {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  const spelling = new Map<string, string>();
+/** The client's header lines, with the forwarding headers API Gateway adds (in the client's spelling). */
+function headerLinesOf(request: IncomingMessage, sourceIp: string, port: number): [string, string][] {
+  const lines: [string, string][] = [];
+  const forwarded = new Map<string, [string, string]>();
   const raw = request.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    const value = raw[i + 1] as string;
-    const key = spelling.get(name.toLowerCase()) ?? name;
-    spelling.set(name.toLowerCase(), key);
-    headers[key] = value;
-    multiValueHeaders[key] = [...(multiValueHeaders[key] ?? []), value];
+    const line: [string, string] = [raw[i] as string, raw[i + 1] as string];
+    const canonical = FORWARDING_HEADERS.find((name) => name.toLowerCase() === line[0].toLowerCase());
+    if (canonical === undefined) lines.push(line);
+    else forwarded.set(canonical, line);
   }
-  const set = (name: string, value: string) => {
-    const key = spelling.get(name.toLowerCase()) ?? name;
-    headers[key] = value;
-    multiValueHeaders[key] = [value];
-  };
-  const forwardedFor = headers[spelling.get('x-forwarded-for') ?? ''];
+  const set = (name: string, value: string) => lines.push([forwarded.get(name)?.[0] ?? name, value]);
+  const forwardedFor = forwarded.get('X-Forwarded-For')?.[1];
   set('X-Forwarded-For', forwardedFor ? `${forwardedFor}, ${sourceIp}` : sourceIp);
   set('X-Forwarded-Port', String(port));
   set('X-Forwarded-Proto', 'http');
@@ -180,34 +168,7 @@ function requestHeaders(request: IncomingMessage, sourceIp: string, port: number
     'X-Amzn-Trace-Id',
     `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`,
   );
-  return { headers, multiValueHeaders };
-}
-
-function queryParameters(search: URLSearchParams) {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
-  for (const [name, value] of search) {
-    single[name] = value;
-    multi[name] = [...(multi[name] ?? []), value];
-  }
-  const any = Object.keys(single).length > 0;
-  return { queryStringParameters: any ? single : null, multiValueQueryStringParameters: any ? multi : null };
-}
-
-/** API Gateway refuses a call whose identity source is missing or empty before invoking the authorizer. */
-function hasIdentitySource(
-  headers: RequestHeaders,
-  query: ReturnType<typeof queryParameters>,
-  source: IdentitySource,
-): boolean {
-  if (source.location === 'query') {
-    const value = query.queryStringParameters?.[source.name];
-    return value !== undefined && value.trim() !== '';
-  }
-  const wanted = source.name.toLowerCase();
-  return Object.entries(headers.headers).some(
-    ([key, value]) => key.toLowerCase() === wanted && value.trim() !== '',
-  );
+  return lines;
 }
 
 /** CLF time as API Gateway's requestContext.requestTime: 21/Nov/2026:05:01:02 +0000. */
@@ -250,13 +211,72 @@ function rawPathOf(target: string): string {
   return path.startsWith('/') ? path : `/${path}`;
 }
 
-function mountedApi(apis: readonly GatewayApi[], path: string): GatewayApi | undefined {
-  let best: GatewayApi | undefined;
-  for (const api of apis) {
-    const mounted = api.basePath === '' || path === api.basePath || path.startsWith(`${api.basePath}/`);
-    if (mounted && (best === undefined || api.basePath.length > best.basePath.length)) best = api;
+/** Where an API is mounted: its base path, then its stage's path. */
+function mountOf(api: GatewayApi): string {
+  return `${api.basePath}${api.stagePath ?? ''}`;
+}
+
+interface RunningApi {
+  readonly api: GatewayApi;
+  readonly mount: string;
+  readonly kind: ApiKind;
+  readonly routes: readonly Route[];
+}
+
+function mountedApi(apis: readonly RunningApi[], path: string): RunningApi | undefined {
+  let best: RunningApi | undefined;
+  for (const entry of apis) {
+    const { mount } = entry;
+    const mounted = mount === '' || path === mount || path.startsWith(`${mount}/`);
+    if (mounted && (best === undefined || mount.length > best.mount.length)) best = entry;
   }
   return best;
+}
+
+/** The proxy integration event (payload 1.0 on either kind of API) of an allowed call. */
+function proxyEvent(
+  running: RunningApi,
+  call: GatewayCall,
+  body: Buffer,
+  authorizer: Record<string, unknown> | undefined,
+): APIGatewayProxyEvent {
+  const { api } = running;
+  const isText = body.length === 0 || !body.includes(0);
+  // Payload 1.0's requestContext is the REST authorizer event's.
+  const { requestContext } = restAuthorizerEvent(api, call);
+  return {
+    resource: call.match.route.resource,
+    path: call.path,
+    httpMethod: call.method,
+    ...restHeaders(call.headerLines),
+    ...restQuery(call.rawQueryString),
+    pathParameters: call.match.pathParameters,
+    stageVariables: null,
+    requestContext: { ...requestContext, authorizer },
+    body: body.length === 0 ? null : isText ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: !isText,
+  };
+}
+
+/** The integration's answer as API Gateway sends it on, or undefined when it is no proxy result. */
+function integrationAnswer(
+  result: unknown,
+): (GatewayAnswer & { readonly bytes: Buffer | string }) | undefined {
+  if (!validProxyResult(result)) return undefined;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) {
+    headers[name.toLowerCase()] = values.map(String);
+  }
+  for (const [name, value] of Object.entries(result.headers ?? {}))
+    headers[name.toLowerCase()] = String(value);
+  headers['content-type'] ??= 'application/json';
+  const body = result.body ?? '';
+  return {
+    status: result.statusCode,
+    headers: headers as Record<string, string>,
+    body,
+    bytes: result.isBase64Encoded ? Buffer.from(body, 'base64') : body,
+  };
 }
 
 export async function startGateway(options: GatewayOptions): Promise<LocalGateway> {
@@ -267,192 +287,117 @@ export async function startGateway(options: GatewayOptions): Promise<LocalGatewa
   let authorizerInvocations = 0;
   let backendInvocations = 0;
   let port = 0;
+  const apis: RunningApi[] = options.apis.map((api) => ({
+    api,
+    mount: mountOf(api),
+    kind: kindOf(api),
+    routes: api.methods.map((entry) => entry.route),
+  }));
+
+  const invokeAuthorizer: InvokeAuthorizer = async (authorizer, event) => {
+    authorizerInvocations++;
+    const answer = await withTimeout(
+      () => authorizer(throughJson(event)),
+      authorizerTimeoutMs,
+      () => new AuthorizerTimeoutError(authorizerTimeoutMs),
+    );
+    return throughJson(answer);
+  };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     const receivedAt = Date.now();
     const method = (request.method ?? 'GET').toUpperCase();
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    // The path as the client sent it: API Gateway hands REST integrations and authorizers the path still
+    // The path as the client sent it: API Gateway hands integrations and authorizers the path still
     // percent-encoded, with its dot segments and repeated slashes (URL parsing would resolve them).
-    const fullPath = rawPathOf(request.url ?? '/');
-    const api = mountedApi(options.apis, fullPath);
-    const commonHeaders = {
-      'x-amzn-RequestId': requestId,
-      'x-amz-apigw-id': randomBytes(6).toString('base64url'),
-    };
-    const finish = (
-      status: number,
-      headers: Record<string, string | string[]>,
-      body: Buffer | string,
-      errorType?: string,
-    ) => {
+    const target = request.url ?? '/';
+    const fullPath = rawPathOf(target);
+    const queryAt = target.indexOf('?');
+    const rawQueryString = queryAt < 0 ? '' : target.slice(queryAt + 1);
+    const running = mountedApi(apis, fullPath);
+    const extendedRequestId = randomBytes(6).toString('base64url');
+    const commonHeaders = { 'x-amzn-RequestId': requestId, 'x-amz-apigw-id': extendedRequestId };
+    const finish = (answer: GatewayAnswer, bytes: Buffer | string = answer.body) => {
       requests++;
-      byStatus[status] = (byStatus[status] ?? 0) + 1;
-      response.writeHead(status, { ...commonHeaders, ...headers, 'content-length': Buffer.byteLength(body) });
-      response.end(method === 'HEAD' ? undefined : body);
+      byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
+      response.writeHead(answer.status, {
+        ...commonHeaders,
+        ...answer.headers,
+        'content-length': Buffer.byteLength(bytes),
+      });
+      response.end(method === 'HEAD' ? undefined : bytes);
       options.onResponse?.({
         method,
         path: fullPath,
-        status,
-        basePath: api?.basePath,
-        ...(errorType && { errorType }),
+        status: answer.status,
+        basePath: running?.api.basePath,
+        ...(answer.errorType && { errorType: answer.errorType }),
       });
-    };
-    const gatewayResponse = (
-      type: GatewayResponseType,
-      variables: Record<string, unknown> = {},
-      message: string | null = DEFAULT_MESSAGES[type],
-    ): undefined => {
-      const definition = (api?.responses ?? DEFAULT_GATEWAY_RESPONSES)[type];
-      const body = renderTemplate(definition.template, {
-        requestId,
-        ...variables,
-        error: { message, messageString: JSON.stringify(message), responseType: type },
-      });
-      finish(
-        definition.statusCode,
-        {
-          ...definition.headers,
-          'content-type': 'application/json',
-          'x-amzn-ErrorType': definition.errorType,
-        },
-        body,
-        definition.errorType,
-      );
-      return undefined;
     };
 
-    if (api === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
-    const path = fullPath.slice(api.basePath.length) || '/';
-    const match = findRoute(
-      api.methods.map((entry) => entry.route),
-      method,
-      path,
-    );
+    // Outside every API: a REST API's answer, as a custom domain without a matching mapping gives.
+    if (running === undefined) return finish(restRefusal('NO_ROUTE', requestId));
+    const { api, kind } = running;
+    const stagePath = fullPath.slice(api.basePath.length) || '/';
+    const path = fullPath.slice(running.mount.length) || '/';
+    const match = findRoute(running.routes, method, path);
     const apiMethod = api.methods.find((entry) => entry.route === match?.route);
-    if (match === undefined || apiMethod === undefined)
-      return gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
+    if (match === undefined || apiMethod === undefined) return finish(kind.refusal('NO_ROUTE', requestId));
 
     let body: Buffer;
     try {
       body = await readBody(request, MAX_PAYLOAD_BYTES);
     } catch (error) {
-      if (error instanceof BodyTooLargeError) return gatewayResponse('REQUEST_TOO_LARGE');
+      if (error instanceof BodyTooLargeError) return finish(kind.refusal('REQUEST_TOO_LARGE', requestId));
       throw error;
     }
 
     const sourceIp = request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
-    const headers = requestHeaders(request, sourceIp, port);
-    const query = queryParameters(url.searchParams);
-    const resourcePath = match.route.resource;
-    const authorizerEvent = requestAuthorizerEvent({
-      apiId: api.apiId,
-      stage: api.stage,
-      method,
-      resource: resourcePath,
-      path,
-      ...headers,
-      ...query,
-      pathParameters: match.pathParameters,
+    const call: GatewayCall = {
       requestId,
-      requestTimeEpoch: receivedAt,
-      resourceId: createHash('sha256').update(resourcePath).digest('hex').slice(0, 6),
+      receivedAt,
+      method,
+      path,
+      stagePath,
+      rawQueryString,
+      match,
+      headerLines: headerLinesOf(request, sourceIp, port),
       sourceIp,
       userAgent: request.headers['user-agent'] ?? null,
       protocol: `HTTP/${request.httpVersion}`,
-      connection: {
-        domainName: `127.0.0.1:${port}`,
-        domainPrefix: '127',
-        extendedRequestId: commonHeaders['x-amz-apigw-id'],
-        requestTime: requestTime(receivedAt),
-      },
-    });
-
-    /** The authorizer's context for the backend, or undefined once the call has been answered. */
-    const authorize = async (): Promise<Record<string, unknown> | undefined> => {
-      if (!api.identitySources.every((source) => hasIdentitySource(headers, query, source)))
-        return gatewayResponse('UNAUTHORIZED');
-      let verdict: ReturnType<typeof evaluateAuthorizerResult>;
-      const authorizerStartedAt = Date.now();
-      try {
-        authorizerInvocations++;
-        const result = await withTimeout(
-          () => api.authorizer(throughJson(authorizerEvent)),
-          authorizerTimeoutMs,
-          'the authorizer',
-        );
-        verdict = evaluateAuthorizerResult(throughJson(result), authorizerEvent.methodArn);
-      } catch (error) {
-        // The Lambda runtime turns a thrown Error('Unauthorized') into the error API Gateway answers 401.
-        if (error instanceof Error && error.message === 'Unauthorized')
-          return gatewayResponse('UNAUTHORIZED');
-        return gatewayResponse(
-          error instanceof TimeoutError ? 'AUTHORIZER_FAILURE' : 'AUTHORIZER_CONFIGURATION_ERROR',
-        );
-      }
-      const context = {
-        ...Object.fromEntries(Object.entries(verdict.context).map(([key, value]) => [key, String(value)])),
-        principalId: verdict.principalId,
-        integrationLatency: Date.now() - authorizerStartedAt,
-      };
-      if (verdict.decision === 'explicit_deny')
-        return gatewayResponse('ACCESS_DENIED', { authorizer: context });
-      if (verdict.decision === 'implicit_deny') {
-        return gatewayResponse(
-          'ACCESS_DENIED',
-          { authorizer: context },
-          'User is not authorized to access this resource',
-        );
-      }
-      return context;
+      domainName: `127.0.0.1:${port}`,
+      extendedRequestId,
+      requestTime: requestTime(receivedAt),
     };
     let authorizer: Record<string, unknown> | undefined;
     if (apiMethod.authorization === 'CUSTOM') {
-      authorizer = await authorize();
-      if (authorizer === undefined) return;
+      const authorization = await kind.authorize(call, invokeAuthorizer);
+      if (!authorization.ok) return finish(authorization.answer);
+      authorizer = authorization.context;
     }
 
-    const isText = body.length === 0 || !body.includes(0);
-    const proxyEvent: APIGatewayProxyEvent = {
-      resource: resourcePath,
-      path,
-      httpMethod: method,
-      ...headers,
-      ...query,
-      pathParameters: match.pathParameters,
-      stageVariables: null,
-      requestContext: { ...authorizerEvent.requestContext, authorizer },
-      body: body.length === 0 ? null : isText ? body.toString('utf8') : body.toString('base64'),
-      isBase64Encoded: !isText,
-    };
     let result: unknown;
     try {
       backendInvocations++;
+      const event = proxyEvent(running, call, body, authorizer);
       result = throughJson(
         await withTimeout(
-          () => apiMethod.integration(throughJson(proxyEvent)),
+          () => apiMethod.integration(throughJson(event)),
           integrationTimeoutMs,
-          'the integration',
+          () => new IntegrationTimeoutError(`the integration timed out after ${integrationTimeoutMs} ms`),
         ),
       );
     } catch (error) {
-      return gatewayResponse(error instanceof TimeoutError ? 'INTEGRATION_TIMEOUT' : 'INTEGRATION_FAILURE');
+      return finish(
+        kind.refusal(
+          error instanceof IntegrationTimeoutError ? 'INTEGRATION_TIMEOUT' : 'INTEGRATION_FAILURE',
+          requestId,
+        ),
+      );
     }
-    if (!validProxyResult(result)) return gatewayResponse('INTEGRATION_FAILURE');
-    const responseHeaders: Record<string, string | string[]> = {};
-    for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) {
-      responseHeaders[name.toLowerCase()] = values.map(String);
-    }
-    for (const [name, value] of Object.entries(result.headers ?? {}))
-      responseHeaders[name.toLowerCase()] = String(value);
-    responseHeaders['content-type'] ??= 'application/json';
-    const responseBody = result.body ?? '';
-    finish(
-      result.statusCode,
-      responseHeaders,
-      result.isBase64Encoded ? Buffer.from(responseBody, 'base64') : responseBody,
-    );
+    const answer = integrationAnswer(result);
+    if (answer === undefined) return finish(kind.refusal('INTEGRATION_FAILURE', requestId));
+    finish(answer, answer.bytes);
   }
 
   const server = createServer((request, response) => {

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findRoute, parseRoute, type Route } from '../contract/routes';
 import {
   type AccessConfig,
   type AccessConfigInput,
@@ -38,7 +39,6 @@ import {
   type ServiceConfig,
 } from './platform/config';
 import type { RedisChoice } from './redis';
-import { findRoute, parseRoute, type Route } from './routes';
 
 /** What `npm start` runs without --config. */
 export const DEMO_STACK_FILE = join(__dirname, 'demo.stack.json');
@@ -54,9 +54,20 @@ export const LOCAL_DEFAULTS = {
 /** Where a gateway's AccessConfig points before the local platform has a port. */
 const LOCAL_PLATFORM_PLACEHOLDER = 'http://127.0.0.1';
 
+/** The kinds of API Gateway API a gateway entry can be. */
+export const API_TYPES = ['rest', 'http'] as const;
+export type ApiType = (typeof API_TYPES)[number];
+
 export interface GatewayDefinition {
   /** The setting path of this gateway in the file: `gateway` or `gateway[i]`. */
   readonly setting: string;
+  /** Default rest. */
+  readonly apiType: ApiType;
+  /**
+   * A named stage the API is served under (`/<stage>`, as its invoke URL); undefined: a REST API at the
+   * root as a custom domain serves it, an HTTP API on its `$default` stage.
+   */
+  readonly stage?: string;
   readonly basePath: string;
   readonly routes: readonly Route[];
   /** True when the file names a platformUrl: the gateway uses that platform, not the local one. */
@@ -101,6 +112,8 @@ type Fields = Record<string, unknown>;
 const TOP_LEVEL = ['platform', 'gateway', 'local'];
 /** A gateway's own settings (and the SOAP proxy's); every other one comes from the settings table. */
 const GATEWAY_ONLY_SETTINGS = [
+  'apiType',
+  'stage',
   'basePath',
   'routes',
   'providerKey',
@@ -230,8 +243,11 @@ function gateway(
     reportWindowSeconds: fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS,
   } as AccessConfigInput;
   const soap = soapRoute(at, fields, routes);
+  const stage = stageOf(`${at}.stage`, fields.stage);
   const definition = {
     setting: at,
+    apiType: apiTypeOf(`${at}.apiType`, fields.apiType),
+    ...(stage !== undefined && { stage }),
     basePath,
     routes,
     externalPlatform,
@@ -249,6 +265,29 @@ function gateway(
     );
   }
   return definition;
+}
+
+/** The stage's part of the API's URL: '' or `/<stage>`. */
+export function stagePathOf(gateway: Pick<GatewayDefinition, 'stage'>): string {
+  return gateway.stage === undefined ? '' : `/${gateway.stage}`;
+}
+
+function apiTypeOf(setting: string, value: unknown): ApiType {
+  if (value === undefined) return 'rest';
+  if (API_TYPES.includes(value as ApiType)) return value as ApiType;
+  throw new ConfigError(setting, `must be one of ${API_TYPES.join(', ')} (got ${JSON.stringify(value)})`);
+}
+
+/** API Gateway's stage names: letters, digits, hyphens and underscores, at most 128. */
+const STAGE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
+function stageOf(setting: string, value: unknown): string | undefined {
+  if (value === undefined || value === '$default') return undefined;
+  if (typeof value === 'string' && STAGE_NAME.test(value)) return value;
+  throw new ConfigError(
+    setting,
+    `must be a stage name of letters, digits, - and _ (or "$default"), got ${JSON.stringify(value)}`,
+  );
 }
 
 /**

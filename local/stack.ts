@@ -7,13 +7,18 @@
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { type AuthorizerDeps, createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import { accessGatewayResponses } from '../contract/gateway-responses';
+import {
+  type AuthorizerDeps,
+  type AuthorizerHandler,
+  createAuthorizerHandler,
+} from '../lambdas/authorizer/handler';
 import { accessCacheOf, sealerOf } from '../lambdas/core/access';
 import { snsAlertPublisher, type UsageAlert } from '../lambdas/core/alerts';
 import type { RejectedUsage } from '../lambdas/core/cache';
 import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
-import { credentialHeaderNames, identitySourcesOf } from '../lambdas/core/credentials';
+import { credentialHeaderNames, type IdentitySource, identitySourcesOf } from '../lambdas/core/credentials';
 import { redisTokensNotBefore } from '../lambdas/core/credentials/token-not-before';
 import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
 import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
@@ -36,11 +41,11 @@ import { guessCounterOf } from '../lambdas/token/guess-limit';
 import { createTokenHandler } from '../lambdas/token/handler';
 import { localTokenSigner } from '../lambdas/token/signer';
 import { createWebhookHandler, WEBHOOK_PATH, WEBHOOK_ROUTE } from '../lambdas/webhooks/handler';
-import { accessGatewayResponses } from '../lib/access-gateway-responses';
 import { corsPreflightMethods } from './cors-preflight';
 import {
   type AccessLogEntry,
   type ApiMethod,
+  type BackendFunction,
   type GatewayApi,
   type LocalGateway,
   openMethods,
@@ -61,11 +66,13 @@ import {
 } from './sns-endpoint';
 import { type SoapEchoServer, startSoapEcho } from './soap-echo';
 import {
+  type ApiType,
   type GatewayDefinition,
   gatewayConfig,
   parseStackFile,
   type SoapRouteDefinition,
   type StackDefinition,
+  stagePathOf,
 } from './stack-file';
 
 export const LOCAL_API_ID = 'local';
@@ -110,7 +117,8 @@ export interface LocalStackOptions {
 
 export interface LocalStackGateway {
   readonly serviceId: string;
-  /** The API's base URL: the gateway URL plus the gateway's base path. */
+  readonly apiType: ApiType;
+  /** The API's base URL: the gateway URL plus the gateway's base path and stage. */
   readonly url: string;
   readonly basePath: string;
   /** The API's interactive documentation (Swagger UI); its document is at `${docsUrl}/swagger.json`. */
@@ -248,12 +256,265 @@ function soapMethod(
   };
 }
 
+/**
+ * The API of a gateway entry, of its kind: a REST API answers refusals with the access gateway responses
+ * (CORS headers included); an HTTP API with its own answers, no identity source (as protect() attaches its
+ * authorizer, so every refusal comes from the authorizer) and its CORS headers on every answer.
+ */
+function gatewayApi(
+  gateway: GatewayDefinition,
+  parts: {
+    readonly methods: readonly ApiMethod[];
+    readonly identitySources: readonly IdentitySource[];
+    readonly authorizer: AuthorizerHandler;
+    readonly config: AccessConfig;
+  },
+): GatewayApi {
+  const { cors } = gateway;
+  const mounted = {
+    basePath: gateway.basePath,
+    stagePath: stagePathOf(gateway),
+    apiId: LOCAL_API_ID,
+    methods: parts.methods,
+  };
+  if (gateway.apiType === 'http') {
+    return {
+      ...mounted,
+      apiType: 'http',
+      stage: gateway.stage ?? '$default',
+      identitySources: [],
+      authorizer: parts.authorizer,
+      answerHeaders: gatewayResponseCorsHeaders(cors),
+    };
+  }
+  return {
+    ...mounted,
+    stage: gateway.stage ?? LOCAL_STAGE,
+    identitySources: parts.identitySources,
+    authorizer: parts.authorizer,
+    responses: withHeaders(
+      withOverrides(accessGatewayResponses(parts.config)),
+      gatewayResponseCorsHeaders(cors),
+    ),
+  };
+}
+
 /** The token endpoint's routes, open like the docs: a client has no token yet. */
 const TOKEN_ROUTES = [`POST ${TOKEN_PATH}`, `GET ${JWKS_PATH}`, `GET ${DISCOVERY_PATH}`];
 
 /** An oauth API whose tokens this stack issues (no external issuer's keys URL given). */
 function builtInIssuer(config: AccessConfig): boolean {
   return config.credentialMode === 'oauth' && !externalIssuer(config);
+}
+
+/** What every gateway entry is wired to: the stack's shared parts. */
+interface StackParts {
+  readonly options: LocalStackOptions;
+  readonly definition: StackDefinition;
+  readonly logger: LogPort;
+  readonly metrics: CountingMetrics;
+  readonly platform: RunningPlatform | undefined;
+  readonly redis: LocalRedis;
+  readonly newRedisClient: (config: AccessConfig) => RedisConnection;
+  readonly sns: SnsEndpoint;
+  readonly snsClient: SNSClient;
+  readonly soapEcho: SoapEchoServer | undefined;
+  readonly platformClients: PlatformClient[];
+  readonly topicNames: Set<string>;
+  readonly alertSubscriber: (published: PublishedMessage) => void;
+  readonly webhookToken: string;
+  readonly gatewayUrl: string;
+  readonly tokenFunction: (config: AccessConfig) => BackendFunction;
+}
+
+/**
+ * One gateway entry wired: its topics and queue, reporter and sweeps, authorizer, SOAP proxy, token
+ * endpoint, webhook receiver, documentation, and its API of its kind.
+ */
+function wireGateway(gateway: GatewayDefinition, parts: StackParts) {
+  const { options, definition, logger, metrics, platform, redis, newRedisClient, sns, snsClient } = parts;
+  const { soapEcho, platformClients, topicNames, alertSubscriber, webhookToken, gatewayUrl } = parts;
+  const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
+  const name = resourceName(gateway.configInput.serviceId, topicNames);
+  let queue: LocalQueue | undefined;
+  const topicArn = sns.addTopic(name, (message) => queue?.send(message.message, message.messageAttributes));
+  const alertsTopicArn = sns.addTopic(
+    resourceName(gateway.configInput.serviceId, topicNames, 'alerts'),
+    alertSubscriber,
+  );
+  const config: AccessConfig = {
+    ...gatewayConfig(gateway, platform?.url ?? '', `${gatewayUrl}${gateway.basePath}${stagePathOf(gateway)}`),
+    redis: redis.settings,
+    topicArn,
+    alertsTopicArn,
+  };
+  const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');
+  const reporterPlatformClient = platformClientFromConfig(config, config.platformCredential ?? '', {
+    caller: 'reporter',
+  });
+  platformClients.push(platformClient, reporterPlatformClient);
+  const reporterDeps = {
+    config,
+    redis: newRedisClient(config),
+    platform: reporterPlatformClient,
+    logger,
+    metrics,
+    alertPublisher: snsAlertPublisher(snsClient, alertsTopicArn),
+    ...(options.now && { now: options.now }),
+  };
+  const reporter = createReporterHandler(reporterDeps);
+  const sweep = createSweepHandler(reporterDeps);
+  // A flush reports all pending usage, however recent, not only what the scheduled sweep would.
+  const sweepAll = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
+  const rejectedUsage = () => accessCacheOf(reporterDeps.redis, config).rejectedUsage();
+  queue = new LocalQueue({
+    name,
+    consumer: reporter,
+    deliveryDelayMs: config.reportWindowSeconds * 1000,
+    visibilityTimeoutMs,
+    maxReceiveCount: definition.local.maxReceiveCount,
+    onConsumerError: (error) => logger.error('reporter failed a batch', { error: String(error) }),
+  });
+  // The functions that decide calls (the authorizer, the SOAP proxy) each have their own Redis client.
+  const deciderPorts = {
+    config,
+    sns: snsClient,
+    platform: platformClient,
+    logger,
+    metrics,
+    ...(options.now && { now: options.now }),
+  };
+  const authorizer = createAuthorizerHandler({ ...deciderPorts, redis: newRedisClient(config) });
+  const soapMethods = gateway.soap
+    ? [soapMethod(gateway.soap, soapEcho, { ...deciderPorts, redis: newRedisClient(config) })]
+    : [];
+  const webhooks = createWebhookHandler({
+    serviceId: config.serviceId,
+    credentialMode: config.credentialMode,
+    cache: accessCacheOf(reporterDeps.redis, config),
+    tokensNotBefore: redisTokensNotBefore(reporterDeps.redis, config.serviceId, logger),
+    sealer: sealerOf(config),
+    platform: reporterPlatformClient,
+    now: options.now ?? Date.now,
+    logger,
+    metrics,
+    token: webhookToken,
+  });
+  const hiddenNames = configuredSecretHeaders(config);
+  const { cors } = gateway;
+  const identitySources = identitySourcesOf(config);
+  const docs = createDocsHandler({
+    document: swaggerDocument({
+      basePath: `${gateway.basePath}${stagePathOf(gateway)}`,
+      routes: gateway.routes,
+      config,
+      settings: gateway.docs,
+    }),
+    assetsDir: SWAGGER_UI_DIR,
+    ...(cors && { cors }),
+  });
+  const methods = [
+    ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
+    ...openMethods(DOCS_ROUTES, docs),
+    ...soapMethods,
+    ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, parts.tokenFunction(config)) : []),
+    ...openMethods([WEBHOOK_ROUTE], webhooks),
+  ];
+  const api = gatewayApi(gateway, {
+    methods: cors
+      ? [
+          ...methods,
+          ...corsPreflightMethods(methods, corsPreflightOptions(cors, credentialHeaderNames(config))),
+        ]
+      : methods,
+    identitySources,
+    authorizer,
+    config,
+  });
+  const soapPath = gateway.soap?.route.resource;
+  return { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
+}
+
+type WiredGateway = ReturnType<typeof wireGateway>;
+
+/** A wired gateway as the stack hands it out, at its URL on the running gateway. */
+function stackGateway(wired: WiredGateway, gatewayUrl: string, webhookToken: string): LocalStackGateway {
+  const { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath } = wired;
+  const apiUrl = `${gatewayUrl}${api.basePath}${api.stagePath ?? ''}`;
+  return {
+    serviceId: config.serviceId,
+    apiType: api.apiType ?? 'rest',
+    url: apiUrl,
+    basePath: api.basePath,
+    docsUrl: `${apiUrl}${DOCS_PATH}`,
+    config,
+    topicArn,
+    alertsTopicArn,
+    queue,
+    sweep,
+    sweepAll,
+    rejectedUsage,
+    ...(soapPath !== undefined && { soapUrl: `${apiUrl}${soapPath}` }),
+    webhookUrl: `${apiUrl}${WEBHOOK_PATH}?token=${webhookToken}`,
+  };
+}
+
+/** Every gateway's queue delivered and its pending usage swept to the platform. */
+async function flushAll(gateways: readonly LocalStackGateway[]): Promise<FlushResult> {
+  let unreported = 0;
+  const rejected: RejectedUsage[] = [];
+  for (const entry of gateways) {
+    await entry.queue.drain();
+    const swept = await entry.sweepAll();
+    unreported += swept.failed + swept.busy + swept.unreadable;
+    rejected.push(...(await entry.rejectedUsage()));
+  }
+  const stats = gateways.map((entry) => entry.queue.stats());
+  return {
+    queued: stats.reduce((sum, s) => sum + s.queued, 0),
+    deadLetters: stats.reduce((sum, s) => sum + s.deadLetters, 0),
+    unreported,
+    notAccepted: notAcceptedOf(rejected),
+  };
+}
+
+/** The sweeps' schedule; returns its stop, which lets a sweep under way finish. */
+function startSweepTimer(
+  gateways: readonly LocalStackGateway[],
+  intervalMs: number,
+  logger: LogPort,
+): () => Promise<unknown> {
+  let sweeping: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    sweeping ??= Promise.all(gateways.map((entry) => entry.sweep()))
+      .catch((error) => logger.error('sweep failed', { error: String(error) }))
+      .finally(() => {
+        sweeping = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await sweeping;
+  };
+}
+
+/** The functions' Redis clients: each its own, as each Lambda has; all closed at stop. */
+function redisClientsOf(redis: LocalRedis, logger: LogPort, commandTimeoutMs: number | undefined) {
+  const clients: RedisConnection[] = [];
+  return {
+    open(config: AccessConfig): RedisConnection {
+      const client =
+        redis.createInMemoryClient?.() ??
+        createRedisClient(config.redis ?? redis.settings, {
+          logger,
+          ...(commandTimeoutMs !== undefined && { commandTimeoutMs }),
+        });
+      clients.push(client);
+      return client;
+    },
+    closeAll: () => Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect()))),
+  };
 }
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
@@ -276,22 +537,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logger.warn(line),
     );
     cleanup.push(() => redis.stop());
-    const redisClients: RedisConnection[] = [];
-    const newRedisClient = (config: AccessConfig): RedisConnection => {
-      const client =
-        redis.createInMemoryClient?.() ??
-        createRedisClient(config.redis ?? redis.settings, {
-          logger,
-          ...(options.redisCommandTimeoutMs !== undefined && {
-            commandTimeoutMs: options.redisCommandTimeoutMs,
-          }),
-        });
-      redisClients.push(client);
-      return client;
-    };
-    cleanup.push(() =>
-      Promise.all(redisClients.map((client) => client.quit().catch(() => client.disconnect()))),
-    );
+    const redisClients = redisClientsOf(redis, logger, options.redisCommandTimeoutMs);
+    cleanup.push(() => redisClients.closeAll());
+    const newRedisClient = redisClients.open;
 
     const sns = await startSnsEndpoint();
     cleanup.push(() => sns.stop());
@@ -320,7 +568,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       alerts.push(alert);
       options.onAlert?.(alert);
     };
-    const visibilityTimeoutMs = definition.local.visibilityTimeoutSeconds * 1000;
     /** The shared secret of the webhook receivers, new at each start. */
     const webhookToken = randomBytes(24).toString('base64url');
 
@@ -342,115 +589,25 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return createTokenHandler(async () => endpoint, logger);
     };
 
-    const wire = (gateway: GatewayDefinition) => {
-      const name = resourceName(gateway.configInput.serviceId, topicNames);
-      let queue: LocalQueue | undefined;
-      const topicArn = sns.addTopic(name, (message) =>
-        queue?.send(message.message, message.messageAttributes),
-      );
-      const alertsTopicArn = sns.addTopic(
-        resourceName(gateway.configInput.serviceId, topicNames, 'alerts'),
-        alertSubscriber,
-      );
-      const config: AccessConfig = {
-        ...gatewayConfig(gateway, platform?.url ?? '', `${gatewayUrl}${gateway.basePath}`),
-        redis: redis.settings,
-        topicArn,
-        alertsTopicArn,
-      };
-      const platformClient = platformClientFromConfig(config, config.platformCredential ?? '');
-      const reporterPlatformClient = platformClientFromConfig(config, config.platformCredential ?? '', {
-        caller: 'reporter',
-      });
-      platformClients.push(platformClient, reporterPlatformClient);
-      const reporterDeps = {
-        config,
-        redis: newRedisClient(config),
-        platform: reporterPlatformClient,
-        logger,
-        metrics,
-        alertPublisher: snsAlertPublisher(snsClient, alertsTopicArn),
-        ...(options.now && { now: options.now }),
-      };
-      const reporter = createReporterHandler(reporterDeps);
-      const sweep = createSweepHandler(reporterDeps);
-      // A flush reports all pending usage, however recent, not only what the scheduled sweep would.
-      const sweepAll = createSweepHandler({ ...reporterDeps, sweepMinAgeMs: 0 });
-      const rejectedUsage = () => accessCacheOf(reporterDeps.redis, config).rejectedUsage();
-      queue = new LocalQueue({
-        name,
-        consumer: reporter,
-        deliveryDelayMs: config.reportWindowSeconds * 1000,
-        visibilityTimeoutMs,
-        maxReceiveCount: definition.local.maxReceiveCount,
-        onConsumerError: (error) => logger.error('reporter failed a batch', { error: String(error) }),
-      });
-      // The functions that decide calls (the authorizer, the SOAP proxy) each have their own Redis client.
-      const deciderPorts = {
-        config,
-        sns: snsClient,
-        platform: platformClient,
-        logger,
-        metrics,
-        ...(options.now && { now: options.now }),
-      };
-      const authorizer = createAuthorizerHandler({ ...deciderPorts, redis: newRedisClient(config) });
-      const soapMethods = gateway.soap
-        ? [soapMethod(gateway.soap, soapEcho, { ...deciderPorts, redis: newRedisClient(config) })]
-        : [];
-      const webhooks = createWebhookHandler({
-        serviceId: config.serviceId,
-        credentialMode: config.credentialMode,
-        cache: accessCacheOf(reporterDeps.redis, config),
-        tokensNotBefore: redisTokensNotBefore(reporterDeps.redis, config.serviceId, logger),
-        sealer: sealerOf(config),
-        platform: reporterPlatformClient,
-        now: options.now ?? Date.now,
-        logger,
-        metrics,
-        token: webhookToken,
-      });
-      const hiddenNames = configuredSecretHeaders(config);
-      const { cors } = gateway;
-      const identitySources = identitySourcesOf(config);
-      const docs = createDocsHandler({
-        document: swaggerDocument({
-          basePath: gateway.basePath,
-          routes: gateway.routes,
-          config,
-          settings: gateway.docs,
-        }),
-        assetsDir: SWAGGER_UI_DIR,
-        ...(cors && { cors }),
-      });
-      const methods = [
-        ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
-        ...openMethods(DOCS_ROUTES, docs),
-        ...soapMethods,
-        ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, tokenFunction(config)) : []),
-        ...openMethods([WEBHOOK_ROUTE], webhooks),
-      ];
-      const api: GatewayApi = {
-        basePath: gateway.basePath,
-        apiId: LOCAL_API_ID,
-        stage: LOCAL_STAGE,
-        methods: cors
-          ? [
-              ...methods,
-              ...corsPreflightMethods(methods, corsPreflightOptions(cors, credentialHeaderNames(config))),
-            ]
-          : methods,
-        identitySources,
-        authorizer,
-        responses: withHeaders(
-          withOverrides(accessGatewayResponses(config)),
-          gatewayResponseCorsHeaders(cors),
-        ),
-      };
-      const soapPath = gateway.soap?.route.resource;
-      return { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
+    const parts: StackParts = {
+      options,
+      definition,
+      logger,
+      metrics,
+      platform,
+      redis,
+      newRedisClient,
+      sns,
+      snsClient,
+      soapEcho,
+      platformClients,
+      topicNames,
+      alertSubscriber,
+      webhookToken,
+      gatewayUrl,
+      tokenFunction,
     };
-    const wired = definition.gateways.map(wire);
+    const wired = definition.gateways.map((entry) => wireGateway(entry, parts));
     cleanup.push(() => Promise.all(wired.map(({ queue }) => queue.stop())));
 
     const gateway = await startGateway({
@@ -460,68 +617,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     cleanup.push(() => gateway.stop());
 
-    const gateways: LocalStackGateway[] = wired.map(
-      ({ api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath }) => ({
-        serviceId: config.serviceId,
-        url: `${gateway.url}${api.basePath}`,
-        basePath: api.basePath,
-        docsUrl: `${gateway.url}${api.basePath}${DOCS_PATH}`,
-        config,
-        topicArn,
-        alertsTopicArn,
-        queue,
-        sweep,
-        sweepAll,
-        rejectedUsage,
-        ...(soapPath !== undefined && { soapUrl: `${gateway.url}${api.basePath}${soapPath}` }),
-        webhookUrl: `${gateway.url}${api.basePath}${WEBHOOK_PATH}?token=${webhookToken}`,
-      }),
-    );
+    const gateways = wired.map((entry) => stackGateway(entry, gateway.url, webhookToken));
     if (platform && options.webhooks !== false) {
       for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
     }
 
     let flushing: Promise<FlushResult> | undefined;
     const flush = (): Promise<FlushResult> => {
-      flushing ??= (async () => {
-        let unreported = 0;
-        const rejected: RejectedUsage[] = [];
-        for (const entry of gateways) {
-          await entry.queue.drain();
-          const swept = await entry.sweepAll();
-          unreported += swept.failed + swept.busy + swept.unreadable;
-          rejected.push(...(await entry.rejectedUsage()));
-        }
-        const stats = gateways.map((entry) => entry.queue.stats());
-        return {
-          queued: stats.reduce((sum, s) => sum + s.queued, 0),
-          deadLetters: stats.reduce((sum, s) => sum + s.deadLetters, 0),
-          unreported,
-          notAccepted: notAcceptedOf(rejected),
-        };
-      })().finally(() => {
+      flushing ??= flushAll(gateways).finally(() => {
         flushing = undefined;
       });
       return flushing;
     };
 
     const sweepIntervalMs = options.sweepIntervalMs ?? definition.local.sweepIntervalSeconds * 1000;
-    if (sweepIntervalMs > 0) {
-      let sweeping: Promise<unknown> | undefined;
-      const timer = setInterval(() => {
-        sweeping ??= Promise.all(gateways.map((entry) => entry.sweep()))
-          .catch((error) => logger.error('sweep failed', { error: String(error) }))
-          .finally(() => {
-            sweeping = undefined;
-          });
-      }, sweepIntervalMs);
-      timer.unref();
-      // A sweep under way finishes before the clients it uses are closed.
-      cleanup.push(() => {
-        clearInterval(timer);
-        return sweeping;
-      });
-    }
+    // A sweep under way finishes before the clients it uses are closed.
+    if (sweepIntervalMs > 0) cleanup.push(startSweepTimer(gateways, sweepIntervalMs, logger));
 
     let stopping: Promise<FlushResult> | undefined;
     const stop = (): Promise<FlushResult> => {

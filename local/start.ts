@@ -3,11 +3,11 @@
  * stack file (default: the bundled demo) and stops cleanly on Ctrl-C after flushing pending usage.
  */
 import { parseArgs } from 'node:util';
+import { apiGatewayProblem } from '../contract/routes';
 import { alertLine } from '../lambdas/core/alerts';
 import { ConfigError } from '../lambdas/core/config';
 import type { LogAttributes, LogPort } from '../lambdas/core/observability';
 import { bannerLines } from './banner';
-import { apiGatewayProblem } from './routes';
 import { type FlushResult, type LocalStack, startLocalStack } from './stack';
 import { DEMO_STACK_FILE, readStackFile } from './stack-file';
 

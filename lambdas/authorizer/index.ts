@@ -4,16 +4,11 @@
  * (never a 5xx) and logs why, then tries again on the next invocation.
  */
 import { SNSClient } from '@aws-sdk/client-sns';
-import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { SNS_CLIENT_SETTINGS } from '../core/message';
 import { createLogger, errorMessage } from '../core/observability';
 import { loadRuntime, oncePerContainer } from '../core/runtime';
-import {
-  AUTHORIZER_SERVICE_NAME,
-  type AuthorizerHandler,
-  authorizerErrorPolicy,
-  createAuthorizerHandler,
-} from './handler';
+import { type AuthorizerEvent, formatOf } from './adapters';
+import { AUTHORIZER_SERVICE_NAME, type AuthorizerHandler, createAuthorizerHandler } from './handler';
 
 const startupLogger = createLogger(AUTHORIZER_SERVICE_NAME);
 
@@ -22,13 +17,13 @@ const authorizer = oncePerContainer(async (): Promise<AuthorizerHandler> => {
   return createAuthorizerHandler({ ...runtime, sns: new SNSClient(SNS_CLIENT_SETTINGS) });
 });
 
-export const handler = async (event: APIGatewayRequestAuthorizerEvent) => {
+export const handler = (async (event: AuthorizerEvent) => {
   let handle: AuthorizerHandler;
   try {
     handle = await authorizer();
   } catch (error) {
     startupLogger.error('authorizer cannot start', { error: errorMessage(error) });
-    return authorizerErrorPolicy(event.methodArn);
+    return formatOf(event).failureOf(event);
   }
   return handle(event);
-};
+}) as AuthorizerHandler;

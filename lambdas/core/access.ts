@@ -24,7 +24,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import {
   AccessCache,
   admittedBucketOf,
@@ -45,11 +44,12 @@ import {
 } from './credentials';
 import { redisTokensNotBefore } from './credentials/token-not-before';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
-import { compileMappingRules, mappedRequestOf, type QueryParameters, type UsageMapper } from './mapping';
+import { compileMappingRules, type QueryParameters, type UsageMapper } from './mapping';
 import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
+import type { GatewayRequest } from './request';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
 
@@ -89,7 +89,7 @@ export type AccessDecision =
       readonly recorded?: RecordedUsage;
     };
 
-/** A call to decide, whatever carried it (a REST request's authorizer event, a SOAP envelope). */
+/** A call to decide with its credential read, whatever carried it (a gateway's event, a SOAP envelope). */
 export interface AccessRequest {
   readonly credential: Credential;
   readonly method: string;
@@ -209,18 +209,19 @@ export class AccessAuthorizer {
       };
   }
 
-  /** The decision for a REST call, from the REQUEST authorizer event API Gateway sends. */
-  async decide(event: APIGatewayRequestAuthorizerEvent): Promise<AccessDecision> {
+  /** The decision for a call as a gateway adapter read it from its event. */
+  async decide(request: GatewayRequest): Promise<AccessDecision> {
     const { logger } = this.deps;
     // A token is verified here, before any Redis, platform or SNS call (a reader that cannot fetch the
     // issuer's keys throws: the handler answers authorizer_error, not 401).
-    const extraction = await this.readCredential(event);
+    const extraction = await this.readCredential(request);
     if (!extraction.ok) {
       this.count(METRIC.malformedCredential);
       logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
       return { effect: 'unauthorized' };
     }
-    return this.decideCall({ credential: extraction.credential, ...mappedRequestOf(event) });
+    const { method, path, query } = request;
+    return this.decideCall({ credential: extraction.credential, method, path, query });
   }
 
   /** The decision for a call whose credential was read and validated already. */
@@ -645,7 +646,7 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
 }
 
 /**
- * The core as the Lambdas that decide calls (the REST authorizer, the SOAP proxy) build it: report
+ * The core as the Lambdas that decide calls (the authorizer, the SOAP proxy) build it: report
  * messages go to the configured topic through their SNS client.
  */
 export function createAccessAuthorizerOnSns(

@@ -16,9 +16,9 @@
  * One deliberate difference: APIcast escapes only `.` and leaves other regular-expression characters
  * of a pattern live; here every character but `{name}` and the trailing `$` is literal.
  */
-import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type { MappingRule } from './config';
 import type { Usage } from './platform/types';
+import type { GatewayRequest, ParameterValues } from './request';
 
 /** The usage of a request when no mapping rule is configured. */
 export const DEFAULT_USAGE: Usage = { hits: 1 };
@@ -27,14 +27,10 @@ const SEGMENT = "[\\w\\-.~%!$&'()*+,;=@:]+";
 const PLACEHOLDER = /\{[^}]+\}/g;
 const QUERY_PLACEHOLDER = /^\{[-\w]+\}$/;
 
-export type QueryParameters = Readonly<Record<string, readonly string[]>>;
+export type QueryParameters = ParameterValues;
 
-export interface MappedRequest {
-  readonly method: string;
-  /** The request path without query string (and without the stage, see requestPathOf). */
-  readonly path: string;
-  readonly query: QueryParameters;
-}
+/** What mapping rules read of a request. */
+export type MappedRequest = Pick<GatewayRequest, 'method' | 'path' | 'query'>;
 
 interface CompiledRule {
   readonly method: string;
@@ -186,47 +182,4 @@ export function compileMappingRules(rules: readonly MappingRule[]): UsageMapper 
       return matched ? usage : undefined;
     },
   };
-}
-
-type RoutedEvent = Pick<
-  APIGatewayRequestAuthorizerEvent,
-  'httpMethod' | 'resource' | 'path' | 'queryStringParameters' | 'multiValueQueryStringParameters'
-> & { readonly requestContext?: { readonly stage?: string } | null };
-
-/** The cache's endpoint: method and resource template (`GET /v1/words/{word}.json`), never the raw path. */
-export function endpointOf(event: Pick<RoutedEvent, 'httpMethod' | 'resource'>): string {
-  return `${event.httpMethod.toUpperCase()} ${event.resource}`;
-}
-
-/**
- * The path the consumer asked for, as APIcast sees it: without the query string and without the
- * stage. API Gateway gives `path` without the stage on its execute-api address; a stage prefix is
- * removed when present and the resource template itself does not start with it.
- */
-export function requestPathOf(event: RoutedEvent): string {
-  const path = event.path.split('?')[0] || '/';
-  const stage = event.requestContext?.stage;
-  if (!stage) return path;
-  const prefix = `/${stage}`;
-  const resourceHasPrefix = event.resource === prefix || event.resource.startsWith(`${prefix}/`);
-  if (resourceHasPrefix) return path;
-  if (path === prefix) return '/';
-  return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : path;
-}
-
-/** The query parameters of the event, all values of each. */
-export function queryOf(event: RoutedEvent): QueryParameters {
-  const query: Record<string, readonly string[]> = {};
-  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
-    if (value !== undefined) query[name] = [value];
-  }
-  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
-    if (values !== undefined && values.length > 0) query[name] = values;
-  }
-  return query;
-}
-
-/** The mapped request of an authorizer event. */
-export function mappedRequestOf(event: RoutedEvent): MappedRequest {
-  return { method: event.httpMethod, path: requestPathOf(event), query: queryOf(event) };
 }

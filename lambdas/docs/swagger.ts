@@ -11,8 +11,8 @@ import {
   type AccessGatewayResponseType,
   accessGatewayResponses,
   isProtectedMethod,
-} from '../../lib/access-gateway-responses';
-import { findRoute, type Route } from '../../local/routes';
+} from '../../contract/gateway-responses';
+import { findRoute, type Route } from '../../contract/routes';
 import type { DenyReason } from '../core/access';
 import {
   type AccessConfig,

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../local/platform';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { shutdownWarnings } from '../../local/start';
-import { call, clockFromStartOfHour, IN_PROCESS_COMMAND_TIMEOUT_MS } from './fixtures';
+import { API_KINDS, call, clockFromStartOfHour, IN_PROCESS_COMMAND_TIMEOUT_MS } from './fixtures';
 
 const PROVIDER_KEY = 'pk-correctness';
 
@@ -29,12 +29,13 @@ async function start(options: Parameters<typeof startLocalStack>[0]): Promise<Lo
   return stack;
 }
 
-/** A GET with the path sent byte for byte as given (fetch would normalize it first). */
+/** A GET with the path sent byte for byte as given (fetch would normalize it first), under the API's URL. */
 function rawGet(baseUrl: string, rawPath: string, headers: Record<string, string>): Promise<number> {
   const url = new URL(baseUrl);
+  const path = `${url.pathname.replace(/\/$/, '')}${rawPath}`;
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { host: url.hostname, port: url.port, path: rawPath, method: 'GET', headers, timeout: 10_000 },
+      { host: url.hostname, port: url.port, path, method: 'GET', headers, timeout: 10_000 },
       (response) => {
         response.resume();
         response.on('end', () => resolve(response.statusCode ?? 0));
@@ -106,8 +107,11 @@ describe('one application, one budget (app_id mode)', () => {
     expect(stack.platform?.usage(SERVICE, 'app-keyless', 'hits', 'hour')).toBe(10);
   });
 
-  it('still refuses a wrong key of an application with keys, with 401', async () => {
-    const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
+  it.each(API_KINDS)('still refuses a wrong key of an application with keys ($apiType API)', async (kind) => {
+    const stack = await start({
+      stack: { platform, gateway: { ...gateway, ...kind.entry } },
+      now: clockFromStartOfHour(),
+    });
     const good = await call(`${stack.gatewayUrl}/v1/words/w`, {
       headers: { app_id: 'app-keys', app_key: 'key-1' },
     });
@@ -115,11 +119,12 @@ describe('one application, one budget (app_id mode)', () => {
       headers: { app_id: 'app-keys', app_key: 'key-9' },
     });
     const missing = await call(`${stack.gatewayUrl}/v1/words/w`, { headers: { app_id: 'app-keys' } });
-    expect([good.status, wrong.status, missing.status]).toEqual([200, 401, 401]);
+    const refused = kind.refusedCredential;
+    expect([good.status, wrong.status, missing.status]).toEqual([200, refused, refused]);
   });
 });
 
-describe('mapping rules match the path the backend sees', () => {
+describe.each(API_KINDS)('mapping rules match the path the backend sees ($apiType API)', (kind) => {
   const SERVICE = 'svc-paths';
   const platform = {
     services: [
@@ -142,6 +147,7 @@ describe('mapping rules match the path the backend sees', () => {
     ],
   };
   const gateway = {
+    ...kind.entry,
     serviceId: SERVICE,
     routes: ['ANY /{proxy+}'],
     mappingRules: [

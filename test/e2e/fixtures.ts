@@ -113,3 +113,13 @@ export function clockFromStartOfHour(): () => number {
   const offset = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 60_000 - Date.now();
   return () => Date.now() + offset;
 }
+
+/**
+ * The kinds of API the end-to-end suites run on, as a stack file's gateway entry says them, with what a
+ * refused credential gets on each: a REST API answers 401, an HTTP API 403 (docs/http-api.md). The HTTP
+ * API runs on a named stage, so its rawPath carries the stage the mapping rules must never see.
+ */
+export const API_KINDS = [
+  { apiType: 'rest', entry: {}, refusedCredential: 401 },
+  { apiType: 'http', entry: { apiType: 'http', stage: 'prod' }, refusedCredential: 403 },
+] as const;

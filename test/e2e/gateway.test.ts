@@ -10,23 +10,23 @@ import type {
   APIGatewayRequestAuthorizerEvent,
 } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
+import { accessGatewayResponses } from '../../contract/gateway-responses';
+import { parseRoute, type Route } from '../../contract/routes';
 import { parseConfig } from '../../lambdas/core/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../lambdas/core/cors';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
-import { accessGatewayResponses } from '../../lib/access-gateway-responses';
 import { corsPreflightMethods } from '../../local/cors-preflight';
 import {
   type ApiMethod,
   type AuthorizerFunction,
   type BackendFunction,
-  type GatewayApi,
   type LocalGateway,
   openMethods,
   protectedMethods,
+  type RestGatewayApi,
   startGateway,
 } from '../../local/gateway';
 import { withHeaders, withOverrides } from '../../local/gateway-responses';
-import { parseRoute, type Route } from '../../local/routes';
 
 const routes = ['GET /v1/words/{word}', 'POST /v1/words/{word}', 'ANY /files/{path+}'].map((route, i) =>
   parseRoute(route, `routes[${i}]`),
@@ -74,7 +74,7 @@ async function gatewayWith(
     backend = echo,
     extraMethods = [],
     ...overrides
-  }: Partial<Omit<GatewayApi, 'methods'>> & {
+  }: Partial<Omit<RestGatewayApi, 'methods'>> & {
     routes?: readonly Route[];
     backend?: BackendFunction;
     extraMethods?: readonly ApiMethod[];

@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultOf } from '../../lambdas/core/settings';
 import { type LocalStack, startLocalStack } from '../../local/stack';
+import { API_KINDS } from './fixtures';
 
 const SERVICE = '2555417735062';
 const stacks: LocalStack[] = [];
@@ -17,9 +18,18 @@ afterAll(async () => {
   await Promise.all(stacks.map((stack) => stack.stop()));
 });
 
-async function demoApi() {
+/** The demo stack, its OAuth API of the given kind (default the file's: a REST API). */
+async function demoApi(entry: object = {}) {
+  const file = JSON.parse(readFileSync('local/demo.stack.json', 'utf8')) as {
+    gateway: { serviceId: string }[];
+  };
   const stack = await startLocalStack({
-    stack: JSON.parse(readFileSync('local/demo.stack.json', 'utf8')),
+    stack: {
+      ...file,
+      gateway: file.gateway.map((gateway) =>
+        gateway.serviceId === SERVICE ? { ...gateway, ...entry } : gateway,
+      ),
+    },
     env: {},
     port: 0,
     redis: 'auto',
@@ -79,10 +89,10 @@ async function token(base: string, secret = 'demo-oauth-secret') {
   return { status: response.status, body, headers: response.headers };
 }
 
-describe('the demo OAuth API', () => {
+describe.each(API_KINDS)('the demo OAuth API ($apiType API)', (kind) => {
   it('issues a token, lets 20 calls an hour through, and the platform counts exactly those', async () => {
-    const { stack, api } = await demoApi();
-    expect(api.url).toMatch(/\/oauth-api$/);
+    const { stack, api } = await demoApi(kind.entry);
+    expect(api.url).toMatch(kind.apiType === 'http' ? /\/oauth-api\/prod$/ : /\/oauth-api$/);
 
     const refused = await token(api.url, 'wrong');
     expect(refused.status).toBe(401);
@@ -110,8 +120,13 @@ describe('the demo OAuth API', () => {
     expect(statuses.slice(20)).toEqual([403, 403]);
 
     const forged = await fetch(`${api.url}/v1/words/hello.json?access_token=${accessToken.slice(0, -4)}AAAA`);
-    expect(forged.status).toBe(401);
-    expect(forged.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+    expect(forged.status).toBe(kind.refusedCredential);
+    // A REST API's 401 gateway response carries the Bearer challenge; an HTTP API has no gateway responses.
+    if (kind.apiType === 'rest') {
+      expect(forged.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+    } else {
+      expect(await forged.json()).toEqual({ message: 'Forbidden' });
+    }
 
     await stack.flush();
     expect(stack.platform?.usage(SERVICE, 'demo-oauth-app', 'hits', 'hour')).toBe(20);

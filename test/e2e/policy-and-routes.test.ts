@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { findRoute, parseRoute } from '../../contract/routes';
 import { ConfigError } from '../../lambdas/core/config';
 import { evaluateAuthorizerResult, MalformedAuthorizerResultError } from '../../local/policy';
-import { findRoute, parseRoute } from '../../local/routes';
 
 const ARN = 'arn:aws:execute-api:us-east-1:123456789012:local/prod/GET/v1/words/hello.json';
 

@@ -28,12 +28,19 @@ function file(gateway: unknown, extra: Record<string, unknown> = {}) {
 const GATEWAY = { serviceId: 'svc-1', routes: ['GET /v1/words/{word}'] };
 
 describe('local stack file', () => {
-  it('reads the bundled demo: a user_key API, an app_id API under /appid and an oauth API under /oauth-api', () => {
+  it('reads the bundled demo: a user_key API, an app_id API under /appid, an oauth API under /oauth-api and an HTTP API under /http on stage prod', () => {
     const demo = readStackFile(DEMO_STACK_FILE, {});
     expect(demo.gateways.map((gateway) => [gateway.basePath, gateway.configInput.credentialMode])).toEqual([
       ['', 'user_key'],
       ['/appid', 'app_id'],
       ['/oauth-api', 'oauth'],
+      ['/http', 'user_key'],
+    ]);
+    expect(demo.gateways.map((gateway) => [gateway.apiType, gateway.stage])).toEqual([
+      ['rest', undefined],
+      ['rest', undefined],
+      ['rest', undefined],
+      ['http', 'prod'],
     ]);
     expect(demo.platform?.services.map((service) => service.authentication)).toEqual([
       'user_key',
@@ -44,7 +51,17 @@ describe('local stack file', () => {
       [{ allowOrigins: ['*'] }, 'v1'],
       [{ allowOrigins: ['*'] }, 'v1'],
       [{ allowOrigins: ['*'] }, 'v1'],
+      [{ allowOrigins: ['*'] }, 'v1'],
     ]);
+  });
+
+  it('reads apiType (default rest) and a named stage, and refuses others naming the setting', () => {
+    const read = (fields: object) => parseStackFile(file({ ...GATEWAY, ...fields }), {}).gateways[0];
+    expect(read({})).toMatchObject({ apiType: 'rest' });
+    expect(read({ apiType: 'http', stage: 'prod' })).toMatchObject({ apiType: 'http', stage: 'prod' });
+    expect(read({ apiType: 'http', stage: '$default' })?.stage).toBeUndefined();
+    expect(() => read({ apiType: 'websocket' })).toThrow(/gateway\.apiType.*must be one of rest, http/);
+    expect(() => read({ stage: 'a/b' })).toThrow(/gateway\.stage.*stage name/);
   });
 
   it('has no CORS and default docs settings unless the file says so', () => {
@@ -58,6 +75,7 @@ describe('local stack file', () => {
     const demo = readStackFile(DEMO_STACK_FILE, {});
     expect(demo.gateways.map((gateway) => gateway.soap?.route.resource)).toEqual([
       '/soap',
+      undefined,
       undefined,
       undefined,
     ]);

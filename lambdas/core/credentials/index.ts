@@ -18,7 +18,7 @@ import type {
   ReaderPorts,
 } from './scheme';
 import { userKeyPlatformCredential, userKeyScheme } from './user-key';
-import type { CredentialRequest, HeaderMap, MultiValueHeaderMap } from './values';
+import type { CredentialRequest } from './values';
 
 export type {
   CredentialExample,
@@ -31,7 +31,7 @@ export type {
   ParameterPair,
   ReaderPorts,
 } from './scheme';
-export type { CredentialRequest, HeaderMap, MalformedReason, MultiValueHeaderMap } from './values';
+export type { CredentialRequest, HeaderMap, MalformedReason } from './values';
 export { checkedValue, MALFORMED_PROBLEM, MAX_CREDENTIAL_BYTES } from './values';
 
 /** Every credential mode's scheme: a new mode is one module, and the compiler names what it lacks. */
@@ -80,11 +80,9 @@ export function credentialReaderOf(config: ModeSettings, ports?: ReaderPorts): C
 /** The request's credential in the configured mode, or why it is malformed (a reader built for one call). */
 export function extractCredential(
   config: ModeSettings,
-  headers: HeaderMap,
-  multiValueHeaders: MultiValueHeaderMap,
-  query: Omit<CredentialRequest, 'headers' | 'multiValueHeaders'> = {},
+  request: CredentialRequest,
 ): ReturnType<CredentialReader> {
-  return credentialReaderOf(config)({ headers, multiValueHeaders, ...query });
+  return credentialReaderOf(config)(request);
 }
 
 /** Each field prefixed with its byte length, so no two field lists encode alike whatever they contain. */

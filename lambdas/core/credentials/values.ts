@@ -5,6 +5,7 @@
  * any Redis, platform or SNS call).
  */
 import type { CredentialLocation } from '../config';
+import type { GatewayRequest } from '../request';
 
 /** Longest credential value accepted, in bytes; longer values are refused as malformed. */
 export const MAX_CREDENTIAL_BYTES = 256;
@@ -16,8 +17,8 @@ export const MAX_CREDENTIAL_BYTES = 256;
  */
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 
+/** A header map of one value per name, as an integration event or a browser request carries it. */
 export type HeaderMap = Readonly<Record<string, string | undefined>> | null | undefined;
-export type MultiValueHeaderMap = Readonly<Record<string, readonly string[] | undefined>> | null | undefined;
 
 export type MalformedReason =
   | 'missing'
@@ -38,13 +39,8 @@ export const MALFORMED_PROBLEM: Readonly<Record<MalformedReason, string>> = {
   invalid_token: 'is not a valid access token',
 };
 
-/** The parts of a request a credential can travel in, as API Gateway hands them to the authorizer. */
-export interface CredentialRequest {
-  readonly headers: HeaderMap;
-  readonly multiValueHeaders: MultiValueHeaderMap;
-  readonly queryStringParameters?: HeaderMap;
-  readonly multiValueQueryStringParameters?: MultiValueHeaderMap;
-}
+/** The parts of a request a credential can travel in, whatever gateway format carried them. */
+export type CredentialRequest = Pick<GatewayRequest, 'headers' | 'query'>;
 
 export type ValueRead =
   | { readonly ok: true; readonly value: string | undefined }
@@ -68,33 +64,27 @@ export function checkedValue(value: string | undefined, maxBytes = MAX_CREDENTIA
 /** The checks a value passes once found: `checkedValue` unless a scheme's values look otherwise. */
 export type ValueCheck = (value: string | undefined) => ValueRead;
 
+/** One value, or why there is not exactly one: several values in any form are refused. */
+function singleOf(values: readonly string[] | undefined, check: ValueCheck): ValueRead {
+  if (values === undefined || values.length === 0) return check(undefined);
+  if (values.length > 1) return { ok: false, reason: 'several_values' };
+  return check(values[0]);
+}
+
 /**
- * The single value of a header, its name matched case-insensitively in both `headers` and
- * `multiValueHeaders` (API Gateway fills both). Several values in any form are refused: a repeated
- * header, the same header under two spellings, or values a proxy joined with commas.
+ * The single value of a header, its name matched case-insensitively. Several values in any form are
+ * refused: a repeated header, the same header under two spellings, or values a proxy or the gateway
+ * joined with commas.
  */
 export function singleHeaderValue(
   name: string,
   request: CredentialRequest,
   check: ValueCheck = checkedValue,
 ): ValueRead {
-  const { headers, multiValueHeaders } = request;
   const wanted = name.toLowerCase();
-  const spellings = new Set<string>();
-  for (const map of [headers, multiValueHeaders]) {
-    for (const key of Object.keys(map ?? {})) if (key.toLowerCase() === wanted) spellings.add(key);
-  }
-  if (spellings.size === 0) return { ok: true, value: undefined };
-  if (spellings.size > 1) return { ok: false, reason: 'several_values' };
-  const [spelling] = spellings;
-  const multi = multiValueHeaders?.[spelling];
-  const single = headers?.[spelling];
-  if (multi !== undefined) {
-    if (multi.length > 1) return { ok: false, reason: 'several_values' };
-    if (single !== undefined && single !== multi[0]) return { ok: false, reason: 'several_values' };
-    return check(multi[0]);
-  }
-  return check(single);
+  const spellings = Object.keys(request.headers).filter((key) => key.toLowerCase() === wanted);
+  if (spellings.length > 1) return { ok: false, reason: 'several_values' };
+  return singleOf(spellings[0] === undefined ? undefined : request.headers[spellings[0]], check);
 }
 
 /**
@@ -106,14 +96,7 @@ export function singleQueryValue(
   request: CredentialRequest,
   check: ValueCheck = checkedValue,
 ): ValueRead {
-  const multi = request.multiValueQueryStringParameters?.[name];
-  const single = request.queryStringParameters?.[name];
-  if (multi !== undefined) {
-    if (multi.length > 1) return { ok: false, reason: 'several_values' };
-    if (single !== undefined && single !== multi[0]) return { ok: false, reason: 'several_values' };
-    return check(multi[0]);
-  }
-  return check(single ?? undefined);
+  return singleOf(Object.hasOwn(request.query, name) ? request.query[name] : undefined, check);
 }
 
 /** The single value of a credential part where the configuration says it travels. */

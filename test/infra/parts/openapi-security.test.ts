@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unprotectedMethods } from '../../../lib/access-gateway-responses';
+import { unprotectedMethods } from '../../../contract/gateway-responses';
 import { withAccessSecurity, withGatewayResponses } from '../../../lib/parts/openapi-security';
 
 const scheme = {

@@ -197,6 +197,7 @@ describe('evaluateComparisons', () => {
   it('reads each workload against the one it is compared with, both figures side by side', () => {
     const results = byId({
       'hot-serial': hotSerial,
+      'http-v2-serial': { ...hotSerial, p50Ms: 0.56, cpuMicrosPerCall: 305 },
       'app-id-serial': appIdSerial,
       soap: { p50Ms: 1.3, meanMs: 1.45, authorizationsPerSecond: 700, cpuMicrosPerCall: 950 },
       oauth: { p50Ms: 0.8, meanMs: 0.75, authorizationsPerSecond: 1_300, cpuMicrosPerCall: 420 },
@@ -220,6 +221,12 @@ describe('evaluateComparisons', () => {
       difference: 'p50 +0.800 ms, mean +0.850 ms, CPU +650 µs',
     });
     expect(results['soap-overhead']?.target).toBeUndefined();
+    // The 2.0 adapter is held to its own target against the REST adapter on the same calls.
+    expect(results['http-v2-adapter-p50-added']).toMatchObject({
+      against: 'hot-serial',
+      difference: 'p50 +0.060 ms, mean +0.000 ms, CPU +5 µs',
+      target: { text: 'p50 added <= 0.05 ms', pass: false },
+    });
     expect(results['app-id-vs-user-key']).toMatchObject({
       difference: 'p50 +0.050 ms, mean +0.000 ms, CPU +20 µs',
     });

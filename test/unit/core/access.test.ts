@@ -12,7 +12,7 @@ import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { type ReportMessage, reportMessage } from '../../../lambdas/core/message';
 import type { AuthOutcome } from '../../../lambdas/core/platform/types';
-import { accessConfig, END, authorizerEvent as event, ID, KEY, SERVICE, T0 } from '../handlers/fixtures';
+import { accessConfig, END, gatewayRequest as event, ID, KEY, SERVICE, T0 } from '../handlers/fixtures';
 import {
   authorized,
   CapturingLogger,

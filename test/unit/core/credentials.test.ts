@@ -1,16 +1,33 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mergedValues } from '../../../lambdas/authorizer/adapters/rest-request';
 import { parseConfig } from '../../../lambdas/core/config';
 import {
   credentialIdInput,
   credentialIdOf,
   credentialIdPrefix,
-  extractCredential,
+  extractCredential as extractFromRequest,
   identitySourcesOf,
   keyIdOf,
   MAX_CREDENTIAL_BYTES,
 } from '../../../lambdas/core/credentials';
 import type { Credential } from '../../../lambdas/core/platform/types';
+
+type Values = Readonly<Record<string, string>> | null;
+type MultiValues = Readonly<Record<string, readonly string[]>> | null;
+
+/** The credential of a REST event's parts, as the REST adapter hands them to the core's reader. */
+function extractCredential(
+  config: Parameters<typeof extractFromRequest>[0],
+  headers: Values,
+  multiValueHeaders: MultiValues,
+  query: { queryStringParameters?: Values; multiValueQueryStringParameters?: MultiValues } = {},
+) {
+  return extractFromRequest(config, {
+    headers: mergedValues(headers, multiValueHeaders),
+    query: mergedValues(query.queryStringParameters, query.multiValueQueryStringParameters),
+  });
+}
 
 const userKeyMode = parseConfig({ serviceId: 's1' });
 const appIdMode = parseConfig({ serviceId: 's1', credentialMode: 'app_id' });

@@ -3,11 +3,8 @@ import { type MappingRule, parseConfig } from '../../../lambdas/core/config';
 import {
   compileMappingRules,
   DEFAULT_USAGE,
-  endpointOf,
-  mappedRequestOf,
   normalizedPath,
   type QueryParameters,
-  requestPathOf,
 } from '../../../lambdas/core/mapping';
 
 function rule(method: string, pattern: string, metric = 'm', delta = 1): MappingRule {
@@ -143,48 +140,6 @@ describe('mapping rules', () => {
 
   it('count a delta of 0 as a match', () => {
     expect(usage([rule('GET', '/free', 'free', 0)], 'GET', '/free')).toEqual({ free: 0 });
-  });
-});
-
-describe('request path and endpoint', () => {
-  const event = {
-    httpMethod: 'GET',
-    resource: '/v1/words/{word}.json',
-    path: '/v1/words/hello.json',
-    queryStringParameters: { a: '1' },
-    multiValueQueryStringParameters: { a: ['0', '1'] },
-    requestContext: { stage: 'prod' },
-  };
-
-  it('endpoint is method and resource template, never the raw path', () => {
-    expect(endpointOf(event)).toBe('GET /v1/words/{word}.json');
-    expect(endpointOf({ ...event, httpMethod: 'post' })).toBe('POST /v1/words/{word}.json');
-  });
-
-  it('path is taken as is when it has no stage', () => {
-    expect(requestPathOf(event)).toBe('/v1/words/hello.json');
-  });
-
-  it('a stage prefix is removed', () => {
-    expect(requestPathOf({ ...event, path: '/prod/v1/words/hello.json' })).toBe('/v1/words/hello.json');
-    expect(requestPathOf({ ...event, resource: '/', path: '/prod' })).toBe('/');
-  });
-
-  it('a resource that starts like the stage keeps its path', () => {
-    expect(requestPathOf({ ...event, resource: '/prod/{id}', path: '/prod/7' })).toBe('/prod/7');
-  });
-
-  it('a query string left in the path is dropped', () => {
-    expect(requestPathOf({ ...event, path: '/v1/words/x.json?y=1' })).toBe('/v1/words/x.json');
-  });
-
-  it('query parameters keep every value', () => {
-    expect(mappedRequestOf(event)).toEqual({
-      method: 'GET',
-      path: '/v1/words/hello.json',
-      query: { a: ['0', '1'] },
-    });
-    expect(mappedRequestOf({ ...event, multiValueQueryStringParameters: null }).query).toEqual({ a: ['1'] });
   });
 });
 

@@ -8,6 +8,7 @@ import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { exportJWK, exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mergedValues } from '../../../lambdas/authorizer/adapters/rest-request';
 import { createAccessAuthorizer } from '../../../lambdas/core/access';
 import { type AccessConfigInput, parseConfig } from '../../../lambdas/core/config';
 import { credentialIdOf, credentialReaderOf } from '../../../lambdas/core/credentials';
@@ -20,7 +21,7 @@ import {
 } from '../../../lambdas/core/credentials/oauth';
 import { VerifiedTokens } from '../../../lambdas/core/credentials/verified-tokens';
 import { credentialKeys } from '../../../lambdas/core/keys';
-import { accessConfig, authorizerEvent, SERVICE } from '../handlers/fixtures';
+import { accessConfig, gatewayRequest, SERVICE } from '../handlers/fixtures';
 import { CapturingLogger, CapturingMetrics, countingRedis, FakePlatform } from './fakes';
 import { JwksServer } from './jwks-server';
 
@@ -58,8 +59,21 @@ function bearer(value: string) {
   return { headers: { Authorization: `Bearer ${value}` }, multiValueHeaders: null };
 }
 
-async function read(request: Parameters<ReturnType<typeof credentialReaderOf>>[0], overrides = {}) {
-  return credentialReaderOf(settings(overrides))(request);
+type Values = Readonly<Record<string, string>> | null;
+type MultiValues = Readonly<Record<string, readonly string[]>> | null;
+
+/** A REST event's parts, read as the REST adapter hands them to the core's reader. */
+interface RestParts {
+  readonly headers: Values;
+  readonly multiValueHeaders: MultiValues;
+  readonly queryStringParameters?: Values;
+}
+
+async function read(request: RestParts, overrides = {}) {
+  return credentialReaderOf(settings(overrides))({
+    headers: mergedValues(request.headers, request.multiValueHeaders),
+    query: mergedValues(request.queryStringParameters, null),
+  });
 }
 
 const APP_1 = { ok: true, credential: { kind: 'app_id', appId: 'app-1' } };
@@ -298,7 +312,7 @@ describe('the access core in oauth mode', () => {
     const { access, redisCalls, platform, published } = await core();
     const expired = await token({ exp: Math.floor(Date.now() / 1000) - 600 });
     for (const headers of [{ authorization: `Bearer ${expired}` }, { authorization: 'Bearer x.y.z' }, {}]) {
-      expect(await access.decide(authorizerEvent({ headers, multiValueHeaders: {} }))).toEqual({
+      expect(await access.decide(gatewayRequest({ headers, multiValueHeaders: {} }))).toEqual({
         effect: 'unauthorized',
       });
     }
@@ -312,7 +326,7 @@ describe('the access core in oauth mode', () => {
     const issuedAt = Math.floor(Date.now() / 1000) - 10;
     const before = await token({ iat: issuedAt });
     const event = (jwt: string) =>
-      authorizerEvent({ headers: { Authorization: `Bearer ${jwt}` }, multiValueHeaders: {} });
+      gatewayRequest({ headers: { Authorization: `Bearer ${jwt}` }, multiValueHeaders: {} });
     expect(await access.decide(event(before))).toMatchObject({ effect: 'allow' });
     expect(redisCalls.filter((call) => call === 'get')).toHaveLength(1);
 
@@ -340,14 +354,14 @@ describe('the access core in oauth mode', () => {
       logger: new CapturingLogger(),
       metrics: new CapturingMetrics(),
     });
-    await access.decide(authorizerEvent());
+    await access.decide(gatewayRequest());
     expect(counted.calls).not.toContain('get');
   });
 
   it('turns a valid token into the app id without a key: authrep with app_id only', async () => {
     const { access, platform } = await core();
     const decision = await access.decide(
-      authorizerEvent({ headers: { Authorization: `Bearer ${await token()}` }, multiValueHeaders: {} }),
+      gatewayRequest({ headers: { Authorization: `Bearer ${await token()}` }, multiValueHeaders: {} }),
     );
     expect(decision).toMatchObject({
       effect: 'allow',

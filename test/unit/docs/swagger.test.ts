@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
+import { accessGatewayResponses } from '../../../contract/gateway-responses';
+import { parseRoute } from '../../../contract/routes';
 import { parseConfig } from '../../../lambdas/core/config';
 import {
   type CountedPath,
@@ -14,9 +16,7 @@ import {
   type SwaggerDocument,
   swaggerDocument,
 } from '../../../lambdas/docs/swagger';
-import { accessGatewayResponses } from '../../../lib/access-gateway-responses';
-import { parseRoute } from '../../../local/routes';
-import { DEMO_STACK_FILE, gatewayConfig, parseStackFile } from '../../../local/stack-file';
+import { DEMO_STACK_FILE, gatewayConfig, parseStackFile, stagePathOf } from '../../../local/stack-file';
 
 type Operation = {
   operationId: string;
@@ -33,7 +33,7 @@ type Paths = Record<string, Record<string, Operation>>;
 function documentsOf(stackFile: unknown): SwaggerDocument[] {
   return parseStackFile(stackFile, {}).gateways.map((gateway) =>
     swaggerDocument({
-      basePath: gateway.basePath,
+      basePath: `${gateway.basePath}${stagePathOf(gateway)}`,
       routes: gateway.routes,
       config: gatewayConfig(gateway, 'http://127.0.0.1:1'),
       settings: gateway.docs,
@@ -123,7 +123,7 @@ const hidden = documentsOf(HIDDEN_STYLE);
 
 describe('the Swagger 2.0 document of the demo', () => {
   it('validates as Swagger 2.0, for each of its APIs', async () => {
-    expect(demo).toHaveLength(3);
+    expect(demo).toHaveLength(4);
     for (const document of demo) await expectValidSwagger2(document);
   });
 

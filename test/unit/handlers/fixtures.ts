@@ -1,7 +1,9 @@
 /** Configuration and events shared by the handler tests. */
 import type { APIGatewayRequestAuthorizerEvent, SQSEvent } from 'aws-lambda';
+import { restRequestOf } from '../../../lambdas/authorizer/adapters/rest-request';
 import { type AccessConfigInput, parseConfig } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
+import type { GatewayRequest } from '../../../lambdas/core/request';
 
 export const SERVICE = '2555417735060';
 export const KEY = 'demo-key-1';
@@ -68,4 +70,9 @@ export function sqsEvent(bodies: readonly string[]): SQSEvent {
       awsRegion: 'us-east-1',
     })),
   };
+}
+
+/** The core's request of a REST authorizer event with these overrides, as the REST adapter reads it. */
+export function gatewayRequest(overrides: Partial<APIGatewayRequestAuthorizerEvent> = {}): GatewayRequest {
+  return restRequestOf(authorizerEvent(overrides));
 }
