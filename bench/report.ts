@@ -1,6 +1,6 @@
 /** What a benchmark run found, and how it is printed: the console table is the README's table. */
 import os from 'node:os';
-import type { BundleComposition } from './bundle';
+import { type BundleComposition, MODE_LAZY_PACKAGES } from './bundle';
 import type { LatencySummary } from './stats';
 import type { ComparisonResult, TargetResult } from './targets';
 
@@ -83,9 +83,20 @@ export interface PlatformCalls {
 
 export interface BundleResult {
   readonly sdk: 'external' | 'bundled';
+  /** The Node.js binary init was measured on. */
+  readonly node: string;
+  /** Bytes module init reads. */
   readonly minifiedBytes: number;
+  /** Bytes of each package loaded on first use. */
+  readonly lazyBytes: Readonly<Record<string, number>>;
   readonly initMedianMs: number;
   readonly initSamplesMs: readonly number[];
+  /** The old module init: the bundle, the SNS SDK and every lazy package loaded at once (same processes). */
+  readonly eagerInitMedianMs: number;
+  /** What the first publish adds: the SNS SDK and its client. */
+  readonly firstPublishMedianMs: number;
+  /** What each lazily loaded package adds on its first use. */
+  readonly lazyMedianMs: Readonly<Record<string, number>>;
   readonly largestModules: readonly BundleComposition[];
 }
 
@@ -233,18 +244,51 @@ export function primaryTable(workloads: readonly WorkloadResult[]): string[] {
   });
 }
 
+const kilobytes = (bytes: number) => `${number(bytes / 1000, 1)} KB`;
+
 export function bundleTable(bundles: readonly BundleResult[]): string {
   return markdownTable(
-    ['authorizer bundle', 'minified', 'module init (median)', 'largest parts'],
+    [
+      'authorizer bundle',
+      'node',
+      'read at init',
+      'module init (median)',
+      'all at init, as before (median)',
+      'first publish adds',
+      'first use adds',
+      'largest parts',
+    ],
     bundles.map((b) => [
       b.sdk === 'external' ? '@aws-sdk/* external (the Lambda runtime’s SDK)' : '@aws-sdk/* bundled',
-      `${number(b.minifiedBytes / 1000, 1)} KB`,
+      b.node,
+      kilobytes(b.minifiedBytes),
       `${number(b.initMedianMs, 1)} ms`,
+      `${number(b.eagerInitMedianMs, 1)} ms`,
+      `${number(b.firstPublishMedianMs, 1)} ms`,
+      Object.entries(b.lazyMedianMs)
+        .map(([name, ms]) => `${name} ${number(ms, 1)} ms`)
+        .join(', '),
       b.largestModules
         .slice(0, 5)
         .map((m) => `${m.module} ${number(m.bytes / 1000, 1)} KB`)
         .join(', '),
     ]),
+  );
+}
+
+/** Each credential mode's bytes: what init reads, what its first calls add. */
+export function modeBundleTable(bundle: BundleResult): string {
+  return markdownTable(
+    ['credential mode', 'read at init', 'loaded on first use', 'total'],
+    Object.entries(MODE_LAZY_PACKAGES).map(([mode, packages]) => {
+      const lazy = packages.reduce((sum, name) => sum + (bundle.lazyBytes[name] ?? 0), 0);
+      return [
+        mode,
+        kilobytes(bundle.minifiedBytes),
+        packages.map((name) => `${name} ${kilobytes(bundle.lazyBytes[name] ?? 0)}`).join(', '),
+        kilobytes(bundle.minifiedBytes + lazy),
+      ];
+    }),
   );
 }
 
@@ -316,6 +360,7 @@ export function formatReport(report: BenchReport): string {
     '',
     bundleTable(report.bundles),
     '',
+    ...(report.bundles[0] ? [modeBundleTable(report.bundles[0]), ''] : []),
     comparisonTable(report.comparisons),
     '',
     targetTable(report.targets),

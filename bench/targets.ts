@@ -13,7 +13,12 @@ export const LIMITS = {
   throughputSpeedUp: 3,
   /** SI kilobytes: 300 KB = 300,000 bytes. */
   bundleBytes: 300_000,
-  initMs: 150,
+  /** Module init on a quiet machine (issue 23). */
+  initMs: 60,
+  /** Module init at most this fraction of the old one (everything loaded at init), in the same run. */
+  initOfEager: 0.5,
+  /** A 1-minute load average per core from which the machine counts as loaded: 60 ms is not judged there. */
+  loadedPerCore: 0.5,
   /** spread-cluster: each primary's share of the authorizations within this of an even split. */
   primaryShareDeviation: 0.15,
   /** oauth: JWT verification may add at most this to the p50 of a cache hit (issue #12). */
@@ -56,8 +61,13 @@ export interface HotKeyFigures {
 }
 
 export interface BundleFigures {
+  /** Bytes module init reads: the same file in every credential mode. */
   readonly minifiedBytes: number;
   readonly initMedianMs: number;
+  /** The old module init (bundle, SNS SDK and lazy packages all at init), same processes. */
+  readonly eagerInitMedianMs: number;
+  /** 1-minute load average per core at the start of the run. */
+  readonly loadPerCore: number;
 }
 
 export interface TargetInputs {
@@ -97,18 +107,36 @@ export function evaluateTargets({
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
     {
       id: 'bundle-size',
-      target: `authorizer bundle <= ${LIMITS.bundleBytes / 1000} KB minified (@aws-sdk/* external)`,
+      target:
+        `authorizer bundle read at init, key modes <= ${LIMITS.bundleBytes / 1000} KB minified ` +
+        '(@aws-sdk/* external; packages loaded on first use apart)',
       measured: `${fixed(bundle.minifiedBytes / 1000, 1)} KB`,
       pass: bundle.minifiedBytes <= LIMITS.bundleBytes,
     },
+    moduleInitTarget(bundle),
     {
-      id: 'module-init',
-      target: `authorizer module init <= ${LIMITS.initMs} ms (median, fresh process)`,
-      measured: `${fixed(bundle.initMedianMs, 1)} ms`,
-      pass: bundle.initMedianMs <= LIMITS.initMs,
+      id: 'module-init-vs-eager',
+      target: `authorizer module init <= ${LIMITS.initOfEager} x everything loaded at init (the old init, same run)`,
+      measured: `${fixed(bundle.initMedianMs, 1)} ms against ${fixed(bundle.eagerInitMedianMs, 1)} ms`,
+      pass: bundle.initMedianMs <= LIMITS.initOfEager * bundle.eagerInitMedianMs,
     },
     ...(authorizationsPerPrimary ? [primaryShareTarget(authorizationsPerPrimary)] : []),
   ];
+}
+
+/** 60 ms holds on a quiet machine; on a loaded one the same-run ratio (module-init-vs-eager) judges. */
+function moduleInitTarget(bundle: BundleFigures): TargetResult {
+  const target = `authorizer module init <= ${LIMITS.initMs} ms (median, fresh process, quiet machine)`;
+  const measured = `${fixed(bundle.initMedianMs, 1)} ms`;
+  if (bundle.loadPerCore >= LIMITS.loadedPerCore) {
+    return {
+      id: 'module-init',
+      target,
+      measured: `${measured} (loaded machine, load ${fixed(bundle.loadPerCore)} per core: not judged)`,
+      pass: true,
+    };
+  }
+  return { id: 'module-init', target, measured, pass: bundle.initMedianMs <= LIMITS.initMs };
 }
 
 function hotKeyTargets({ project, baseline }: HotKeyFigures, reportWindowSeconds: number): TargetResult[] {

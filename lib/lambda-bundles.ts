@@ -25,6 +25,16 @@ export const LAMBDA_BUNDLES = {
 
 export type LambdaBundleName = keyof typeof LAMBDA_BUNDLES;
 
+/**
+ * Packages a bundle keeps in their own files (`lazy/<package>.js` beside index.js), required when the code
+ * first asks for them: the authorizer reads the platform's XML on first calls only and verifies tokens in
+ * oauth mode only, so its module init, which every cold start pays, reads neither (issue 23).
+ */
+export const LAZY_PACKAGES: readonly string[] = ['fast-xml-parser', 'jose'];
+
+/** The folder, beside a bundle's index.js, of its lazily loaded packages. */
+export const LAZY_PACKAGES_FOLDER = 'lazy';
+
 /** Bundles relative to the package root: `dist/bundles/<name>/index.js` and its source map. */
 export const BUNDLES_DIRECTORY = path.join('dist', 'bundles');
 

@@ -7,11 +7,13 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { type BuildOptions, build } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { ASSET_TYPES, DOCS_ASSETS_FOLDER } from '../lambdas/docs/handler';
 import {
   BUNDLES_DIRECTORY,
   LAMBDA_BUNDLES,
+  LAZY_PACKAGES,
+  LAZY_PACKAGES_FOLDER,
   type LambdaBundleName,
   NODE_RUNTIME_NAME,
   packageRoot,
@@ -33,6 +35,39 @@ export const LAMBDA_BUILD_OPTIONS = {
   logLevel: 'warning',
 } as const satisfies BuildOptions;
 
+/** The file, relative to a bundle's index.js, that holds one package it loads on first use. */
+export function lazyPackageFile(packageName: string): string {
+  return `${LAZY_PACKAGES_FOLDER}/${packageName.replace('/', '+')}.js`;
+}
+
+/**
+ * Leaves LAZY_PACKAGES out of the bundle: an import of one becomes a require of its own file beside the
+ * bundle (see lazyPackageFile), made when the code first asks for it (a dynamic import, or a require
+ * inside a function). The packages the bundle asked for are added to `used`.
+ */
+function lazyPackagesPlugin(used: Set<string>): Plugin {
+  return {
+    name: 'lazy-packages',
+    setup(plugin) {
+      plugin.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (!LAZY_PACKAGES.includes(args.path)) return undefined;
+        used.add(args.path);
+        return { path: `./${lazyPackageFile(args.path)}`, external: true };
+      });
+    },
+  };
+}
+
+/** The esbuild options of a bundle's index.js; the lazy packages it asks for are added to `used`. */
+export function mainBuildOptions(used: Set<string>): BuildOptions {
+  return { ...LAMBDA_BUILD_OPTIONS, plugins: [lazyPackagesPlugin(used)] };
+}
+
+/** The esbuild options of one lazily loaded package's file (a CommonJS module of the whole package). */
+export function lazyPackageBuildOptions(packageName: string): BuildOptions {
+  return { ...LAMBDA_BUILD_OPTIONS, entryPoints: [packageName] };
+}
+
 /** Files a bundle serves beside its code, copied from an installed package into a folder of the bundle. */
 const BUNDLE_FILES: Partial<
   Record<LambdaBundleName, { readonly folder: string; readonly from: string; readonly files: string[] }>
@@ -45,6 +80,8 @@ export interface BuiltBundle {
   readonly directory: string;
   /** Bytes of index.js. */
   readonly bytes: number;
+  /** Bytes of each package loaded on first use, by package name. */
+  readonly lazyBytes: Readonly<Record<string, number>>;
   readonly rewritten: boolean;
 }
 
@@ -63,18 +100,48 @@ function writeIfChanged(file: string, contents: Uint8Array): boolean {
 async function bundleOne(root: string, name: LambdaBundleName): Promise<BuiltBundle> {
   const directory = path.join(root, BUNDLES_DIRECTORY, name);
   const outfile = path.join(directory, 'index.js');
+  const used = new Set<string>();
   const result = await build({
-    ...LAMBDA_BUILD_OPTIONS,
+    ...mainBuildOptions(used),
     absWorkingDir: root,
     entryPoints: [LAMBDA_BUNDLES[name].entry],
     outfile,
     write: false,
   });
+  const lazyPackages = [...used].sort();
+  const lazyResults = await Promise.all(
+    lazyPackages.map((packageName) =>
+      build({
+        ...lazyPackageBuildOptions(packageName),
+        absWorkingDir: root,
+        outfile: path.join(directory, lazyPackageFile(packageName)),
+        write: false,
+      }),
+    ),
+  );
   mkdirSync(directory, { recursive: true });
   const written = new Set(result.outputFiles.map((output) => path.basename(output.path)));
   let rewritten = false;
   for (const output of result.outputFiles)
     rewritten = writeIfChanged(output.path, output.contents) || rewritten;
+  const lazyBytes: Record<string, number> = {};
+  if (lazyPackages.length > 0) {
+    const folder = path.join(directory, LAZY_PACKAGES_FOLDER);
+    mkdirSync(folder, { recursive: true });
+    const lazyWritten = new Set<string>();
+    lazyResults.forEach((lazy, index) => {
+      for (const output of lazy.outputFiles) {
+        rewritten = writeIfChanged(output.path, output.contents) || rewritten;
+        lazyWritten.add(path.basename(output.path));
+        if (output.path.endsWith('.js'))
+          lazyBytes[lazyPackages[index] as string] = output.contents.byteLength;
+      }
+    });
+    for (const stale of readdirSync(folder).filter((file) => !lazyWritten.has(file))) {
+      rmSync(path.join(folder, stale), { force: true });
+    }
+    written.add(LAZY_PACKAGES_FOLDER);
+  }
   const extra = BUNDLE_FILES[name];
   if (extra) {
     const source = path.dirname(require.resolve(`${extra.from}/package.json`, { paths: [root] }));
@@ -89,7 +156,7 @@ async function bundleOne(root: string, name: LambdaBundleName): Promise<BuiltBun
     rmSync(path.join(directory, stale), { force: true });
   }
   const code = result.outputFiles.find((output) => output.path === outfile);
-  return { name, directory, bytes: code?.contents.byteLength ?? 0, rewritten };
+  return { name, directory, bytes: code?.contents.byteLength ?? 0, lazyBytes, rewritten };
 }
 
 /** Builds every bundle under `root`; the ones whose output did not change are left untouched. */
@@ -103,7 +170,12 @@ if (require.main === module) {
     (bundles) => {
       for (const bundle of bundles) {
         const state = bundle.rewritten ? 'written' : 'unchanged';
-        process.stderr.write(`bundle ${bundle.name}: ${(bundle.bytes / 1000).toFixed(1)} KB (${state})\n`);
+        const lazy = Object.entries(bundle.lazyBytes).map(
+          ([name, bytes]) => `, ${name} on first use ${(bytes / 1000).toFixed(1)} KB`,
+        );
+        process.stderr.write(
+          `bundle ${bundle.name}: ${(bundle.bytes / 1000).toFixed(1)} KB${lazy.join('')} (${state})\n`,
+        );
       }
     },
     (error: unknown) => {

@@ -2,7 +2,6 @@
  * The API Gateway Lambda REQUEST authorizer, for every gateway format (adapters/): the event's adapter
  * turns it into the core's request and the core's decision into that gateway's answer.
  */
-import type { SNSClient } from '@aws-sdk/client-sns';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayRequestAuthorizerEvent,
@@ -21,6 +20,7 @@ import {
 } from '../core/observability';
 import type { PlatformPort } from '../core/platform/types';
 import type { RedisConnection } from '../core/redis-client';
+import type { SnsClientSource } from '../core/sns-on-demand';
 import { type AuthorizerAnswer, type AuthorizerEvent, formatOf } from './adapters';
 import type { SimpleAnswer } from './adapters/http-v2';
 
@@ -30,7 +30,8 @@ export interface AuthorizerDeps {
   readonly config: AccessConfig;
   /** Undefined: no cache, every call asks the platform (authrep). */
   readonly redis?: RedisConnection;
-  readonly sns: SNSClient;
+  /** The report topic's client; the authorizer's own is built on its first publish. */
+  readonly sns: SnsClientSource;
   readonly platform: PlatformPort;
   /** Epoch ms; default Date.now. */
   readonly now?: () => number;

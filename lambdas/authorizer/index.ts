@@ -1,12 +1,13 @@
 /**
  * Lambda entry of the authorizer. The configuration, secrets and clients are built once per
  * container, on the first invocation; a container that cannot start refuses calls with a Deny
- * (never a 5xx) and logs why, then tries again on the next invocation.
+ * (never a 5xx) and logs why, then tries again on the next invocation. The AWS SDK is loaded on first
+ * use only (the SNS client on the first publish): module init, which every cold start pays, stays small.
  */
-import { SNSClient } from '@aws-sdk/client-sns';
 import { SNS_CLIENT_SETTINGS } from '../core/message';
 import { createLogger, errorMessage } from '../core/observability';
 import { loadRuntime, oncePerContainer } from '../core/runtime';
+import { snsClientOnFirstUse } from '../core/sns-on-demand';
 import { type AuthorizerEvent, formatOf } from './adapters';
 import { AUTHORIZER_SERVICE_NAME, type AuthorizerHandler, createAuthorizerHandler } from './handler';
 
@@ -14,7 +15,7 @@ const startupLogger = createLogger(AUTHORIZER_SERVICE_NAME);
 
 const authorizer = oncePerContainer(async (): Promise<AuthorizerHandler> => {
   const runtime = await loadRuntime(AUTHORIZER_SERVICE_NAME);
-  return createAuthorizerHandler({ ...runtime, sns: new SNSClient(SNS_CLIENT_SETTINGS) });
+  return createAuthorizerHandler({ ...runtime, sns: snsClientOnFirstUse(SNS_CLIENT_SETTINGS) });
 });
 
 export const handler = (async (event: AuthorizerEvent) => {

@@ -23,7 +23,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SNSClient } from '@aws-sdk/client-sns';
 import {
   AccessCache,
   admittedBucketOf,
@@ -52,6 +51,7 @@ import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
 import type { GatewayRequest } from './request';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
+import type { SnsClientSource } from './sns-on-demand';
 
 export type DenyReason =
   | DenialReason
@@ -651,7 +651,7 @@ export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthor
  */
 export function createAccessAuthorizerOnSns(
   deps: Omit<AccessAuthorizerDeps, 'publisher' | 'now'> & {
-    readonly sns: SNSClient;
+    readonly sns: SnsClientSource;
     /** Default Date.now. */
     readonly now?: () => number;
   },

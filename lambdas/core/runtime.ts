@@ -3,7 +3,7 @@
  * Manager once), the Redis and platform clients, the logger and the metrics. Both index.ts files use
  * it; the handlers themselves take these as deps.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type AccessConfig, ConfigError, configFromEnv, ENV, LOCAL_SECRET_ENV } from './config';
 import { createLogger, createMetrics, type LogPort, type MetricsPort } from './observability';
 import { type PlatformCaller, type PlatformClient, platformClientFromConfig } from './platform/client';
@@ -26,6 +26,7 @@ export async function readSecret(
   secretArn: string,
   setting: string,
 ): Promise<string> {
+  const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
   const answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }), {
     abortSignal: AbortSignal.timeout(SECRET_TIMEOUT_MS),
   });
@@ -42,7 +43,10 @@ export async function loadRuntime(
   const logger = createLogger(serviceName);
   const metrics = createMetrics(serviceName);
   const needsSecrets = configured.platformCredentialSecretArn || configured.redis?.authSecretArn;
-  const secrets = needsSecrets ? new SecretsManagerClient({ maxAttempts: 2 }) : undefined;
+  // Loaded only when a secret is configured, and not at module init (a local run has none).
+  const secrets = needsSecrets
+    ? new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient({ maxAttempts: 2 })
+    : undefined;
   try {
     const platformCredential =
       secrets && configured.platformCredentialSecretArn

@@ -50,8 +50,27 @@ describe('synthesis with the prebuilt bundles', () => {
       path.join(bundleDirectory(authorizer.Properties.Code.S3Key), 'index.js'),
       'utf8',
     );
-    expect(code).toMatch(/require\("@aws-sdk\/client-sns"\)/);
-    expect(code).toMatch(/require\("@aws-sdk\/client-secrets-manager"\)/);
+    expect(code).toMatch(/import\("@aws-sdk\/client-sns"\)/);
+    expect(code).toMatch(/import\("@aws-sdk\/client-secrets-manager"\)/);
+    expect(code).not.toMatch(/require\("@aws-sdk\//);
+  });
+
+  it("keeps fast-xml-parser and jose out of the authorizer's module init, in files of their own", async () => {
+    const [, authorizer] = functions.find(([id]) => id.startsWith('AccessAuthorizerFunction')) ?? [];
+    if (!authorizer) throw new Error('no authorizer function in the template');
+    const directory = bundleDirectory(authorizer.Properties.Code.S3Key);
+    const code = readFileSync(path.join(directory, 'index.js'), 'utf8');
+    // Error codes of each library's own code: in its file, not in index.js.
+    expect(code).not.toMatch(/ERR_JWKS_TIMEOUT|InvalidAttr/);
+    expect(code).toMatch(/require\("\.\/lazy\/fast-xml-parser\.js"\)/);
+    expect(code).toMatch(/import\("\.\/lazy\/jose\.js"\)/);
+    const xml = require(
+      path.join(directory, 'lazy', 'fast-xml-parser.js'),
+    ) as typeof import('fast-xml-parser');
+    expect(xml.XMLValidator.validate('<status><authorized>true</authorized></status>')).toBe(true);
+    const jose = (await import(path.join(directory, 'lazy', 'jose.js'))) as typeof import('jose');
+    expect(typeof jose.jwtVerify).toBe('function');
+    expect(typeof jose.errors.JWKSTimeout).toBe('function');
   });
 
   it('produces an echo bundle that answers a request', async () => {

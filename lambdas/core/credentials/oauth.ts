@@ -4,8 +4,10 @@
  * issuer's keys (JWKS) are fetched once per container and again only for a key id they do not hold, at
  * most once a minute. A valid token's client id is the platform application id: from there the call is an
  * `app_id` credential without a key, and the existing path (cache, limits, reports) runs unchanged.
+ * jose is loaded on the first token: a deployment in a key mode never loads it, and its module init
+ * stays small (issue 23).
  */
-import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { ConfigError, jwksUrlOf } from '../config';
 import type { CredentialExtraction, CredentialScheme, CredentialSettings } from './scheme';
 import type { TokensNotBefore } from './token-not-before';
@@ -86,8 +88,14 @@ export class TokenKeysUnavailableError extends Error {
   }
 }
 
+type Jose = typeof import('jose');
+
+function jose(): Promise<Jose> {
+  return import('jose');
+}
+
 /** jose's errors that mean the key set could not be fetched or read, not that the token is bad. */
-function keysUnavailable(error: unknown): boolean {
+function keysUnavailable(error: unknown, errors: Jose['errors']): boolean {
   if (!(error instanceof errors.JOSEError)) return true;
   return (
     error instanceof errors.JWKSTimeout ||
@@ -102,11 +110,17 @@ export function remoteTokenKeys(
 ): JWTVerifyGetKey {
   const url = jwksUrlOf(settings);
   if (url === undefined) throw new ConfigError('oidcIssuer', 'is required in oauth mode');
-  return createRemoteJWKSet(new URL(url), {
-    timeoutDuration: settings.platformTimeoutMs,
-    cooldownDuration: JWKS_REFRESH_COOLDOWN_MS,
-    cacheMaxAge: JWKS_MAX_AGE_MS,
-  });
+  let keys: Promise<JWTVerifyGetKey> | undefined;
+  return async (protectedHeader, token) => {
+    keys ??= jose().then(({ createRemoteJWKSet }) =>
+      createRemoteJWKSet(new URL(url), {
+        timeoutDuration: settings.platformTimeoutMs,
+        cooldownDuration: JWKS_REFRESH_COOLDOWN_MS,
+        cacheMaxAge: JWKS_MAX_AGE_MS,
+      }),
+    );
+    return (await keys)(protectedHeader, token);
+  };
 }
 
 export type TokenVerdict = ({ readonly ok: true } & KnownToken) | { readonly ok: false };
@@ -130,6 +144,7 @@ export class AccessTokenVerifier {
     const now = Date.now();
     const kept = this.verified.known(digest, now);
     if (kept !== undefined) return { ok: true, ...kept };
+    const { jwtVerify, errors } = await jose();
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.keys, {
@@ -140,7 +155,7 @@ export class AccessTokenVerifier {
         requiredClaims: ['exp'],
       }));
     } catch (error) {
-      if (keysUnavailable(error)) throw new TokenKeysUnavailableError(error);
+      if (keysUnavailable(error, errors)) throw new TokenKeysUnavailableError(error);
       return { ok: false };
     }
     const clientId = this.clientIdOf(payload);

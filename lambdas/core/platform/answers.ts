@@ -3,7 +3,7 @@
  * never throws. Messages are returned as the platform wrote them; the client redacts them.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
 import { parsePlatformTime } from './encoding';
 import type {
   AuthOutcome,
@@ -68,20 +68,35 @@ const PERIODS: ReadonlySet<string> = new Set<Period>([
 /** Statuses that say "try again later" rather than "this request is wrong". */
 const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([408, 429]);
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  ignoreDeclaration: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  isArray: (name) => name === 'usage_report' || name === 'metric',
-});
+type Xml = { readonly parser: XMLParser; readonly validate: (body: string) => unknown };
+let xml: Xml | undefined;
+
+/**
+ * fast-xml-parser, loaded with the first platform answer: a cache hit never reads XML, so module init,
+ * which every cold start pays, skips it (issue 23). A synchronous require keeps the readers synchronous.
+ */
+function xmlReader(): Xml {
+  if (xml) return xml;
+  const { XMLParser, XMLValidator } = require('fast-xml-parser') as typeof import('fast-xml-parser');
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    ignoreDeclaration: true,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    isArray: (name) => name === 'usage_report' || name === 'metric',
+  });
+  xml = { parser, validate: (body) => XMLValidator.validate(body) };
+  return xml;
+}
 
 type XmlNode = Record<string, unknown>;
 
 /** The XML document of a body, or undefined when the body is not well-formed XML. */
 function parseXml(body: string): XmlNode | undefined {
-  if (body.trim() === '' || XMLValidator.validate(body) !== true) return undefined;
+  if (body.trim() === '') return undefined;
+  const { parser, validate } = xmlReader();
+  if (validate(body) !== true) return undefined;
   try {
     return parser.parse(body) as XmlNode;
   } catch {
