@@ -43,11 +43,13 @@ import {
 } from './credentials';
 import { redisTokensNotBefore } from './credentials/token-not-before';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
+import { FirstCallGate } from './first-call-gate';
 import { compileMappingRules, type QueryParameters, type UsageMapper } from './mapping';
 import { type ReportPublisher, reportMessage, snsReportPublisher } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from './platform/types';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
+import { RefusalMemory } from './refusal-memory';
 import type { GatewayRequest } from './request';
 import { type CredentialSealer, createCredentialSealer } from './seal';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from './snapshot';
@@ -58,7 +60,8 @@ export type DenyReason =
   | 'no_mapping_rule'
   | 'platform_unavailable'
   | 'platform_misconfigured'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'platform_busy';
 
 export type AccessDecision =
   | { readonly effect: 'unauthorized' }
@@ -175,6 +178,7 @@ interface CacheParts {
   readonly cache: AccessCache;
   readonly publisher: ReportPublisher;
   readonly sealer: CredentialSealer;
+  readonly firstCallGate: FirstCallGate;
 }
 
 export class AccessAuthorizer {
@@ -185,9 +189,11 @@ export class AccessAuthorizer {
   private readonly trustMs: number;
   private readonly cached: CacheParts | undefined;
   private readonly readCredential: CredentialReader;
+  private readonly refusals: RefusalMemory;
 
   constructor(private readonly deps: AccessAuthorizerDeps) {
     const { config } = deps;
+    this.refusals = new RefusalMemory(config.refusalMemoryMs);
     this.readCredential = credentialReaderOf(
       config,
       deps.redis && { tokensNotBefore: redisTokensNotBefore(deps.redis, config.serviceId, deps.logger) },
@@ -206,6 +212,7 @@ export class AccessAuthorizer {
         cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
         publisher: deps.publisher,
         sealer: sealerOf(config),
+        firstCallGate: new FirstCallGate(deps.redis, config.unseenCredentialCallsPerSecond),
       };
   }
 
@@ -242,8 +249,34 @@ export class AccessAuthorizer {
       this.count(METRIC.noMappingRule);
       return this.deny(facts, 'no_mapping_rule');
     }
-    const decision = await this.decideMapped(facts);
+    const decision = this.fromMemory(facts) ?? this.remembered(facts, await this.decideMapped(facts));
     this.countPerMetric(facts, decision);
+    return decision;
+  }
+
+  /** A refusal this instance remembers for the call: answered without Redis, counted as the first was. */
+  private fromMemory(facts: RequestFacts): AccessDecision | undefined {
+    const refusal = this.refusals.refusalOf(facts.credentialId, facts.keyId, facts.usage, facts.now);
+    if (refusal === undefined) return undefined;
+    this.count(METRIC.refusedFromMemory);
+    if (refusal.kind === 'invalid') return { effect: 'unauthorized' };
+    this.count(METRIC.limitsExceeded);
+    return this.deny(facts, 'limits_exceeded', refusal.plan, refusal.limit);
+  }
+
+  /** Keeps a refusal over a limit, or of a credential the platform refused, in the instance's memory. */
+  private remembered(facts: RequestFacts, decision: AccessDecision): AccessDecision {
+    if (decision.effect === 'unauthorized') {
+      this.refusals.rememberInvalid(facts.credentialId, facts.keyId, facts.now);
+    } else if (decision.reason === 'limits_exceeded' && decision.limit !== undefined) {
+      this.refusals.rememberLimited(
+        facts.credentialId,
+        facts.usage,
+        decision.plan,
+        decision.limit,
+        facts.now,
+      );
+    }
     return decision;
   }
 
@@ -568,6 +601,7 @@ export class AccessAuthorizer {
 
   /** authrep for a budget without a snapshot: it reports this call, and its answer is stored. */
   private async askPlatform(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
+    if (!(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
     this.count(METRIC.platformCall);
     const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
     if (!isCredentialAnswer(outcome)) {
@@ -603,6 +637,8 @@ export class AccessAuthorizer {
     facts: RequestFacts,
     unknown: Unknown = 'key',
   ): Promise<AccessDecision> {
+    // A key never seen is bounded like a budget never seen; confirming a known budget never is.
+    if (unknown === 'key' && !(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
     this.count(METRIC.platformCall);
     const outcome = await this.deps.platform.authorize(facts.credential);
     if (!isCredentialAnswer(outcome)) {
@@ -618,6 +654,12 @@ export class AccessAuthorizer {
       return this.direct(facts);
     }
     return this.fromCheck(cached, facts, result);
+  }
+
+  /** A credential never seen, past the bound of such platform calls per second: refused at once. */
+  private platformBusy(facts: RequestFacts): AccessDecision {
+    this.count(METRIC.platformBusy);
+    return this.deny(facts, 'platform_busy');
   }
 
   /** Without a cache: every call is an authrep, and soft-limit usage is reported at once. */

@@ -24,7 +24,11 @@ export const METRIC = {
   platformCall: 'PlatformCall',
   platformUnavailable: 'PlatformUnavailable',
   platformMisconfigured: 'PlatformMisconfigured',
+  /** A first call of a credential never seen, refused: the bound of such platform calls per second was reached. */
+  platformBusy: 'PlatformBusy',
   limitsExceeded: 'LimitsExceeded',
+  /** A refusal (over a limit, or a credential the platform refused) answered from the instance's memory. */
+  refusedFromMemory: 'RefusedFromMemory',
   softLimitExceeded: 'SoftLimitExceeded',
   /** A throttle of the plan refused the call (docs/throttling.md). */
   rateLimited: 'RateLimited',

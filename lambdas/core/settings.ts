@@ -463,6 +463,26 @@ export const SETTINGS = {
     { min: 50, max: 5000 },
     1000,
   ),
+  refusalMemoryMs: wholeNumber(
+    {
+      env: 'REFUSAL_MEMORY_MS',
+      sources: ['stackFile'],
+      description:
+        "how long an authorizer instance refuses from memory a call over a limit (no longer than the limit's reset) or a credential the platform refused; 0 turns it off",
+    },
+    { min: 0, max: 10_000 },
+    1000,
+  ),
+  unseenCredentialCallsPerSecond: wholeNumber(
+    {
+      env: 'UNSEEN_CREDENTIAL_CALLS_PER_SECOND',
+      sources: ['stackFile'],
+      description:
+        'platform calls per second, across all instances, for credentials the cache has never seen; past it such first calls are refused (platform_busy)',
+    },
+    { min: 1, max: 100_000 },
+    100,
+  ),
   reportTimeoutMs: wholeNumber(
     {
       env: 'REPORT_TIMEOUT_MS',

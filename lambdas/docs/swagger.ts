@@ -151,6 +151,7 @@ const DENY_REASONS: Readonly<Record<DenyReason, string>> = {
   platform_misconfigured: "the gateway's platform settings are wrong (the provider must fix them)",
   rate_limited:
     "too many calls at once for the application's plan; `reset` says in how many seconds to retry",
+  platform_busy: 'too many calls with credentials never seen before; try again in a second',
 };
 
 /** Each refusal's name under `responses` and what it means; answers with the same body share a name. */

@@ -21,7 +21,7 @@ import {
   startSnsEndpoint,
 } from '../../local/sns-endpoint';
 import { describeOnTopologies, REAL_REDIS_TOPOLOGIES, type TestRedis } from '../support/redis-topology';
-import { CapturingLogger, dumpRedis } from '../unit/core/fakes';
+import { CapturingLogger, countingRedis, dumpRedis } from '../unit/core/fakes';
 import { authorizerEvent, sqsEvent } from '../unit/handlers/fixtures';
 
 const SERVICE = '2555417735060';
@@ -252,6 +252,53 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (target) => {
     expect(answers).toEqual(['Allow', 'Allow', 'Allow', 'Deny:limits_exceeded']);
     await deliver();
     expect(hits()).toBe(3);
+  });
+
+  it('an instance refuses a credential over its limit again without Redis until refusalMemoryMs', async () => {
+    await start(2, { refusalMemoryMs: 1000 });
+    const counted = countingRedis(await redisConnection());
+    const handle = createAuthorizerHandler({
+      config,
+      redis: counted.redis,
+      sns: snsClient,
+      platform: platformClient(),
+      now: () => clock,
+      logger,
+      metrics: silentMetrics,
+    });
+    expect([await call(handle), await call(handle), await call(handle)].map(effect)).toEqual([
+      'Allow',
+      'Allow',
+      'Deny:limits_exceeded',
+    ]);
+    const sent = counted.calls.length;
+    for (let i = 0; i < 20; i++) expect(effect(await call(handle))).toBe('Deny:limits_exceeded');
+    expect(counted.calls.length).toBe(sent);
+    clock += 1000;
+    expect(effect(await call(handle))).toBe('Deny:limits_exceeded');
+    expect(counted.calls.length).toBeGreaterThan(sent);
+  });
+
+  it('platform calls for credentials never seen are bounded per second across instances; known keys pass', async () => {
+    await start(LIMIT, { unseenCredentialCallsPerSecond: 3 });
+    const instances = [await authorizer(), await authorizer()];
+    expect(effect(await call(instances[0] as AuthorizerHandler))).toBe('Allow');
+    const madeUp = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call(instances[i % 2] as AuthorizerHandler, 'GET', `made-up-${i}`).then(
+          effect,
+          (error: Error) => error.message,
+        ),
+      ),
+    );
+    expect(madeUp.filter((answer) => answer === 'Unauthorized')).toHaveLength(2);
+    expect(madeUp.filter((answer) => answer === 'Deny:platform_busy')).toHaveLength(6);
+    expect(platform.stats().authrep).toBe(3);
+    expect(effect(await call(instances[1] as AuthorizerHandler))).toBe('Allow');
+    clock += 1000;
+    expect(
+      await call(instances[0] as AuthorizerHandler, 'GET', 'made-up-7').catch((e: Error) => e.message),
+    ).toBe('Unauthorized');
   });
 
   it('a disabled method is denied, and then from the cache without asking the platform', async () => {

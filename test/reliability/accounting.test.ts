@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LogAttributes, type LogPort, METRIC } from '../../lambdas/core/observability';
+import { defaultOf } from '../../lambdas/core/settings';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
 import type { Application } from './support/fixture';
@@ -45,6 +46,8 @@ const GROUP = 10;
 const WATCHED_CALLS = 2;
 /** Groups run once every change of a stretch has applied, all of whose watched calls must show it. */
 const GROUPS_AFTER_APPLIED = 3;
+/** The authorizer's memory of refusals: a change that lets refused calls through shows once it ran out. */
+const REFUSAL_MEMORY_MS = defaultOf('refusalMemoryMs');
 
 /** The applications changes are made on: none of the five that carry most of the traffic. */
 const SUSPENDED = 10;
@@ -255,7 +258,8 @@ async function accountingRun(options: RunOptions) {
       return randomCall(key, draws);
     });
   const sendGroup = (group: readonly ReturnType<typeof randomCall>[]) => {
-    const appliedAtStart = watches.map((watch) => watch.appliedAt !== undefined);
+    const startedAt = performance.now();
+    const appliedAtStart = watches.map((watch) => watch.appliedFor(startedAt, REFUSAL_MEMORY_MS));
     return group.map(({ key, word, collection, spelling }) =>
       h
         .call(key, word, collection, appOf.get(key), spelling)
@@ -297,7 +301,8 @@ async function accountingRun(options: RunOptions) {
         const late = watches.filter((watch) => watch.appliedAt === undefined).map((w) => w.change.name);
         throw new Error(`changes not applied within ${CHANGE_GIVE_UP_MS} ms: ${late.join(', ')}`);
       }
-      const allApplied = watches.every((watch) => watch.appliedAt !== undefined);
+      const groupStart = performance.now();
+      const allApplied = watches.every((watch) => watch.appliedFor(groupStart, REFUSAL_MEMORY_MS));
       const watched = watches.flatMap((watch) =>
         Array.from({ length: WATCHED_CALLS }, () =>
           randomCall(stretchDraws.pick(watch.change.keys), stretchDraws),

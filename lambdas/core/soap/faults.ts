@@ -22,6 +22,7 @@ const DENIAL_CAUSES = [
   'referrer_not_allowed',
   'platform_unavailable',
   'platform_misconfigured',
+  'platform_busy',
 ] as const;
 
 type DenialCause = (typeof DENIAL_CAUSES)[number] | 'access_denied';
@@ -66,6 +67,7 @@ export const FAULTS: Readonly<Record<FaultCause, FaultKind>> = {
   access_denied: { code: 'sender', reason: 'Access denied' },
   platform_unavailable: { code: 'receiver', reason: 'The access check is unavailable; try again later' },
   platform_misconfigured: { code: 'receiver', reason: 'The access check is misconfigured' },
+  platform_busy: { code: 'receiver', reason: 'The access check is busy; try again later' },
   access_check_failed: { code: 'receiver', reason: 'The access check failed; try again later' },
   backend_unavailable: { code: 'receiver', reason: 'The SOAP backend is unavailable', status: 502 },
   backend_timeout: { code: 'receiver', reason: 'The SOAP backend did not answer in time', status: 504 },

@@ -218,6 +218,15 @@ export class ChangeWatch {
     if (bound === 'at once') this.appliedAt = this.madeAt;
   }
 
+  /**
+   * Whether a call starting at `now` must see the change: once it applied, and, for a change that lets
+   * refused calls through, once an instance's memory of refusals (`refusalMemoryMs`) has run out too.
+   */
+  appliedFor(now: number, refusalMemoryMs: number): boolean {
+    if (this.appliedAt === undefined) return false;
+    return this.change.expect.kind !== 'allowed' || now >= this.appliedAt + refusalMemoryMs;
+  }
+
   observe(answer: Answer, afterApplied: boolean): void {
     const allowed = answer.kind === 'allow';
     const tally = afterApplied ? this.after : this.before;

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AccessDecision, createAccessAuthorizer, type DenyReason } from '../../../lambdas/core/access';
 import type { AccessConfigInput } from '../../../lambdas/core/config';
 import { credentialIdOf } from '../../../lambdas/core/credentials';
+import { firstCallCounterKey } from '../../../lambdas/core/first-call-gate';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { type ReportMessage, reportMessage } from '../../../lambdas/core/message';
 import type { AuthOutcome } from '../../../lambdas/core/platform/types';
@@ -17,6 +18,7 @@ import {
   authorized,
   CapturingLogger,
   CapturingMetrics,
+  countingRedis,
   denied,
   FakePlatform,
   hourly,
@@ -134,7 +136,8 @@ describe("the platform's answer, on the first call and then from the cache", () 
     expect(await decide.decide(event())).toEqual(refused('platform_misconfigured'));
     expect(await decide.decide(event())).toEqual(refused('platform_misconfigured'));
     expect(platform.count('authrep')).toBe(2);
-    expect(await redis.keys('*')).toEqual([]);
+    // Only the count of platform calls for credentials never seen, which lasts two seconds.
+    expect(await redis.keys('*')).toEqual([firstCallCounterKey(clock)]);
   });
 
   it('stores the answer; the usage the first call reported is not pending', async () => {
@@ -207,6 +210,73 @@ describe('throttles (docs/throttling.md)', () => {
     });
     expect(await pendingUsage()).toEqual(pending);
     expect(metrics.counts.RateLimited).toBe(1);
+  });
+});
+
+describe("refusals kept in the instance's memory", () => {
+  /** The Redis client calls the authorizer makes, counted from here on. */
+  function countRedisCalls(): { readonly count: () => number } {
+    const counted = countingRedis(redis);
+    redis = counted.redis;
+    return { count: () => counted.calls.length };
+  }
+
+  it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
+    const sent = countRedisCalls();
+    const decide = authorizer({ refusalMemoryMs: 1000 });
+    await decide.decide(event());
+    expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    const before = sent.count();
+    clock += 999;
+    expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(sent.count()).toBe(before);
+    expect(metrics.counts.RefusedFromMemory).toBe(1);
+    clock += 1;
+    expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(sent.count()).toBeGreaterThan(before);
+  });
+
+  it('refuse a credential the platform refused (401) again without Redis or the platform', async () => {
+    platform.authrepAnswer = () => invalidCredential('user_key_invalid');
+    const sent = countRedisCalls();
+    const decide = authorizer({ refusalMemoryMs: 1000 });
+    expect(await decide.decide(event())).toEqual({ effect: 'unauthorized' });
+    const before = { redis: sent.count(), platform: platform.calls.length };
+    expect(await decide.decide(event())).toEqual({ effect: 'unauthorized' });
+    expect(sent.count()).toBe(before.redis);
+    expect(platform.calls.length).toBe(before.platform);
+  });
+
+  it('never allow: with the memory off, every refusal asks Redis', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
+    const sent = countRedisCalls();
+    const decide = authorizer({ refusalMemoryMs: 0 });
+    await decide.decide(event());
+    await decide.decide(event());
+    const before = sent.count();
+    expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(sent.count()).toBeGreaterThan(before);
+  });
+});
+
+describe('platform calls for credentials never seen', () => {
+  const keyed = (key: string) => event({ headers: { apikey: key }, multiValueHeaders: null });
+
+  it('are bounded per second: past the bound a first call is refused at once, a known key never', async () => {
+    const decide = authorizer({ unseenCredentialCallsPerSecond: 2 });
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(await decide.decide(keyed('made-up-1'))).toMatchObject({ effect: 'allow' });
+    expect(await decide.decide(keyed('made-up-2'))).toMatchObject({
+      effect: 'deny',
+      reason: 'platform_busy',
+    });
+    expect(platform.count('authrep')).toBe(2);
+    expect(metrics.counts.PlatformBusy).toBe(1);
+    expect(await decide.decide(event())).toEqual(allowed());
+    clock += 1000;
+    expect(await decide.decide(keyed('made-up-2'))).toMatchObject({ effect: 'allow' });
+    expect(platform.count('authrep')).toBe(3);
   });
 });
 

@@ -2,7 +2,7 @@
  * Test doubles of the ports: a scripted platform that records its calls, loggers and metrics that
  * capture, and a Redis proxy that counts commands.
  */
-import type Redis from 'ioredis';
+import type { Cluster, default as Redis } from 'ioredis';
 import type {
   LogAttributes,
   LogPort,
@@ -165,7 +165,9 @@ export class CapturingMetrics implements MetricsPort {
 }
 
 /** The client with every method call counted by name (properties such as `status` are not calls). */
-export function countingRedis(redis: Redis): { redis: Redis; calls: string[] } {
+export function countingRedis<Client extends Redis | Cluster>(
+  redis: Client,
+): { redis: Client; calls: string[] } {
   const calls: string[] = [];
   const proxy = new Proxy(redis, {
     get(target, property, receiver) {

@@ -37,6 +37,8 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   reportWindowSeconds: 30,
   negativeCacheTtlSeconds: 120,
   platformTimeoutMs: 800,
+  refusalMemoryMs: 250,
+  unseenCredentialCallsPerSecond: 40,
   reportTimeoutMs: 9000,
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:usage',
   throttles: { Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 2 } } } },
