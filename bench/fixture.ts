@@ -105,6 +105,9 @@ export function clientSecretOf(clientId: string): string {
 }
 
 const metrics = [{ name: 'hits', children: ENDPOINTS.map((endpoint) => ({ name: endpoint.metric })) }];
+/** A plan that allows no call: the applications of a refused flood. */
+const OVER_LIMIT_PLAN = 'BenchOverLimit';
+
 const plans = [
   {
     name: PLAN,
@@ -113,6 +116,7 @@ const plans = [
       { metric: 'hits', period: 'eternity', value: UNREACHABLE_LIMIT },
     ],
   },
+  { name: OVER_LIMIT_PLAN, limits: [{ metric: 'hits', period: 'hour', value: 0 }] },
 ];
 
 /** Each service's authentication and what an application of it is made of, from the bench's name for it. */
@@ -138,6 +142,8 @@ const SERVICES: Readonly<
  */
 export function benchPlatformConfig(
   applications: Partial<Readonly<Record<BenchServiceId, readonly string[]>>>,
+  /** Applications on the plan that allows no call. */
+  overLimit: ReadonlySet<string> = new Set(),
 ) {
   return {
     services: (Object.keys(SERVICES) as BenchServiceId[]).map((id) => ({
@@ -148,7 +154,7 @@ export function benchPlatformConfig(
       plans,
       applications: (applications[id] ?? []).map((name) => ({
         id: name,
-        plan: PLAN,
+        plan: overLimit.has(name) ? OVER_LIMIT_PLAN : PLAN,
         ...SERVICES[id].application(name),
       })),
     })),

@@ -17,7 +17,8 @@ export type WorkloadName =
   | 'soap'
   | 'hot-alerts-off'
   | 'hot-alerts-on'
-  | 'throttled-serial';
+  | 'throttled-serial'
+  | 'flood-over-limit';
 
 /** One primary of a cluster run: what it served and what that cost it. */
 export interface PrimaryFigures {

@@ -77,6 +77,7 @@ import { startTokenIssuer, type TokenIssuer } from './token-issuer';
 import {
   GROUP_ROUNDS,
   interleavedChunks,
+  REFUSED_WORKLOADS,
   type RequestShape,
   type Run,
   runGroups,
@@ -742,9 +743,12 @@ async function stopRedis(redis: RedisUnderTest): Promise<void> {
 }
 
 /** The platform with the run's applications on their services. */
-async function startServers(applications: Partial<Record<BenchServiceId, string[]>>): Promise<Servers> {
+async function startServers(
+  applications: Partial<Record<BenchServiceId, string[]>>,
+  overLimit: ReadonlySet<string>,
+): Promise<Servers> {
   const redis = await startSingle();
-  const platform = await startPlatform({ config: benchPlatformConfig(applications), port: 0 });
+  const platform = await startPlatform({ config: benchPlatformConfig(applications, overLimit), port: 0 });
   const sns = await startSnsEndpoint();
   const issuer = await startTokenIssuer(platform.url);
   return { redis, platform, sns, issuer };
@@ -808,19 +812,31 @@ function applicationsOf(
 ): Partial<Record<BenchServiceId, string[]>> {
   const applications: Partial<Record<BenchServiceId, string[]>> = {};
   for (const workload of workloads) {
-    const spec = WORKLOADS[workload];
-    const size = quick ? spec.quick : spec.full;
-    const { serviceId } = SETUPS[spec.setup];
+    const { serviceId } = SETUPS[WORKLOADS[workload].setup];
     const into = applications[serviceId] ?? [];
     applications[serviceId] = into;
-    for (const design of spec.designs) {
-      into.push(
-        ...keysOf(design, workload, 'warmup', size.warmupKeys),
-        ...keysOf(design, workload, 'measured', size.keys),
-      );
-    }
+    into.push(...applicationNamesOf(workload, quick));
   }
   return applications;
+}
+
+/** The applications of one workload: every design's warm-up and measured keys. */
+function applicationNamesOf(workload: WorkloadName, quick: boolean): string[] {
+  const spec = WORKLOADS[workload];
+  const size = quick ? spec.quick : spec.full;
+  return spec.designs.flatMap((design) => [
+    ...keysOf(design, workload, 'warmup', size.warmupKeys),
+    ...keysOf(design, workload, 'measured', size.keys),
+  ]);
+}
+
+/** The applications of the selected refused-flood workloads: on the plan that allows no call. */
+function overLimitApplicationsOf(workloads: readonly WorkloadName[], quick: boolean): Set<string> {
+  return new Set(
+    workloads
+      .filter((workload) => REFUSED_WORKLOADS.has(workload))
+      .flatMap((w) => applicationNamesOf(w, quick)),
+  );
 }
 
 /** The baseline is the original design on the key header: it has no set-ups. */
@@ -845,7 +861,7 @@ async function main(): Promise<number> {
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
       `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
   );
-  const servers = await startServers(applications);
+  const servers = await startServers(applications, overLimitApplicationsOf(options.workloads, options.quick));
   try {
     const [first] = servers.redis.primaries as [Primary];
     const redisVersion = /redis_version:(\S+)/.exec(await first.admin.info('server'))?.[1] ?? 'unknown';
@@ -880,6 +896,7 @@ async function main(): Promise<number> {
       workloads.find((w) => w.workload === workload && w.design === design);
     const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
     const spreadCluster = find('spread-cluster', 'project');
+    const flood = find('flood-over-limit', 'project');
     const comparisons = evaluateComparisons((workload) => {
       const result = find(workload as WorkloadName, 'project');
       return (
@@ -921,6 +938,12 @@ async function main(): Promise<number> {
         eagerInitMedianMs: externalSdk.eagerInitMedianMs,
         loadPerCore: loadAverageAtStart / os.cpus().length,
       },
+      ...(flood && {
+        flood: {
+          sentPerCall: flood.redis.sentPerAuthorization,
+          executedPerCall: flood.redis.executedPerAuthorization,
+        },
+      }),
       ...(spreadCluster?.primaries && {
         authorizationsPerPrimary: spreadCluster.primaries.map((primary) => primary.authorizations),
       }),
@@ -940,7 +963,7 @@ async function main(): Promise<number> {
       bundles,
       comparisons,
       targets,
-      soundness: soundnessProblems(workloads),
+      soundness: soundnessProblems(workloads, REFUSED_WORKLOADS),
       errorSamples,
     };
     console.log(`\n${formatReport(report)}`);

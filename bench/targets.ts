@@ -31,6 +31,10 @@ export const LIMITS = {
   throttleP50AddedMs: 0.05,
   /** ... and at most this fraction to the Redis server's CPU per authorization (issue #25). */
   throttleRedisCpuAdded: 0.1,
+  /** A refused flood: Redis commands per refused call at most this (issue 23). */
+  floodRedisCommandsPerCall: 0.01,
+  /** A refused flood: its throughput at least this many times the hot key's allowed calls (issue 23). */
+  floodThroughputSpeedUp: 3,
 } as const;
 
 /**
@@ -77,6 +81,8 @@ export interface TargetInputs {
   readonly bundle: BundleFigures;
   /** spread-cluster: the authorizations each primary served (the project's). */
   readonly authorizationsPerPrimary?: readonly number[];
+  /** flood-over-limit: Redis commands per refused call, sent by the client and run at the server. */
+  readonly flood?: { readonly sentPerCall: number; readonly executedPerCall: number };
 }
 
 /** The largest distance of a primary's share from an even split, as a fraction of the even share. */
@@ -102,6 +108,7 @@ export function evaluateTargets({
   hot,
   bundle,
   authorizationsPerPrimary,
+  flood,
 }: TargetInputs): TargetResult[] {
   return [
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
@@ -121,6 +128,18 @@ export function evaluateTargets({
       pass: bundle.initMedianMs <= LIMITS.initOfEager * bundle.eagerInitMedianMs,
     },
     ...(authorizationsPerPrimary ? [primaryShareTarget(authorizationsPerPrimary)] : []),
+    ...(flood
+      ? [
+          {
+            id: 'flood-redis',
+            target: `refused flood: Redis commands sent per refused call <= ${LIMITS.floodRedisCommandsPerCall}`,
+            measured:
+              `${fixed(flood.sentPerCall, 4)} sent ` +
+              `(${fixed(flood.executedPerCall, 4)} run at the server, the scripts' own commands included)`,
+            pass: flood.sentPerCall <= LIMITS.floodRedisCommandsPerCall,
+          },
+        ]
+      : []),
   ];
 }
 
@@ -212,17 +231,23 @@ export interface RunFigures {
  * What makes a run's figures meaningless whatever they are: calls that were not all allowed (an error,
  * a denial: the fixture's limits are out of reach) or allowed usage the flush did not report.
  */
-export function soundnessProblems(runs: readonly RunFigures[]): string[] {
+export function soundnessProblems(
+  runs: readonly RunFigures[],
+  /** Workloads every call of which must be refused (an explicit Deny) instead. */
+  refusedWorkloads: ReadonlySet<string> = new Set(),
+): string[] {
   const problems: string[] = [];
   for (const run of runs) {
     const name = `${run.workload}/${run.design}`;
-    const allowed = run.outcomes.allow ?? 0;
-    if (allowed !== run.calls) {
+    const expected = refusedWorkloads.has(run.workload) ? 'explicit_deny' : 'allow';
+    const asExpected = run.outcomes[expected] ?? 0;
+    if (asExpected !== run.calls) {
       const others = Object.entries(run.outcomes)
-        .filter(([outcome, count]) => outcome !== 'allow' && count)
+        .filter(([outcome, count]) => outcome !== expected && count)
         .map(([outcome, count]) => `${outcome} ${count}`)
         .join(', ');
-      problems.push(`${name}: ${run.calls - allowed} of ${run.calls} calls not allowed (${others})`);
+      const verb = expected === 'allow' ? 'allowed' : 'refused';
+      problems.push(`${name}: ${run.calls - asExpected} of ${run.calls} calls not ${verb} (${others})`);
     }
     if (run.reportedUsage.reported !== run.reportedUsage.allowed) {
       problems.push(
@@ -237,7 +262,11 @@ export function soundnessProblems(runs: readonly RunFigures[]): string[] {
  * How one workload's figures are read against another's from the same run: the latency a step adds to a
  * call, or the share of throughput a feature costs.
  */
-export type ComparisonMeasure = 'latency-added' | 'throughput-loss' | 'redis-cpu-added';
+export type ComparisonMeasure =
+  | 'latency-added'
+  | 'throughput-loss'
+  | 'redis-cpu-added'
+  | 'throughput-speed-up';
 
 /** A comparison of two workloads of one run (project design), with a limit when it is a target. */
 export interface Comparison {
@@ -283,6 +312,15 @@ export const COMPARISONS: readonly Comparison[] = [
     against: 'app-id-serial',
     measure: 'latency-added',
     limit: LIMITS.tokenP50AddedMs,
+  },
+  {
+    id: 'flood-throughput',
+    what: 'refused calls of one application over its limit against the hot key’s allowed calls (32 callers each)',
+    workload: 'flood-over-limit',
+    against: 'hot',
+    measure: 'throughput-speed-up',
+    // The measure's difference is the hot key's throughput over the flood's.
+    limit: 1 / LIMITS.floodThroughputSpeedUp,
   },
   {
     id: 'alerts-throughput-loss',
@@ -402,6 +440,14 @@ const MEASURES: Readonly<Record<ComparisonMeasure, Measure>> = {
     differenceText: (w, a) =>
       `${signed(100 * redisCpuAdded(w, a), 1)}% Redis CPU per authorization, p50 ${signed(w.p50Ms - a.p50Ms, 3)} ms`,
     targetText: (limit) => `Redis CPU per authorization added <= ${limit * 100}%`,
+  },
+  'throughput-speed-up': {
+    figure: (f) => `${fixed(f.authorizationsPerSecond, 0)}/s, CPU ${fixed(f.cpuMicrosPerCall, 1)} µs/call`,
+    difference: (w, a) => 1 / median(throughputRatios(w, a)),
+    differenceText: (w, a) =>
+      `${fixed(median(throughputRatios(w, a)), 2)}x the throughput, ` +
+      `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 1)} µs/call`,
+    targetText: (limit) => `throughput >= ${fixed(1 / limit, 1)}x`,
   },
 };
 

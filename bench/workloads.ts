@@ -138,6 +138,11 @@ export interface Workload {
    * `interleavedChunks`): drift over the run (JIT, heap growth, other load) then weighs on each alike.
    */
   readonly group?: InterleaveGroup;
+  /**
+   * Its applications are on a plan that allows no call (issue 23's refused flood): every measured call
+   * must be refused, `limits_exceeded`.
+   */
+  readonly overLimit?: boolean;
 }
 
 export type InterleaveGroup = 'serial' | 'alerts';
@@ -270,7 +275,25 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
   'throttled-serial': { ...serialHotKey, setup: 'throttled' },
   'hot-alerts-off': { ...liveHotKey, setup: 'alerts-off' },
   'hot-alerts-on': { ...liveHotKey, setup: 'alerts-on' },
+  // One application over its limit that keeps calling: read against the hot key's allowed calls.
+  'flood-over-limit': {
+    full: hotKey(20_000, 2_000),
+    quick: hotKey(4_000, 500),
+    designs: PROJECT,
+    redis: 'single',
+    setup: 'rest',
+    concurrency: CONCURRENT,
+    primed: true,
+    overLimit: true,
+  },
 };
+
+/** The workloads every measured call of which must be refused. */
+export const REFUSED_WORKLOADS: ReadonlySet<string> = new Set(
+  Object.entries(WORKLOADS)
+    .filter(([, workload]) => workload.overLimit)
+    .map(([name]) => name),
+);
 
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
 

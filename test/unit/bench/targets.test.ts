@@ -116,6 +116,13 @@ describe('evaluateTargets', () => {
     expect(failing(withProject({ authorizationsPerSecond: 7_499 }))).toEqual(['hot-throughput']);
   });
 
+  it('holds a refused flood to 0.01 Redis commands sent per call', () => {
+    const flood = (sentPerCall: number) =>
+      failing({ ...passing, flood: { sentPerCall, executedPerCall: 1 } });
+    expect(flood(0.01)).toEqual([]);
+    expect(flood(0.011)).toEqual(['flood-redis']);
+  });
+
   it('holds the bundle to 300,000 bytes and its init to 60 ms and half the old eager init', () => {
     const bundle = (
       minifiedBytes: number,
@@ -194,6 +201,22 @@ describe('soundnessProblems', () => {
     ]);
     expect(soundnessProblems([{ ...sound, reportedUsage: { allowed: 101, reported: 102 } }])).toHaveLength(1);
   });
+
+  it('expects every call of a refused flood to be an explicit Deny', () => {
+    const flood = {
+      ...sound,
+      workload: 'flood-over-limit',
+      outcomes: { explicit_deny: 100 },
+      reportedUsage: { allowed: 0, reported: 0 },
+    };
+    expect(soundnessProblems([flood], new Set(['flood-over-limit']))).toEqual([]);
+    expect(
+      soundnessProblems(
+        [{ ...flood, outcomes: { explicit_deny: 99, allow: 1 } }],
+        new Set(['flood-over-limit']),
+      ),
+    ).toEqual(['flood-over-limit/project: 1 of 100 calls not refused (allow 1)']);
+  });
 });
 
 describe('evaluateComparisons', () => {
@@ -226,8 +249,14 @@ describe('evaluateComparisons', () => {
       'hot-alerts-off': alertsOff,
       'hot-alerts-on': { ...alertsOff, authorizationsPerSecond: 19_500 },
       'throttled-serial': throttledSerial,
+      hot: { ...alertsOff, authorizationsPerSecond: 2_000 },
+      'flood-over-limit': { ...alertsOff, authorizationsPerSecond: 5_900 },
     });
     expect(Object.keys(results)).toEqual(COMPARISONS.map((comparison) => comparison.id));
+    expect(results['flood-throughput']).toMatchObject({
+      difference: '2.95x the throughput, CPU +0.0 µs/call',
+      target: { text: 'throughput >= 3.0x', pass: false },
+    });
     expect(results['throttle-p50-added']).toMatchObject({
       against: 'hot-serial',
       difference: 'p50 +0.040 ms, mean +0.000 ms, CPU +0 µs',
