@@ -11,6 +11,7 @@ import { credentialIdOf } from '../../../lambdas/core/credentials';
 import { credentialKeys } from '../../../lambdas/core/keys';
 import { encodeReportMessage, reportMessage } from '../../../lambdas/core/message';
 import { sweepMinAgeMs } from '../../../lambdas/core/reporting';
+import { defaultOf } from '../../../lambdas/core/settings';
 import { createReporterHandler, createSweepHandler } from '../../../lambdas/reporter/handler';
 import {
   authorized,
@@ -325,6 +326,8 @@ describe('resync while reporting', () => {
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
     platform.authorizeAnswer = () => authorized([hourly('hits', 10, 2, END)]);
     await report(sqsEvent(published()));
+    // The instance that refused keeps the refusal in memory for refusalMemoryMs (docs/architecture.md).
+    clock += defaultOf('refusalMemoryMs');
     expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
   });
 
