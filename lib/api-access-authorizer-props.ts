@@ -24,8 +24,14 @@ import {
   type PlatformAuthKind,
   REDIS_MODES,
 } from '../lambdas/core/config';
-import { type SettingNameIn, type SettingValues, settingNamesIn } from '../lambdas/core/settings';
+import {
+  DEFAULT_PLATFORM_URL,
+  type SettingNameIn,
+  type SettingValues,
+  settingNamesIn,
+} from '../lambdas/core/settings';
 import type { Throttles } from '../lambdas/core/throttles';
+import { cacheNodeTypeProblem } from './cache-node-types';
 import {
   CACHE_ENGINES,
   type CacheEngine,
@@ -271,7 +277,8 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
 
 export type { SoapRouteSettings } from './parts/soap';
 
-const CACHE_NODE_TYPE = /^cache\.[a-z0-9]+\.[a-z0-9]+$/;
+/** The hosted platform's admin portals (`<tenant>-admin.3scale.net`): they do not serve the Service Management API. */
+const ADMIN_PORTAL_HOST = /^[a-z0-9-]+-admin\.3scale\.net$/i;
 
 function wholeSeconds(setting: string, duration: Duration | undefined): number | undefined {
   if (duration === undefined) return undefined;
@@ -284,6 +291,18 @@ function wholeSeconds(setting: string, duration: Duration | undefined): number |
 
 /** The settings parseConfig does not know: the AWS resources, refused together where they conflict. */
 export function validateResourceProps(props: ApiAccessAuthorizerProps, config: AccessConfig): void {
+  if (!/^[0-9]+$/.test(config.serviceId)) {
+    throw new ConfigError(
+      'serviceId',
+      `must be the platform's numeric service id (the admin portal shows it on the API's overview, and in its Service Management API settings); got ${JSON.stringify(config.serviceId)}`,
+    );
+  }
+  if (ADMIN_PORTAL_HOST.test(new URL(config.platformUrl).hostname)) {
+    throw new ConfigError(
+      'platformUrl',
+      `is an admin portal (${config.platformUrl}), which does not answer authorize and report calls: give the Service Management API's host, ${DEFAULT_PLATFORM_URL} on the hosted platform (the default), or your own backend's URL`,
+    );
+  }
   if (!config.platformUrl.startsWith('https://')) {
     throw new ConfigError(
       'platformUrl',
@@ -294,12 +313,9 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
     if (props.vpc) throw new ConfigError('natGateways', 'applies to a new VPC, and the vpc prop is given');
     integer('natGateways', props.natGateways, 1, VPC_AZS);
   }
-  if (props.cacheNodeType !== undefined && !CACHE_NODE_TYPE.test(props.cacheNodeType)) {
-    throw new ConfigError(
-      'cacheNodeType',
-      `must be an ElastiCache node type such as cache.t4g.micro (got ${props.cacheNodeType})`,
-    );
-  }
+  const nodeTypeProblem =
+    props.cacheNodeType === undefined ? undefined : cacheNodeTypeProblem(props.cacheNodeType);
+  if (nodeTypeProblem !== undefined) throw new ConfigError('cacheNodeType', nodeTypeProblem);
   if (props.cacheEngine !== undefined) oneOf('cacheEngine', props.cacheEngine, Object.keys(CACHE_ENGINES));
   validateCacheLayout(props);
   if (props.redis) {

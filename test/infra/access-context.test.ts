@@ -216,7 +216,7 @@ describe('operations settings from context', () => {
       Endpoint: 'ops@example.com',
     });
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
     }

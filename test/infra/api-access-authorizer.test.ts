@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -45,6 +45,24 @@ describe('settings it refuses', () => {
     ],
     [{ natGateways: 0 }, /natGateways must be an integer from 1 to 2/],
     [{ cacheNodeType: 't4g.micro' }, /cacheNodeType must be an ElastiCache node type/],
+    [
+      { cacheNodeType: 'cache.x9.large' },
+      /cacheNodeType must be an ElastiCache node type .* of a current family/,
+    ],
+    [
+      { cacheNodeType: 'cache.m3.large' },
+      /cacheNodeType must be an ElastiCache node type .* of a current family/,
+    ],
+    [
+      { cacheNodeType: 'cache.t4g.large' },
+      /cacheNodeType must be a size cache.t4g comes in \(micro, small, medium\)/,
+    ],
+    [{ serviceId: 'abc' }, /serviceId must be the platform's numeric service id .*got "abc"/],
+    [{ serviceId: 'my service' }, /serviceId must be the platform's numeric service id/],
+    [
+      { platformUrl: 'https://acme-admin.3scale.net/' },
+      /platformUrl is an admin portal .* give the Service Management API's host, https:\/\/su1\.3scale\.net/,
+    ],
     [{ cacheEngine: 'memcached' as never }, /cacheEngine must be one of redis, valkey/],
     [{ platformUrl: 'ftp://x' }, /platformUrl must use http or https/],
     [{ redisShards: 0 }, /redisShards must be an integer from 1 to 500/],
@@ -93,6 +111,35 @@ describe('settings it refuses', () => {
         }),
     ).toThrow(/natGateways applies to a new VPC, and the vpc prop is given/);
   });
+
+  it('refuses a VPC whose subnets have no way out to the platform, naming the vpc setting', () => {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const isolated = new Vpc(stack, 'Vpc', {
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: SubnetType.PRIVATE_ISOLATED }],
+    });
+    expect(
+      () =>
+        new ApiAccessAuthorizer(stack, 'Access', {
+          serviceId: '1',
+          platformCredential: new Secret(stack, 'ProviderKey'),
+          vpc: isolated,
+        }),
+    ).toThrow(
+      /vpc has no private subnets with egress .* must reach the platform \(https:\/\/su1\.3scale\.net\)/,
+    );
+  });
+
+  it('accepts every current node family', () => {
+    for (const cacheNodeType of [
+      'cache.t4g.micro',
+      'cache.m7g.large',
+      'cache.r6gd.xlarge',
+      'cache.c7gn.16xlarge',
+    ]) {
+      expect(() => build({ cacheNodeType })).not.toThrow();
+    }
+  });
 });
 
 describe('a provider key encrypted with a customer-managed KMS key', () => {
@@ -134,12 +181,14 @@ describe('alarms', () => {
     expect(ids.map((id) => id.replace(/^AccessAlarms/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
       'AlertPublishFailed',
       'AuthorizerErrors',
+      'PlatformMisconfigured',
       'PlatformUnavailable',
       'RedisCpu',
       'RedisMemory',
       'ReporterErrors',
       'UsageDeadLetters',
       'UsageNotRecorded',
+      'UsageRejected',
     ]);
   });
 
