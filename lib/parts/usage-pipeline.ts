@@ -3,7 +3,7 @@ import { Rule, type Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
@@ -12,6 +12,7 @@ import { METRIC } from '../../lambdas/core/metric-names';
 import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
+import { tlsOnlyTopic } from './tls-only-topic';
 
 const REPORTER_TIMEOUT = Duration.seconds(60);
 const REPORTER_BATCHING_WINDOW = Duration.seconds(5);
@@ -41,7 +42,7 @@ export class UsagePipeline implements AccessPart {
 
   constructor(scope: Construct, props: UsagePipelineProps) {
     const { bindings } = props;
-    this.topic = props.topic ?? new Topic(scope, 'UsageTopic', { displayName: 'API usage to report', enforceSSL: true });
+    this.topic = props.topic ?? tlsOnlyTopic(scope, 'UsageTopic', { displayName: 'API usage to report' });
     this.deadLetterQueue = new Queue(scope, 'UsageDeadLetterQueue', {
       retentionPeriod: Duration.days(14),
       encryption: QueueEncryption.SQS_MANAGED,

@@ -118,16 +118,33 @@ describe('AccessDocs in the stack', () => {
 });
 
 describe('AccessDocs on a provider API', () => {
-  function providerStack(build: (api: RestApi) => void) {
+  function providerStack(build: (api: RestApi) => void, { docs }: { docs?: boolean } = { docs: true }) {
     const stack = new Stack(testApp(), 'Provider');
     const access = new ApiAccessAuthorizer(stack, 'Access', {
       serviceId: '1',
       platformCredential: new Secret(stack, 'Credential'),
+      docs,
     });
     const api = new RestApi(stack, 'Api');
     build(api);
     return { stack, access, api };
   }
+
+  it('is opt-in for a library user: no docs route, function or open method without docs: true', () => {
+    const { stack, access, api } = providerStack(
+      (api) => api.root.addProxy({ defaultIntegration: new MockIntegration() }),
+      {},
+    );
+    access.protect(api);
+    const provider = Template.fromStack(stack);
+    expect(exemptMethodIds(provider)).toEqual([]);
+    expect(
+      Object.keys(resourcesOfType(provider, 'AWS::Lambda::Function')).filter((id) => id.includes('Docs')),
+    ).toEqual([]);
+    expect(
+      Object.values(resourcesOfType(provider, 'AWS::ApiGateway::Resource')).map((r) => r.Properties.PathPart),
+    ).toEqual(['{proxy+}']);
+  });
 
   it('refuses an API that has its own /docs, naming the way out', () => {
     const { access, api } = providerStack((api) =>
