@@ -17,6 +17,7 @@ import {
   type CredentialMode,
   type FailureMode,
   integer,
+  knownFields,
   type LimitMode,
   type MappingRule,
   nonEmpty,
@@ -86,6 +87,23 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default 'user_key'
    */
   readonly credentialMode?: CredentialMode;
+  /**
+   * The header consumers send the user key in (`user_key` mode); API Gateway requires it before it calls
+   * the authorizer (the identity source follows). Matched case-insensitively. Providers moving from API
+   * Gateway API keys can keep `x-api-key`.
+   * @default 'apikey'
+   */
+  readonly credentialHeader?: string;
+  /**
+   * The header consumers send the application id in (`app_id` mode); the identity source follows.
+   * @default 'app_id'
+   */
+  readonly appIdHeader?: string;
+  /**
+   * The header consumers send the application key in (`app_id` mode).
+   * @default 'app_key'
+   */
+  readonly appKeyHeader?: string;
   /**
    * Which calls count on which metric.
    * @default none: every call counts 1 hit
@@ -228,8 +246,9 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
   /**
    * Interactive documentation on every protected RestApi, open to anyone: `GET /docs` (Swagger UI) and
    * `GET /docs/swagger.json` (Swagger 2.0: routes, the metric each counts, the credential scheme), served
-   * by a small Lambda. Turn it off when the API keeps its routes private or has its own `/docs`.
-   * @default true
+   * by a small Lambda. Opt-in: the routes publish the route list and the mapping rules, and they would take
+   * `/docs` from an `ANY /{proxy+}` backend. The repository's own stack turns them on.
+   * @default false
    */
   readonly docs?: boolean;
   /**
@@ -319,6 +338,7 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
   if (props.cacheEngine !== undefined) oneOf('cacheEngine', props.cacheEngine, Object.keys(CACHE_ENGINES));
   validateCacheLayout(props);
   if (props.redis) {
+    knownFields('redis', props.redis, REDIS_ENDPOINT_FIELDS);
     if (!props.vpc) throw new ConfigError('redis', 'needs the vpc it is reachable in (set the vpc prop too)');
     nonEmpty('redis.host', props.redis.host);
     integer('redis.port', props.redis.port ?? REDIS_PORT, 1, 65535);
@@ -342,6 +362,16 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
   }
 }
 
+/** The fields of ExistingRedisEndpoint: a misspelt one from JavaScript is refused, not dropped. */
+const REDIS_ENDPOINT_FIELDS = [
+  'host',
+  'port',
+  'tls',
+  'authSecret',
+  'securityGroup',
+  'mode',
+] as const satisfies readonly (keyof ExistingRedisEndpoint)[];
+
 /** Most nodes (primaries and replicas) one cluster-mode-enabled replication group may have. */
 const MAX_CLUSTER_NODES = 500;
 
@@ -359,6 +389,9 @@ function validateCacheLayout(props: ApiAccessAuthorizerProps): void {
     }
   } else if (serverlessLimits !== undefined) {
     throw new ConfigError('serverlessLimits', 'apply to a serverless cache: set redisServerless too');
+  }
+  if (serverlessLimits !== undefined) {
+    knownFields('serverlessLimits', serverlessLimits, Object.keys(SERVERLESS_LIMIT_BOUNDS));
   }
   for (const [limit, [min, max]] of Object.entries(SERVERLESS_LIMIT_BOUNDS)) {
     const value = serverlessLimits?.[limit as keyof ServerlessCacheLimits];

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -95,6 +96,14 @@ describe('settings it refuses', () => {
       { redisServerless: true, serverlessLimits: { maxEcpuPerSecond: 999 } },
       /serverlessLimits.maxEcpuPerSecond must be an integer from 1000 to 15000000/,
     ],
+    [
+      { redisServerless: true, serverlessLimits: { maxDataStorageGB: 10 } as never },
+      /serverlessLimits.maxDataStorageGB is not a known setting \(known: maxDataStorageGb, maxEcpuPerSecond\)/,
+    ],
+    [
+      { soap: { soapBackendUrl: 'https://soap.example.com', soapPth: '/quotes' } as never },
+      /soap.soapPth is not a known setting/,
+    ],
   ])('refuses %j with a message naming the setting', (props, message) => {
     expect(() => build(props)).toThrow(message);
   });
@@ -128,6 +137,34 @@ describe('settings it refuses', () => {
     ).toThrow(
       /vpc has no private subnets with egress .* must reach the platform \(https:\/\/su1\.3scale\.net\)/,
     );
+  });
+
+  it('refuses a misspelt field of the redis prop, naming it', () => {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const vpc = new Vpc(stack, 'Vpc');
+    expect(
+      () =>
+        new ApiAccessAuthorizer(stack, 'Access', {
+          serviceId: '1',
+          platformCredential: new Secret(stack, 'ProviderKey'),
+          vpc,
+          redis: {
+            host: 'redis.internal',
+            securityGroup: new SecurityGroup(stack, 'Redis', { vpc }),
+            tsl: false,
+          } as never,
+        }),
+    ).toThrow(/redis.tsl is not a known setting/);
+  });
+
+  it('puts the authorizer on the credential header the provider names (credentialHeader)', () => {
+    const { stack, access } = build({ credentialHeader: 'x-api-key' });
+    const api = new RestApi(stack, 'Api');
+    api.root.addMethod('GET', new MockIntegration());
+    access.protect(api);
+    Template.fromStack(stack).hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      IdentitySource: 'method.request.header.x-api-key',
+    });
   });
 
   it('accepts every current node family', () => {
