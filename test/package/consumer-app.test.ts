@@ -205,6 +205,8 @@ describe('the packed tarball', () => {
     expect(packedFiles).toEqual(
       expect.arrayContaining([
         'package.json',
+        'LICENSE',
+        'CHANGELOG.md',
         'dist/lib/index.js',
         'dist/lib/index.d.ts',
         'dist/bundles/authorizer/index.js',
