@@ -11,6 +11,7 @@ import { METRIC } from '../../lambdas/core/metric-names';
 import {
   DEFAULT_SOAP_PATH,
   parseSoapSettings,
+  SOAP_TUNING_SETTINGS,
   type SoapSettings,
   type SoapSettingsInput,
   soapSettingsToEnv,
@@ -39,10 +40,8 @@ const NO_AUTHORIZER_SEES_THE_BODY = `${DECIDES_ITSELF}; an authorizer never sees
 /** The fields of SoapRouteSettings: a misspelt one from JavaScript is refused, not dropped. */
 const SOAP_ROUTE_FIELDS = [
   'soapBackendUrl',
-  'soapNamespace',
-  'soapBackendTimeoutMs',
-  'soapMaxBodyBytes',
   'soapPath',
+  ...SOAP_TUNING_SETTINGS,
 ] as const satisfies readonly (keyof SoapRouteSettings)[];
 
 const LITERAL_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
