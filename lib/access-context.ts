@@ -5,32 +5,38 @@ import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/se
 import { SOAP_TUNING_SETTINGS } from '../lambdas/core/soap/settings';
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
-import type { ApiType } from './demo-http-api';
-import type { CacheEngine, ServerlessCacheLimits } from './parts/cache';
 import type { SoapRouteSettings } from './parts/soap';
 
-/** Context keys of the stack alone (its resources); the table's `cdk` settings are context keys too. */
-type StackContextKey =
-  | 'providerKeySecretArn'
-  | 'providerKeySecretKmsKeyArn'
-  | 'multiAz'
-  | 'natGateways'
-  | 'cacheNodeType'
-  | 'cacheEngine'
-  | 'redisShards'
-  | 'replicasPerShard'
-  | 'redisServerless'
-  | 'serverlessMaxStorageGb'
-  | 'serverlessMaxEcpuPerSecond'
-  | 'tracing'
-  | 'docs'
-  | 'webhooks'
-  | 'dashboard'
-  | 'alarmEmail'
-  | 'throttlingRateLimit'
-  | 'throttlingBurstLimit'
-  | 'apiType'
-  | SoapContextKey;
+/** How a context value is read: `-c` gives text, cdk.json gives JSON values; both are accepted. */
+type ContextKind = 'text' | 'wholeNumber' | 'flag' | 'object';
+
+/**
+ * The stack's own props (its resources) that are context keys too, under the same name, and how each is
+ * read; the table's `cdk` settings are context keys as well. An object prop takes JSON from `-c`.
+ */
+const STACK_CONTEXT = {
+  providerKeySecretArn: 'text',
+  providerKeySecretKmsKeyArn: 'text',
+  multiAz: 'flag',
+  natGateways: 'wholeNumber',
+  cacheNodeType: 'text',
+  cacheEngine: 'text',
+  redisShards: 'wholeNumber',
+  replicasPerShard: 'wholeNumber',
+  redisServerless: 'flag',
+  serverlessLimits: 'object',
+  tracing: 'flag',
+  docs: 'flag',
+  webhooks: 'flag',
+  dashboard: 'flag',
+  alarmEmail: 'text',
+  throttlingRateLimit: 'wholeNumber',
+  throttlingBurstLimit: 'wholeNumber',
+  apiType: 'text',
+} as const satisfies { readonly [K in keyof AccessManagementStackProps]?: ContextKind };
+
+/** Context keys of the stack alone (its resources). */
+type StackContextKey = keyof typeof STACK_CONTEXT | SoapContextKey;
 
 /** Context keys of the SOAP route: `soapBackendUrl` adds it, the others tune it. */
 type SoapContextKey = 'soapBackendUrl' | 'soapPath' | (typeof SOAP_TUNING_SETTINGS)[number];
@@ -108,15 +114,30 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     }),
   );
 
-  const serverlessLimits = (): ServerlessCacheLimits | undefined => {
-    const maxDataStorageGb = wholeNumber('serverlessMaxStorageGb');
-    const maxEcpuPerSecond = wholeNumber('serverlessMaxEcpuPerSecond');
-    if (maxDataStorageGb === undefined && maxEcpuPerSecond === undefined) return undefined;
-    return {
-      ...(maxDataStorageGb !== undefined && { maxDataStorageGb }),
-      ...(maxEcpuPerSecond !== undefined && { maxEcpuPerSecond }),
-    };
+  const object = (key: ContextKey): object | undefined => {
+    const value = read(key);
+    let parsed: unknown = value;
+    if (typeof value === 'string') {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        throw invalid(key, 'must be a JSON object', value);
+      }
+    }
+    if (parsed === undefined) return undefined;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw invalid(key, 'must be a JSON object', value);
+    }
+    return parsed;
   };
+  const readers = { text, wholeNumber, flag, object } satisfies Record<
+    ContextKind,
+    (key: ContextKey) => unknown
+  >;
+  const stackProps = Object.fromEntries(
+    Object.entries(STACK_CONTEXT).map(([key, kind]) => [key, readers[kind](key as ContextKey)]),
+  );
+
   /** The SOAP route when `soapBackendUrl` is given; its other keys alone are refused, not ignored. */
   const soapRoute = (): SoapRouteSettings | undefined => {
     const soapBackendUrl = text('soapBackendUrl');
@@ -149,25 +170,8 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
   }
   return {
     ...(settings as Partial<ApiAccessAuthorizerProps>),
+    ...(stackProps as Partial<AccessManagementStackProps>),
     serviceId,
-    providerKeySecretArn: text('providerKeySecretArn'),
-    providerKeySecretKmsKeyArn: text('providerKeySecretKmsKeyArn'),
-    multiAz: flag('multiAz'),
-    natGateways: wholeNumber('natGateways'),
-    cacheNodeType: text('cacheNodeType'),
-    cacheEngine: text('cacheEngine') as CacheEngine | undefined,
-    redisShards: wholeNumber('redisShards'),
-    replicasPerShard: wholeNumber('replicasPerShard'),
-    redisServerless: flag('redisServerless'),
-    serverlessLimits: serverlessLimits(),
-    tracing: flag('tracing'),
-    docs: flag('docs'),
-    webhooks: flag('webhooks'),
-    dashboard: flag('dashboard'),
-    alarmEmail: text('alarmEmail'),
-    throttlingRateLimit: wholeNumber('throttlingRateLimit'),
-    throttlingBurstLimit: wholeNumber('throttlingBurstLimit'),
-    apiType: text('apiType') as ApiType | undefined,
     soap: soapRoute(),
   };
 }

@@ -13,7 +13,7 @@ import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
@@ -23,6 +23,7 @@ import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 import { API_TYPES, type ApiType, demoHttpApi } from './demo-http-api';
+import { tlsOnlyTopic } from './parts/tls-only-topic';
 
 export interface AccessManagementStackProps
   extends StackProps,
@@ -53,6 +54,11 @@ export interface AccessManagementStackProps
    * @default no notification: the alarms show in the CloudWatch console
    */
   readonly alarmEmail?: string;
+  /**
+   * The interactive documentation routes (`GET /docs`): on in this stack, which serves the demo API.
+   * @default true
+   */
+  readonly docs?: boolean;
   /**
    * The demo API's type: `rest` (a RestApi) or `http` (an HttpApi on its `$default` stage; docs/http-api.md).
    * @default 'rest'
@@ -128,8 +134,10 @@ export class AccessManagementStack extends Stack {
     const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
 
     const platformCredential = this.platformCredential(props.providerKeySecretArn);
+    const docs = props.docs ?? true;
     this.access = new ApiAccessAuthorizer(this, 'Access', {
       ...props,
+      docs,
       platformCredential,
       platformCredentialKey: this.platformCredentialKey(props),
       alarmTopic: this.alarmTopic(props.alarmEmail),
@@ -156,7 +164,7 @@ export class AccessManagementStack extends Stack {
       api instanceof HttpApi ? `${api.apiEndpoint}${path}` : api.urlForPath(path);
 
     new CfnOutput(this, 'ApiUrl', { value: urlFor('/'), description: 'Base URL of the protected API' });
-    if (props.docs ?? true) {
+    if (docs) {
       new CfnOutput(this, 'DocsUrl', {
         value: urlFor(DOCS_PATH),
         description: 'Interactive documentation of the API (Swagger UI; the document is docs/swagger.json)',
@@ -216,10 +224,7 @@ export class AccessManagementStack extends Stack {
   /** A topic that mails every alarm and recovery to `email`, when one is given. */
   private alarmTopic(email: string | undefined): ITopic | undefined {
     if (email === undefined) return undefined;
-    const topic = new Topic(this, 'AlarmTopic', {
-      displayName: 'API access management alarms',
-      enforceSSL: true,
-    });
+    const topic = tlsOnlyTopic(this, 'AlarmTopic', { displayName: 'API access management alarms' });
     const subscription = topic.addSubscription(new EmailSubscription(emailAddress('alarmEmail', email)));
     NagSuppressions.addResourceSuppressions(subscription, [
       {

@@ -17,6 +17,7 @@ import {
   type CredentialMode,
   type FailureMode,
   integer,
+  knownFields,
   type LimitMode,
   type MappingRule,
   nonEmpty,
@@ -24,8 +25,14 @@ import {
   type PlatformAuthKind,
   REDIS_MODES,
 } from '../lambdas/core/config';
-import { type SettingNameIn, type SettingValues, settingNamesIn } from '../lambdas/core/settings';
+import {
+  DEFAULT_PLATFORM_URL,
+  type SettingNameIn,
+  type SettingValues,
+  settingNamesIn,
+} from '../lambdas/core/settings';
 import type { Throttles } from '../lambdas/core/throttles';
+import { cacheNodeTypeProblem } from './cache-node-types';
 import {
   CACHE_ENGINES,
   type CacheEngine,
@@ -80,6 +87,23 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default 'user_key'
    */
   readonly credentialMode?: CredentialMode;
+  /**
+   * The header consumers send the user key in (`user_key` mode); API Gateway requires it before it calls
+   * the authorizer (the identity source follows). Matched case-insensitively. Providers moving from API
+   * Gateway API keys can keep `x-api-key`.
+   * @default 'apikey'
+   */
+  readonly credentialHeader?: string;
+  /**
+   * The header consumers send the application id in (`app_id` mode); the identity source follows.
+   * @default 'app_id'
+   */
+  readonly appIdHeader?: string;
+  /**
+   * The header consumers send the application key in (`app_id` mode).
+   * @default 'app_key'
+   */
+  readonly appKeyHeader?: string;
   /**
    * Which calls count on which metric.
    * @default none: every call counts 1 hit
@@ -222,8 +246,9 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
   /**
    * Interactive documentation on every protected RestApi, open to anyone: `GET /docs` (Swagger UI) and
    * `GET /docs/swagger.json` (Swagger 2.0: routes, the metric each counts, the credential scheme), served
-   * by a small Lambda. Turn it off when the API keeps its routes private or has its own `/docs`.
-   * @default true
+   * by a small Lambda. Opt-in: the routes publish the route list and the mapping rules, and they would take
+   * `/docs` from an `ANY /{proxy+}` backend. The repository's own stack turns them on.
+   * @default false
    */
   readonly docs?: boolean;
   /**
@@ -271,7 +296,8 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
 
 export type { SoapRouteSettings } from './parts/soap';
 
-const CACHE_NODE_TYPE = /^cache\.[a-z0-9]+\.[a-z0-9]+$/;
+/** The hosted platform's admin portals (`<tenant>-admin.3scale.net`): they do not serve the Service Management API. */
+const ADMIN_PORTAL_HOST = /^[a-z0-9-]+-admin\.3scale\.net$/i;
 
 function wholeSeconds(setting: string, duration: Duration | undefined): number | undefined {
   if (duration === undefined) return undefined;
@@ -284,6 +310,18 @@ function wholeSeconds(setting: string, duration: Duration | undefined): number |
 
 /** The settings parseConfig does not know: the AWS resources, refused together where they conflict. */
 export function validateResourceProps(props: ApiAccessAuthorizerProps, config: AccessConfig): void {
+  if (!/^[0-9]+$/.test(config.serviceId)) {
+    throw new ConfigError(
+      'serviceId',
+      `must be the platform's numeric service id (the admin portal shows it on the API's overview, and in its Service Management API settings); got ${JSON.stringify(config.serviceId)}`,
+    );
+  }
+  if (ADMIN_PORTAL_HOST.test(new URL(config.platformUrl).hostname)) {
+    throw new ConfigError(
+      'platformUrl',
+      `is an admin portal (${config.platformUrl}), which does not answer authorize and report calls: give the Service Management API's host, ${DEFAULT_PLATFORM_URL} on the hosted platform (the default), or your own backend's URL`,
+    );
+  }
   if (!config.platformUrl.startsWith('https://')) {
     throw new ConfigError(
       'platformUrl',
@@ -294,15 +332,13 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
     if (props.vpc) throw new ConfigError('natGateways', 'applies to a new VPC, and the vpc prop is given');
     integer('natGateways', props.natGateways, 1, VPC_AZS);
   }
-  if (props.cacheNodeType !== undefined && !CACHE_NODE_TYPE.test(props.cacheNodeType)) {
-    throw new ConfigError(
-      'cacheNodeType',
-      `must be an ElastiCache node type such as cache.t4g.micro (got ${props.cacheNodeType})`,
-    );
-  }
+  const nodeTypeProblem =
+    props.cacheNodeType === undefined ? undefined : cacheNodeTypeProblem(props.cacheNodeType);
+  if (nodeTypeProblem !== undefined) throw new ConfigError('cacheNodeType', nodeTypeProblem);
   if (props.cacheEngine !== undefined) oneOf('cacheEngine', props.cacheEngine, Object.keys(CACHE_ENGINES));
   validateCacheLayout(props);
   if (props.redis) {
+    knownFields('redis', props.redis, REDIS_ENDPOINT_FIELDS);
     if (!props.vpc) throw new ConfigError('redis', 'needs the vpc it is reachable in (set the vpc prop too)');
     nonEmpty('redis.host', props.redis.host);
     integer('redis.port', props.redis.port ?? REDIS_PORT, 1, 65535);
@@ -326,6 +362,16 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
   }
 }
 
+/** The fields of ExistingRedisEndpoint: a misspelt one from JavaScript is refused, not dropped. */
+const REDIS_ENDPOINT_FIELDS = [
+  'host',
+  'port',
+  'tls',
+  'authSecret',
+  'securityGroup',
+  'mode',
+] as const satisfies readonly (keyof ExistingRedisEndpoint)[];
+
 /** Most nodes (primaries and replicas) one cluster-mode-enabled replication group may have. */
 const MAX_CLUSTER_NODES = 500;
 
@@ -343,6 +389,9 @@ function validateCacheLayout(props: ApiAccessAuthorizerProps): void {
     }
   } else if (serverlessLimits !== undefined) {
     throw new ConfigError('serverlessLimits', 'apply to a serverless cache: set redisServerless too');
+  }
+  if (serverlessLimits !== undefined) {
+    knownFields('serverlessLimits', serverlessLimits, Object.keys(SERVERLESS_LIMIT_BOUNDS));
   }
   for (const [limit, [min, max]] of Object.entries(SERVERLESS_LIMIT_BOUNDS)) {
     const value = serverlessLimits?.[limit as keyof ServerlessCacheLimits];

@@ -164,7 +164,7 @@ export class ApiAccessAuthorizer extends Construct {
       cache,
       usage,
       this.authorizerPart,
-      ...((props.docs ?? true) ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
+      ...(props.docs ? [new AccessDocs({ config: this.config, logRetention, tracing })] : []),
       ...(soap ? [soap] : []),
       ...(oauth ? [oauth] : []),
       ...(webhooks ? [webhooks] : []),

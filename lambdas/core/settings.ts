@@ -302,17 +302,17 @@ export const SETTINGS = {
   credentialHeader: header(
     {
       env: 'CREDENTIAL_HEADER',
-      sources: ['stackFile'],
+      sources: EVERYWHERE,
       description: 'the header carrying the user key; matched case-insensitively',
     },
     'apikey',
   ),
   appIdHeader: header(
-    { env: 'APP_ID_HEADER', sources: ['stackFile'], description: 'the header carrying the app id' },
+    { env: 'APP_ID_HEADER', sources: EVERYWHERE, description: 'the header carrying the app id' },
     'app_id',
   ),
   appKeyHeader: header(
-    { env: 'APP_KEY_HEADER', sources: ['stackFile'], description: 'the header carrying the app key' },
+    { env: 'APP_KEY_HEADER', sources: EVERYWHERE, description: 'the header carrying the app key' },
     'app_key',
   ),
   credentialLocation: choice(

@@ -1,5 +1,5 @@
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
@@ -7,6 +7,7 @@ import { type AccessConfig, ConfigError, ENV } from '../../lambdas/core/config';
 import { METRIC } from '../../lambdas/core/metric-names';
 import { accessMetric } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
+import { tlsOnlyTopic } from './tls-only-topic';
 
 export interface UsageAlertsProps {
   /** The validated settings: `alertLevels` (empty: no alerts) and `alertEmails`. */
@@ -50,8 +51,7 @@ export class UsageAlerts implements AccessPart {
   }
 
   private constructor(scope: Construct, props: UsageAlertsProps) {
-    this.topic =
-      props.topic ?? new Topic(scope, 'AlertsTopic', { displayName: 'API usage alerts', enforceSSL: true });
+    this.topic = props.topic ?? tlsOnlyTopic(scope, 'AlertsTopic', { displayName: 'API usage alerts' });
     for (const address of props.config.alertEmails) {
       const subscription = this.topic.addSubscription(new EmailSubscription(address));
       NagSuppressions.addResourceSuppressions(subscription, [

@@ -70,6 +70,13 @@ export class AuthorizerFunction implements AccessPart {
         threshold: 1,
       },
       {
+        id: 'PlatformMisconfigured',
+        description:
+          "The platform refused our configuration on a first call (a wrong provider key or service token, service id, or a mapping rule's metric it does not have): every such call is a 403 platform_misconfigured. The authorizer's log names the platform's error code; fix the setting it names.",
+        metric: accessMetric('authorizer', METRIC.platformMisconfigured),
+        threshold: 1,
+      },
+      {
         id: 'UsageNotRecorded',
         description:
           'Calls were allowed while neither Redis nor the platform could record their usage: that usage is lost to billing and limits. Check Redis and the platform.',

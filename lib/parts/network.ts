@@ -12,6 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { ConfigError } from '../../lambdas/core/validation';
 import type { FunctionNetwork } from '../access-function';
 import type { AccessPart, AlarmSpec } from './part';
 
@@ -51,6 +52,12 @@ export class AccessNetwork implements AccessPart {
     private readonly scope: Construct,
     props: AccessNetworkProps,
   ) {
+    if (props.vpc && !props.functionSubnets && props.vpc.privateSubnets.length === 0) {
+      throw new ConfigError(
+        'vpc',
+        `has no private subnets with egress (a route to a NAT gateway or instance): the functions run there and must reach the platform (${props.platformUrl}), SNS and Secrets Manager. Add such subnets, or name subnets with a route out in functionSubnets`,
+      );
+    }
     this.vpc = props.vpc ?? this.createVpc(props.natGateways, props.logRetention);
     this.functionSubnets = props.functionSubnets ?? { subnetType: SubnetType.PRIVATE_WITH_EGRESS };
     this.functionSecurityGroup = new SecurityGroup(scope, 'FunctionSecurityGroup', {

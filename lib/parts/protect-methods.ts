@@ -37,6 +37,11 @@ export class ProtectionLedger {
     return [...this.protectedMethods].filter((name) => ROUTE_NAME.test(name)).sort();
   }
 
+  /** Whether some method (a bare CfnMethod too) got the authorizer. */
+  public protectsAnyMethod(): boolean {
+    return this.protectedMethods.size > 0;
+  }
+
   /** Entries of unprotectedMethods that named no method: probably a misspelt path. */
   public unusedEntries(): string[] {
     return this.open.entries.filter((entry) => !this.usedEntries.has(entry));

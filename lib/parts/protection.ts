@@ -14,7 +14,7 @@ import {
   SpecRestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
-import type { AccessConfig } from '../../lambdas/core/config';
+import { type AccessConfig, ConfigError } from '../../lambdas/core/config';
 import {
   type AccessGatewayResponse,
   accessGatewayResponses,
@@ -44,6 +44,14 @@ export interface ProtectOptions {
    * @default the API root's defaultCorsPreflightOptions, if any
    */
   readonly cors?: CorsOptions;
+  /**
+   * Methods of an imported API (RestApi.fromRestApiId) that this app does not define, each `GET /orders`:
+   * you attach the authorizer to them yourself, with the protection's `authorizerId` (for example in the
+   * stack or OpenAPI definition that owns them). Naming them says an authorizer that guards no method of
+   * this app is meant; without them, protecting such an API fails synthesis.
+   * @default none: an imported API must have a method in this app
+   */
+  readonly methodsAttachedElsewhere?: readonly string[];
 }
 
 /** Name of the authorizer (and of its OpenAPI security scheme) in every protected API. */
@@ -179,6 +187,33 @@ export class ApiProtection extends Construct implements IAuthorizer {
     }
     Aspects.of(stage).add(new ProtectEveryMethod(this), { priority: AspectPriority.MUTATING });
     validateEntriesUsed(this, this.ledger, 'method', props.api);
+    if (kind === 'imported') this.requireAMethod(props.options.methodsAttachedElsewhere ?? []);
+  }
+
+  /**
+   * An imported API's methods are usually defined elsewhere, and CDK can only guard those this app creates:
+   * an authorizer attached to none of them would leave the whole API open while looking protected.
+   */
+  private requireAMethod(attachedElsewhere: readonly string[]): void {
+    const names = unprotectedMethods(attachedElsewhere, 'methodsAttachedElsewhere').entries;
+    const unnamed = names.find((entry) => !entry.includes(' '));
+    if (unnamed !== undefined) {
+      throw new ConfigError(
+        'methodsAttachedElsewhere',
+        `entries must each name a method and a resource path, such as GET /orders (got ${JSON.stringify(unnamed)})`,
+      );
+    }
+    if (names.length > 0) return;
+    this.node.addValidation({
+      validate: () =>
+        this.ledger.protectsAnyMethod()
+          ? []
+          : [
+              `${this.api.node.path} is imported and this app defines none of its methods, so its authorizer would guard nothing and every method would stay open. ` +
+                'Define the methods in this app (api.root.resourceForPath(...).addMethod(...)), or protect the construct that defines them; ' +
+                'if you attach the authorizer yourself (protection.authorizerId), list those methods in protect(api, { methodsAttachedElsewhere: ["GET /orders"] }).',
+            ],
+    });
   }
 
   /** The API Gateway authorizer of the methods CDK creates (created on first use for a SpecRestApi). */

@@ -6,11 +6,12 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ConfigError } from '../../lambdas/core/config';
+import { ConfigError, knownFields } from '../../lambdas/core/config';
 import { METRIC } from '../../lambdas/core/metric-names';
 import {
   DEFAULT_SOAP_PATH,
   parseSoapSettings,
+  SOAP_TUNING_SETTINGS,
   type SoapSettings,
   type SoapSettingsInput,
   soapSettingsToEnv,
@@ -36,10 +37,18 @@ const DECIDES_ITSELF =
   'SOAP access proxy: it reads the credential from the envelope and decides with the access core';
 const NO_AUTHORIZER_SEES_THE_BODY = `${DECIDES_ITSELF}; an authorizer never sees the request body the credential is in.`;
 
+/** The fields of SoapRouteSettings: a misspelt one from JavaScript is refused, not dropped. */
+const SOAP_ROUTE_FIELDS = [
+  'soapBackendUrl',
+  'soapPath',
+  ...SOAP_TUNING_SETTINGS,
+] as const satisfies readonly (keyof SoapRouteSettings)[];
+
 const LITERAL_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
 
 /** The settings validated for AWS: the backend over https only, the path literal. */
 export function soapRouteSettings(input: SoapRouteSettings): SoapSettings & { readonly soapPath: string } {
+  knownFields('soap', input, SOAP_ROUTE_FIELDS);
   const settings = parseSoapSettings(input);
   if (!settings.soapBackendUrl.startsWith('https://')) {
     throw new ConfigError(

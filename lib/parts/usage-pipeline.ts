@@ -3,14 +3,16 @@ import { Rule, type Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ALARM_PERIOD, sumOf } from './alarms';
+import { METRIC } from '../../lambdas/core/metric-names';
+import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
+import { tlsOnlyTopic } from './tls-only-topic';
 
 const REPORTER_TIMEOUT = Duration.seconds(60);
 const REPORTER_BATCHING_WINDOW = Duration.seconds(5);
@@ -40,8 +42,7 @@ export class UsagePipeline implements AccessPart {
 
   constructor(scope: Construct, props: UsagePipelineProps) {
     const { bindings } = props;
-    this.topic =
-      props.topic ?? new Topic(scope, 'UsageTopic', { displayName: 'API usage to report', enforceSSL: true });
+    this.topic = props.topic ?? tlsOnlyTopic(scope, 'UsageTopic', { displayName: 'API usage to report' });
     this.deadLetterQueue = new Queue(scope, 'UsageDeadLetterQueue', {
       retentionPeriod: Duration.days(14),
       encryption: QueueEncryption.SQS_MANAGED,
@@ -112,6 +113,13 @@ export class UsagePipeline implements AccessPart {
           this.reporterFunction.metricErrors({ period: ALARM_PERIOD }),
           this.sweepFunction.metricErrors({ period: ALARM_PERIOD }),
         ]),
+        threshold: 1,
+      },
+      {
+        id: 'UsageRejected',
+        description:
+          'The platform refused reported usage of a metric it does not have: that usage is kept aside in Redis and never reported, so it is lost to billing and limits. The reporter log names the metric: add it at the platform, or fix the mapping rule.',
+        metric: accessMetric('reporter', METRIC.usageRejected),
         threshold: 1,
       },
     ];

@@ -61,7 +61,12 @@ describe('context from `npx cdk deploy -c key=value`', () => {
       { serviceId: '1', redisServerless: 'true', redisShards: '2' },
       /redisServerless is true, so redisShards/,
     ],
-    [{ serviceId: '1', serverlessMaxStorageGb: '5' }, /serverlessLimits apply to a serverless cache/],
+    [
+      { serviceId: '1', serverlessLimits: '{"maxDataStorageGb":5}' },
+      /serverlessLimits apply to a serverless cache/,
+    ],
+    [{ serviceId: '1', serverlessLimits: '10' }, /Invalid context serverlessLimits: must be a JSON object/],
+    [{ serviceId: '1', credentialHeader: 'x api key' }, /credentialHeader/],
     [{ serviceId: '1', tracing: 'yes' }, /^Invalid context tracing: must be true or false/],
     [{ serviceId: '1', alarmEmail: 'ops' }, /alarmEmail must be an email address/],
     [
@@ -140,6 +145,30 @@ describe('app_id credential mode', () => {
   });
 });
 
+describe('credential headers from context', () => {
+  it('take -c credentialHeader=x-api-key as the identity source and the header the echo backend hides', () => {
+    const template = Template.fromStack(stackFromContext({ serviceId: '1', credentialHeader: 'x-api-key' }));
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      IdentitySource: 'method.request.header.x-api-key',
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CREDENTIAL_HEADER: 'x-api-key' }) },
+    });
+  });
+
+  it('take -c appIdHeader and appKeyHeader in app_id mode', () => {
+    const props = accessStackPropsFromContext(
+      testApp({
+        serviceId: '1',
+        credentialMode: 'app_id',
+        appIdHeader: 'x-app-id',
+        appKeyHeader: 'x-app-key',
+      }),
+    );
+    expect(props).toMatchObject({ appIdHeader: 'x-app-id', appKeyHeader: 'x-app-key' });
+  });
+});
+
 describe('single-node development setup (multiAz=false)', () => {
   const template = Template.fromStack(stackFromContext({ serviceId: '1', multiAz: 'false' }));
 
@@ -198,8 +227,7 @@ describe('operations settings from context', () => {
       testApp({
         serviceId: '1',
         redisServerless: 'true',
-        serverlessMaxStorageGb: '10',
-        serverlessMaxEcpuPerSecond: '20000',
+        serverlessLimits: '{"maxDataStorageGb":10,"maxEcpuPerSecond":20000}',
       }),
     );
     expect(serverless).toMatchObject({
@@ -216,7 +244,7 @@ describe('operations settings from context', () => {
       Endpoint: 'ops@example.com',
     });
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
     }

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -45,6 +46,24 @@ describe('settings it refuses', () => {
     ],
     [{ natGateways: 0 }, /natGateways must be an integer from 1 to 2/],
     [{ cacheNodeType: 't4g.micro' }, /cacheNodeType must be an ElastiCache node type/],
+    [
+      { cacheNodeType: 'cache.x9.large' },
+      /cacheNodeType must be an ElastiCache node type .* of a current family/,
+    ],
+    [
+      { cacheNodeType: 'cache.m3.large' },
+      /cacheNodeType must be an ElastiCache node type .* of a current family/,
+    ],
+    [
+      { cacheNodeType: 'cache.t4g.large' },
+      /cacheNodeType must be a size cache.t4g comes in \(micro, small, medium\)/,
+    ],
+    [{ serviceId: 'abc' }, /serviceId must be the platform's numeric service id .*got "abc"/],
+    [{ serviceId: 'my service' }, /serviceId must be the platform's numeric service id/],
+    [
+      { platformUrl: 'https://acme-admin.3scale.net/' },
+      /platformUrl is an admin portal .* give the Service Management API's host, https:\/\/su1\.3scale\.net/,
+    ],
     [{ cacheEngine: 'memcached' as never }, /cacheEngine must be one of redis, valkey/],
     [{ platformUrl: 'ftp://x' }, /platformUrl must use http or https/],
     [{ redisShards: 0 }, /redisShards must be an integer from 1 to 500/],
@@ -77,6 +96,14 @@ describe('settings it refuses', () => {
       { redisServerless: true, serverlessLimits: { maxEcpuPerSecond: 999 } },
       /serverlessLimits.maxEcpuPerSecond must be an integer from 1000 to 15000000/,
     ],
+    [
+      { redisServerless: true, serverlessLimits: { maxDataStorageGB: 10 } as never },
+      /serverlessLimits.maxDataStorageGB is not a known setting \(known: maxDataStorageGb, maxEcpuPerSecond\)/,
+    ],
+    [
+      { soap: { soapBackendUrl: 'https://soap.example.com', soapPth: '/quotes' } as never },
+      /soap.soapPth is not a known setting/,
+    ],
   ])('refuses %j with a message naming the setting', (props, message) => {
     expect(() => build(props)).toThrow(message);
   });
@@ -92,6 +119,63 @@ describe('settings it refuses', () => {
           natGateways: 1,
         }),
     ).toThrow(/natGateways applies to a new VPC, and the vpc prop is given/);
+  });
+
+  it('refuses a VPC whose subnets have no way out to the platform, naming the vpc setting', () => {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const isolated = new Vpc(stack, 'Vpc', {
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: SubnetType.PRIVATE_ISOLATED }],
+    });
+    expect(
+      () =>
+        new ApiAccessAuthorizer(stack, 'Access', {
+          serviceId: '1',
+          platformCredential: new Secret(stack, 'ProviderKey'),
+          vpc: isolated,
+        }),
+    ).toThrow(
+      /vpc has no private subnets with egress .* must reach the platform \(https:\/\/su1\.3scale\.net\)/,
+    );
+  });
+
+  it('refuses a misspelt field of the redis prop, naming it', () => {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const vpc = new Vpc(stack, 'Vpc');
+    expect(
+      () =>
+        new ApiAccessAuthorizer(stack, 'Access', {
+          serviceId: '1',
+          platformCredential: new Secret(stack, 'ProviderKey'),
+          vpc,
+          redis: {
+            host: 'redis.internal',
+            securityGroup: new SecurityGroup(stack, 'Redis', { vpc }),
+            tsl: false,
+          } as never,
+        }),
+    ).toThrow(/redis.tsl is not a known setting/);
+  });
+
+  it('puts the authorizer on the credential header the provider names (credentialHeader)', () => {
+    const { stack, access } = build({ credentialHeader: 'x-api-key' });
+    const api = new RestApi(stack, 'Api');
+    api.root.addMethod('GET', new MockIntegration());
+    access.protect(api);
+    Template.fromStack(stack).hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      IdentitySource: 'method.request.header.x-api-key',
+    });
+  });
+
+  it('accepts every current node family', () => {
+    for (const cacheNodeType of [
+      'cache.t4g.micro',
+      'cache.m7g.large',
+      'cache.r6gd.xlarge',
+      'cache.c7gn.16xlarge',
+    ]) {
+      expect(() => build({ cacheNodeType })).not.toThrow();
+    }
   });
 });
 
@@ -134,12 +218,14 @@ describe('alarms', () => {
     expect(ids.map((id) => id.replace(/^AccessAlarms/, '').replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
       'AlertPublishFailed',
       'AuthorizerErrors',
+      'PlatformMisconfigured',
       'PlatformUnavailable',
       'RedisCpu',
       'RedisMemory',
       'ReporterErrors',
       'UsageDeadLetters',
       'UsageNotRecorded',
+      'UsageRejected',
     ]);
   });
 

@@ -20,7 +20,7 @@ function providerStack(): { stack: Stack; api: RestApi; credential: Secret } {
 }
 
 function authorizerProps(credential: Secret): ApiAccessAuthorizerProps {
-  return { serviceId: '2555417735060', platformCredential: credential };
+  return { serviceId: '2555417735060', platformCredential: credential, docs: true };
 }
 
 describe('protecting a RestApi the provider already has', () => {

@@ -273,6 +273,35 @@ describe('an imported RestApi', () => {
   });
 });
 
+describe('an imported RestApi whose methods this app does not define', () => {
+  function protectedAlone(options?: ProtectOptions) {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const api = RestApi.fromRestApiId(stack, 'ExistingApi', 'a1b2c3d4e5');
+    accessIn(stack).protect(api, options);
+    return () => Template.fromStack(stack);
+  }
+
+  it('fails synthesis saying what to do: its authorizer would guard nothing', () => {
+    expect(protectedAlone()).toThrow(
+      /ProviderStack\/ExistingApi is imported and this app defines none of its methods, so its authorizer would guard nothing.*Define the methods in this app.*methodsAttachedElsewhere/,
+    );
+  });
+
+  it('synthesizes the authorizer when methodsAttachedElsewhere names the methods', () => {
+    const template = protectedAlone({ methodsAttachedElsewhere: ['GET /orders', 'POST /orders'] })();
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      RestApiId: 'a1b2c3d4e5',
+      Type: 'REQUEST',
+    });
+  });
+
+  it('refuses a methodsAttachedElsewhere entry without a resource path, naming the option', () => {
+    expect(() => protectedAlone({ methodsAttachedElsewhere: ['GET'] })).toThrow(
+      /methodsAttachedElsewhere entries must each name a method and a resource path, such as GET \/orders \(got "GET"\)/,
+    );
+  });
+});
+
 describe('a SpecRestApi', () => {
   const document = {
     openapi: '3.0.1',

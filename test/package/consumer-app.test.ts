@@ -205,6 +205,8 @@ describe('the packed tarball', () => {
     expect(packedFiles).toEqual(
       expect.arrayContaining([
         'package.json',
+        'LICENSE',
+        'CHANGELOG.md',
         'dist/lib/index.js',
         'dist/lib/index.d.ts',
         'dist/bundles/authorizer/index.js',
@@ -235,18 +237,10 @@ describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
     expect(() => readFileSync(path.join(nested, 'package.json'))).toThrow();
   });
 
-  it('puts every method of the app behind the authorizer', () => {
+  it('puts every method of the app behind the authorizer, and adds no open documentation route', () => {
     const [authorizer] = resourcesOf(consumer().template, 'AWS::ApiGateway::Authorizer');
     expect(authorizer?.[1].Properties).toMatchObject({ Type: 'REQUEST', AuthorizerResultTtlInSeconds: 0 });
-    // The interactive documentation is open by design (GET /docs and its files); every other method is not.
-    const documentation = ([, method]: (typeof all)[number]) =>
-      JSON.stringify(method.Properties.ResourceId).toLowerCase().includes('docs');
-    const all = resourcesOf(consumer().template, 'AWS::ApiGateway::Method');
-    const methods = all.filter((entry) => !documentation(entry));
-    expect(all.filter(documentation).map(([, method]) => method.Properties.AuthorizationType)).toEqual([
-      'NONE',
-      'NONE',
-    ]);
+    const methods = resourcesOf(consumer().template, 'AWS::ApiGateway::Method');
     expect(methods.length).toBeGreaterThan(0);
     for (const [, method] of methods) {
       expect(method.Properties).toMatchObject({
@@ -273,13 +267,38 @@ describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
         route.Properties.AuthorizationType === 'CUSTOM' ? route.Properties.AuthorizerId : 'NONE',
       ]),
     );
-    // The interactive documentation is open by design; every other route is not.
+    // Every route, and no open documentation route (docs are opt-in for a library user).
     expect(routes).toEqual({
       'GET /orders': { Ref: id },
       'POST /orders': { Ref: id },
-      'GET /docs': 'NONE',
-      'GET /docs/{file}': 'NONE',
     });
+  });
+
+  it('makes every topic TLS-only with a policy of its own', () => {
+    const topics = resourcesOf(consumer().template, 'AWS::SNS::Topic');
+    const policies = resourcesOf(consumer().template, 'AWS::SNS::TopicPolicy').map(([, policy]) => policy);
+    expect(topics.length).toBeGreaterThan(0);
+    for (const [id] of topics) {
+      const policy = policies.find((candidate) =>
+        JSON.stringify(candidate.Properties.Topics).includes(`"${id}"`),
+      );
+      expect(policy?.Properties.PolicyDocument).toMatchObject({
+        Statement: expect.arrayContaining([
+          expect.objectContaining({
+            Effect: 'Deny',
+            Action: 'sns:Publish',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      });
+    }
+  });
+
+  it('alarms on a platform that refuses the configuration and on usage it rejects', () => {
+    const metrics = resourcesOf(consumer().template, 'AWS::CloudWatch::Alarm').map(
+      ([, alarm]) => alarm.Properties.MetricName,
+    );
+    expect(metrics).toEqual(expect.arrayContaining(['PlatformMisconfigured', 'UsageRejected']));
   });
 
   it("deploys the package's prebuilt bundles as the functions' code", () => {
@@ -299,8 +318,8 @@ describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
       const key = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
       return readFileSync(path.join(consumer().directory, 'cdk.out', `asset.${key}`, 'index.js'));
     });
-    // The authorizer, the reporter, the sweep and the documentation.
-    expect(functions).toHaveLength(4);
+    // The authorizer, the reporter and the sweep (documentation is opt-in).
+    expect(functions).toHaveLength(3);
     expect(staged.some((code) => code.equals(bundled))).toBe(true);
   });
 });

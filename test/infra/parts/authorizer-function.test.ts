@@ -67,7 +67,7 @@ describe('AuthorizerFunction', () => {
     });
   });
 
-  it.each([METRIC.platformUnavailable, METRIC.usageNotRecorded])(
+  it.each([METRIC.platformUnavailable, METRIC.platformMisconfigured, METRIC.usageNotRecorded])(
     'alarms on every %s the authorizer publishes',
     (metricName) => {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {

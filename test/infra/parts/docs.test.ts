@@ -106,28 +106,43 @@ describe('AccessDocs in the stack', () => {
 
   it('is off with docs=false: no docs resource, function or output, and every method protected', () => {
     const off = Template.fromStack(stackFromContext({ serviceId: '2555417735060', docs: false }));
-    expect(exemptMethodIds(off)).toEqual([]);
-    expect(
-      Object.keys(resourcesOfType(off, 'AWS::Lambda::Function')).filter((id) => id.includes('Docs')),
-    ).toEqual([]);
-    expect(
-      Object.values(resourcesOfType(off, 'AWS::ApiGateway::Resource')).map((r) => r.Properties.PathPart),
-    ).not.toContain('docs');
+    expectNoDocumentation(off);
     expect(off.toJSON().Outputs.DocsUrl).toBeUndefined();
   });
 });
 
+/** No docs resource, no docs function, and no method left open. */
+function expectNoDocumentation(template: Template): void {
+  expect(exemptMethodIds(template)).toEqual([]);
+  expect(
+    Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) => id.includes('Docs')),
+  ).toEqual([]);
+  expect(
+    Object.values(resourcesOfType(template, 'AWS::ApiGateway::Resource')).map((r) => r.Properties.PathPart),
+  ).not.toContain('docs');
+}
+
 describe('AccessDocs on a provider API', () => {
-  function providerStack(build: (api: RestApi) => void) {
+  function providerStack(build: (api: RestApi) => void, { docs }: { docs?: boolean } = { docs: true }) {
     const stack = new Stack(testApp(), 'Provider');
     const access = new ApiAccessAuthorizer(stack, 'Access', {
       serviceId: '1',
       platformCredential: new Secret(stack, 'Credential'),
+      docs,
     });
     const api = new RestApi(stack, 'Api');
     build(api);
     return { stack, access, api };
   }
+
+  it('is opt-in for a library user: no docs route, function or open method without docs: true', () => {
+    const { stack, access, api } = providerStack(
+      (api) => api.root.addProxy({ defaultIntegration: new MockIntegration() }),
+      {},
+    );
+    access.protect(api);
+    expectNoDocumentation(Template.fromStack(stack));
+  });
 
   it('refuses an API that has its own /docs, naming the way out', () => {
     const { access, api } = providerStack((api) =>

@@ -2,6 +2,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
+import { METRIC, METRICS_NAMESPACE } from '../../../lambdas/core/observability';
+import { REPORTER_SERVICE_NAME } from '../../../lambdas/reporter/handler';
 import { AccessAlarms } from '../../../lib/parts/alarms';
 import { UsagePipeline } from '../../../lib/parts/usage-pipeline';
 import { logicalId } from '../fixtures';
@@ -72,6 +74,17 @@ describe('UsagePipeline', () => {
           }),
         ),
       ]),
+    });
+  });
+
+  it('alarms on every UsageRejected the reporter publishes: usage of a metric the platform does not have', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: METRICS_NAMESPACE,
+      MetricName: METRIC.usageRejected,
+      Dimensions: [{ Name: 'service', Value: REPORTER_SERVICE_NAME }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
     });
   });
 });

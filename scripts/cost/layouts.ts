@@ -1,0 +1,91 @@
+/**
+ * The layouts `npm run cost` prices, each a synthesized stack: the repository's stack as `npx cdk deploy`
+ * builds it by default, and the cheaper layouts docs/costs.md describes.
+ */
+import { App, Stack } from 'aws-cdk-lib';
+import {
+  InstanceType,
+  NatProvider,
+  NatTrafficDirection,
+  Peer,
+  Port,
+  SubnetType,
+  Vpc,
+} from 'aws-cdk-lib/aws-ec2';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { accessStackPropsFromContext } from '../../lib/access-context';
+import { AccessManagementStack } from '../../lib/access-stack';
+import { ApiAccessAuthorizer } from '../../lib/api-access-authorizer';
+
+const SERVICE_ID = '2555417735060';
+
+function app(context: Record<string, unknown> = {}): App {
+  return new App({ context: { 'aws:cdk:disable-asset-staging': true, serviceId: SERVICE_ID, ...context } });
+}
+
+/** The repository's stack from `-c` context, as `npx cdk deploy -c ...` builds it. */
+function fromContext(context: Record<string, unknown>): Stack {
+  const scope = app(context);
+  return new AccessManagementStack(scope, 'ApiAccessManagement', accessStackPropsFromContext(scope));
+}
+
+/** The construct in a VPC the provider built (or already has), with one development cache node. */
+function inProviderVpc(vpcOf: (stack: Stack) => Vpc): Stack {
+  const stack = new Stack(app(), 'ProviderStack');
+  new ApiAccessAuthorizer(stack, 'Access', {
+    serviceId: SERVICE_ID,
+    platformCredential: new Secret(stack, 'ProviderKey'),
+    vpc: vpcOf(stack),
+    multiAz: false,
+  });
+  return stack;
+}
+
+export const LAYOUTS = {
+  default: {
+    description: 'npx cdk deploy as it is: two NAT gateways, a Redis primary and replica, dashboard',
+    stack: () => fromContext({}),
+  },
+  'smallest-production': {
+    description:
+      'Valkey primary and replica in two AZs (failover kept), one NAT gateway, no dashboard (-c cacheEngine=valkey -c natGateways=1 -c dashboard=false)',
+    stack: () => fromContext({ cacheEngine: 'valkey', natGateways: '1', dashboard: 'false' }),
+  },
+  'nat-instance': {
+    description:
+      'development: a VPC with one t4g.nano NAT instance (NatProvider.instanceV2) instead of NAT gateways, one cache node',
+    stack: () =>
+      inProviderVpc((stack) => {
+        // Outbound only: the instance's default security group would admit the whole internet.
+        const nat = NatProvider.instanceV2({
+          instanceType: new InstanceType('t4g.nano'),
+          defaultAllowedTraffic: NatTrafficDirection.OUTBOUND_ONLY,
+        });
+        const vpc = new Vpc(stack, 'Vpc', {
+          maxAzs: 2,
+          natGateways: 1,
+          natGatewayProvider: nat,
+          subnetConfiguration: [
+            { name: 'public', subnetType: SubnetType.PUBLIC },
+            { name: 'functions', subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+          ],
+        });
+        nat.connections.allowFrom(Peer.ipv4(vpc.vpcCidrBlock), Port.tcp(443), 'HTTPS from the VPC');
+        return vpc;
+      }),
+  },
+  'own-vpc': {
+    description: "the provider's existing VPC (its NAT is paid already), one cache node",
+    stack: () =>
+      inProviderVpc(
+        (stack) =>
+          Vpc.fromVpcAttributes(stack, 'Vpc', {
+            vpcId: 'vpc-0123456789abcdef0',
+            availabilityZones: ['us-east-1a', 'us-east-1b'],
+            privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
+          }) as Vpc,
+      ),
+  },
+} as const satisfies Record<string, { description: string; stack: () => Stack }>;
+
+export type LayoutName = keyof typeof LAYOUTS;
