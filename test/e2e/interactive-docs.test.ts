@@ -35,6 +35,7 @@ describe('the demo stack: documentation and CORS', () => {
       `${stack.gateway.url}/docs`,
       `${stack.gateway.url}/appid/docs`,
       `${stack.gateway.url}/oauth-api/docs`,
+      `${stack.gateway.url}/http/prod/docs`,
     ]);
     for (const gateway of stack.gateways) {
       expect(lines).toContain(

@@ -102,6 +102,9 @@ beforeAll(async () => {
     logger,
     metrics,
   });
+  // The issued keys' budgets exist before the fuzz, as a deployment's regular callers' do: a made-up key
+  // may then meet the bound of platform calls for never-seen credentials, an issued one never does.
+  for (const app of [...fixture.active, ...fixture.suspended]) await authorizer(keyEvent(app.userKey));
 });
 
 afterAll(async () => {
@@ -159,7 +162,10 @@ async function fuzz(run: FuzzRun): Promise<{ tally: Map<string, number>; flaws: 
           expect(await callCounts(run.servers), why).toEqual(before);
           break;
         case 'unknown':
-          expect(answer.kind, why).toBe('unauthorized');
+          // A credential never seen is refused: by the platform (401), or at once past the bound of platform
+          // calls for never-seen credentials, which a fuzz at this speed passes (platform_busy).
+          if (answer.kind === 'deny') expect(answer.reason, why).toBe('platform_busy');
+          else expect(answer.kind, why).toBe('unauthorized');
           break;
         case 'known':
           expect(answer.kind, why).toBe('allow');
