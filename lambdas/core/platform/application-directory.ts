@@ -1,7 +1,8 @@
 /**
  * Names a user_key application for its usage alerts through the platform's Account Management API:
- * `GET /admin/api/applications/find.xml?user_key=...&access_token=...` answers the `<application>`
- * the key belongs to (id, name, state, user_account_id, plan...). Only configured when the provider
+ * `GET /admin/api/applications/find.xml?user_key=...&service_id=...&access_token=...` answers the
+ * `<application>` the key belongs to in the service (porta's `Cinstance#to_xml`: id, state,
+ * user_account_id, user_key, `<plan>` with its own name, then the application's `<name>`), 404 for none. Only configured when the provider
  * gives an admin access token; the answer is cached in the budget's slot so a busy application is
  * looked up once per TTL, not once per alert.
  *
@@ -30,8 +31,11 @@ export interface AdminApiSettings {
   readonly accessToken: string;
 }
 
-/** An application answer is a couple of kilobytes; `<application>` and its plan's children are 3 levels. */
-const APPLICATION_XML_BOUNDS = { maxDepth: 4, maxAttributes: 8, maxNamespaces: 4 } as const;
+/**
+ * An application answer is a couple of kilobytes, three levels deep (`<application>`, `<plan>`, the
+ * plan's fields); a little room for extra fields, and the exchange caps the body at 1 MiB.
+ */
+const APPLICATION_XML_BOUNDS = { maxDepth: 6, maxAttributes: 8, maxNamespaces: 4 } as const;
 /** Longest name or id kept: a longer one is cut, so an alert stays readable. */
 const MAX_NAME_CHARS = 200;
 export const LOOKUP_TIMEOUT_MS = 2_000;
@@ -61,6 +65,7 @@ export function parseApplicationXml(xml: string): ApplicationIdentity | undefine
 }
 
 export interface ApplicationDirectoryDeps {
+  readonly serviceId: string;
   readonly admin: AdminApiSettings;
   readonly redis: RedisConnection;
   readonly logger: LogPort;
@@ -113,6 +118,7 @@ export class ApplicationDirectory {
     const url = new URL(this.findUrl);
     url.searchParams.set('access_token', this.deps.admin.accessToken);
     url.searchParams.set('user_key', userKey);
+    url.searchParams.set('service_id', this.deps.serviceId);
     const result = await exchange(
       { method: 'GET', url, headers: { accept: 'application/xml' } },
       this.agent,
