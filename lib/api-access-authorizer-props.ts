@@ -264,6 +264,19 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly alertEmails?: readonly string[];
   /**
+   * The admin portal's origin (`https://<tenant>-admin.3scale.net`): with `adminTokenSecretArn`, the
+   * reporter asks its Account Management API (`applications/find`) which application a user key belongs to,
+   * so usage alerts carry the application's name (docs/alerts.md).
+   * @default none: alerts name a user_key application by the key's last four characters and its plan
+   */
+  readonly adminApiUrl?: string;
+  /**
+   * Secrets Manager ARN (complete, with its suffix) holding an Account Management API access token with
+   * read scope as its SecretString; only the reporter and the sweep may read it.
+   * @default none
+   */
+  readonly adminTokenSecretArn?: string;
+  /**
    * The topic usage alerts go to; only the reporter and the sweep may publish to it.
    * @default a new topic that accepts only TLS publishers (when `alertLevels` is not empty)
    */

@@ -118,6 +118,7 @@ const GATEWAY_ONLY_SETTINGS = [
   'routes',
   'providerKey',
   'serviceToken',
+  'adminAccessToken',
   'cors',
   'docs',
   'soapPath',
@@ -182,6 +183,24 @@ function platformCredential(
   );
 }
 
+/**
+ * The Account Management API token that names applications in usage alerts: the gateway's key, else
+ * the environment's, else, on the local platform (which takes the provider key as its access token),
+ * the service's provider key, so `npm start` names applications out of the box.
+ */
+function adminAccessTokenOf(
+  at: string,
+  fields: Fields,
+  service: ServiceConfig | undefined,
+  env: Env,
+): Pick<AccessConfigInput, 'adminAccessToken'> {
+  const token =
+    optionalNonEmpty(`${at}.adminAccessToken`, fields.adminAccessToken) ??
+    (env[LOCAL_SECRET_ENV.adminAccessToken] || undefined) ??
+    service?.providerKey;
+  return token === undefined ? {} : { adminAccessToken: token };
+}
+
 function gateway(
   at: string,
   value: unknown,
@@ -239,6 +258,7 @@ function gateway(
     serviceId,
     platformUrl: externalPlatform ? fields.platformUrl : undefined,
     ...platformCredential(at, fields, service, env),
+    ...adminAccessTokenOf(at, fields, service, env),
     credentialMode: fields.credentialMode ?? (service && CREDENTIAL_MODE_OF[service.authentication]),
     reportWindowSeconds: fields.reportWindowSeconds ?? LOCAL_REPORT_WINDOW_SECONDS,
   } as AccessConfigInput;
@@ -362,6 +382,7 @@ export function gatewayConfig(
     parseConfig({
       ...input,
       ...(!gateway.externalPlatform && { platformUrl: localPlatformUrl }),
+      ...(!gateway.externalPlatform && input.adminApiUrl === undefined && { adminApiUrl: localPlatformUrl }),
       ...(builtInIssuer && { oidcIssuer: localIssuerUrl }),
     }),
   );

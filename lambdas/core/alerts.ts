@@ -19,6 +19,7 @@ import { alertMarkKey, credentialKeys } from './keys';
 import { PUBLISH_TIMEOUT_MS, publishWithin } from './message';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from './observability';
 import { periodWindow } from './periods';
+import type { ApplicationDirectory, ApplicationIdentity } from './platform/application-directory';
 import type { MetricHierarchy, Period, UsageReport } from './platform/types';
 import type { RedisConnection } from './redis-client';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from './redis-client';
@@ -27,8 +28,17 @@ import type { ObserverVerdict, ResyncedUsage } from './reporting';
 /** The alert as published (the JSON body subscribers get). */
 export interface UsageAlert {
   readonly service: string;
-  /** The app id where the credential names it, else the credential id (a hash, never a key). */
+  /**
+   * The app id where the credential names it, else the application id the admin API found for the
+   * key, else the credential id (a hash, never a key).
+   */
   readonly application: string;
+  /** The application's name, when the admin API named it (user_key mode with an admin token). */
+  readonly applicationName?: string;
+  /** The developer account the application belongs to, when the admin API said. */
+  readonly account?: string;
+  /** User_key mode: the key's last four characters, as consoles show keys (`…a1b2`). */
+  readonly keyHint?: string;
   readonly plan: string;
   readonly metric: string;
   readonly period: Period;
@@ -58,19 +68,41 @@ const PERIOD_ADJECTIVE: Record<Period, string> = {
   eternity: 'all-time',
 };
 
-/** The sentence an e-mail subscriber reads. */
+/** Keys this short would be given away by their last four characters: they get no hint. */
+const MIN_HINTED_KEY_CHARS = 12;
+
+/** The last four characters of a user key, as consoles show keys; undefined for a key too short to hint. */
+export function keyHintOf(userKey: string): string | undefined {
+  return userKey.length < MIN_HINTED_KEY_CHARS ? undefined : `…${userKey.slice(-4)}`;
+}
+
+/** Who the alert is about, the most telling way the alert can say it. */
+function applicationLabel(alert: UsageAlert): string {
+  const account = alert.account === undefined ? '' : `, account ${alert.account}`;
+  if (alert.applicationName !== undefined) {
+    return `Application "${alert.applicationName}" (id ${alert.application}${account})`;
+  }
+  if (alert.keyHint !== undefined) {
+    return `The application with key ${alert.keyHint} (credential ${credentialIdPrefix(alert.application)})`;
+  }
+  return `Application ${alert.application}`;
+}
+
+/** The sentence an e-mail subscriber reads: who, what, how much, until when. */
 export function alertText(alert: UsageAlert): string {
-  const ends = alert.periodEnd === undefined ? '' : ` The period ends at ${alert.periodEnd}.`;
+  const ends =
+    alert.periodEnd === undefined ? ' The limit never resets.' : ` The period ends at ${alert.periodEnd}.`;
   const plan = alert.plan === '' ? '' : ` (plan ${alert.plan})`;
   return (
-    `Application ${alert.application} reached ${alert.level} % of its ${PERIOD_ADJECTIVE[alert.period]} ` +
+    `${applicationLabel(alert)} reached ${alert.level} % of its ${PERIOD_ADJECTIVE[alert.period]} ` +
     `${alert.metric} limit (${alert.current} of ${alert.max}) on service ${alert.service}${plan}.${ends}`
   );
 }
 
 /** One console line per alert (npm start): `alert <application> <metric> <period> <level>% <current>/<max>`. */
 export function alertLine(alert: UsageAlert): string {
-  return `alert ${alert.application} ${alert.metric} ${alert.period} ${alert.level}% ${alert.current}/${alert.max} (service ${alert.service})`;
+  const who = alert.applicationName ?? alert.keyHint ?? alert.application;
+  return `alert ${who} ${alert.metric} ${alert.period} ${alert.level}% ${alert.current}/${alert.max} (service ${alert.service})`;
 }
 
 /**
@@ -203,13 +235,34 @@ function refusedIn(
   return end === undefined || (refusal.at >= start && refusal.at < end);
 }
 
-/** The alerts a resynced credential's usage makes due, one per period instance at most. */
+/** How due alerts name the application (besides the app id an app_id credential carries). */
+function namingOf(resynced: ResyncedUsage, found: ApplicationIdentity | undefined) {
+  if (found !== undefined) {
+    return {
+      application: found.id,
+      applicationName: found.name,
+      ...(found.account !== undefined && { account: found.account }),
+    };
+  }
+  const keyHint = resynced.userKey === undefined ? undefined : keyHintOf(resynced.userKey);
+  return {
+    application: resynced.applicationId ?? resynced.credentialId,
+    ...(keyHint !== undefined && { keyHint }),
+  };
+}
+
+/**
+ * The alerts a resynced credential's usage makes due, one per period instance at most; `found` is the
+ * application the admin API named for a user key, if any.
+ */
 export function dueAlerts(
   serviceId: string,
   levels: readonly AlertLevel[],
   resynced: ResyncedUsage,
   pending: readonly UsageBucket[],
+  found?: ApplicationIdentity,
 ): DueAlert[] {
+  const naming = namingOf(resynced, found);
   const due: DueAlert[] = [];
   for (const instance of instancesOf(resynced, pending)) {
     const level = levelReached(levels, instance.current, instance.max);
@@ -223,7 +276,7 @@ export function dueAlerts(
       ...(ttlMs !== undefined && { ttlMs }),
       alert: {
         service: serviceId,
-        application: resynced.applicationId ?? resynced.credentialId,
+        ...naming,
         plan: resynced.status.plan ?? '',
         metric: instance.metric,
         period: instance.period,
@@ -391,6 +444,8 @@ export interface UsageAlertsDeps {
   readonly publisher: AlertPublisher;
   readonly logger: LogPort;
   readonly metrics: MetricsPort;
+  /** Names user_key applications through the admin API. Default: none (alerts carry the key hint). */
+  readonly directory?: ApplicationDirectory;
 }
 
 /** The mark TTL of an unsent alert being retried: one period past its end, from the alert itself. */
@@ -435,12 +490,32 @@ export class UsageAlerts {
       if (alert === undefined) continue;
       if (!(await this.send(credentialId, field, token, alert, ttlOfAlert(alert, resynced.now)))) owed = true;
     }
-    for (const due of dueAlerts(this.deps.serviceId, this.deps.levels, resynced, pending)) {
+    const { serviceId, levels } = this.deps;
+    const unnamed = dueAlerts(serviceId, levels, resynced, pending);
+    // Looked up only when an alert is due: most resyncs fire none.
+    const found = unnamed.length === 0 ? undefined : await this.applicationOf(resynced);
+    const dueNow = found === undefined ? unnamed : dueAlerts(serviceId, levels, resynced, pending, found);
+    for (const due of dueNow) {
       const token = randomUUID();
       if ((await this.marks.claim(credentialId, due, token)) !== 'claimed') continue;
       if (!(await this.send(credentialId, due.field, token, due.alert, due.ttlMs))) owed = true;
     }
     return owed ? 'retry' : undefined;
+  }
+
+  /** The application the admin API names for a user key; undefined without a directory or on any failure. */
+  private async applicationOf(resynced: ResyncedUsage): Promise<ApplicationIdentity | undefined> {
+    const { directory, logger } = this.deps;
+    if (directory === undefined || resynced.userKey === undefined) return undefined;
+    try {
+      return await directory.find(resynced.credentialId, resynced.userKey);
+    } catch (error) {
+      logger.warn('application lookup failed: the alert names the key hint', {
+        credential: credentialIdPrefix(resynced.credentialId),
+        error: errorMessage(error),
+      });
+      return undefined;
+    }
   }
 
   /** Publishes a claimed alert and settles its mark; false when it stays unsent for the retry. */

@@ -69,6 +69,8 @@ export interface RedisSettings {
 export type AccessConfig = SettingValues & {
   /** The provider key or service token given directly (local runs); never logged. */
   readonly platformCredential?: string;
+  /** The Account Management API access token, given directly (local runs) or read from its secret; never logged. */
+  readonly adminAccessToken?: string;
   readonly redis?: RedisSettings;
 };
 
@@ -77,6 +79,7 @@ export type AccessConfig = SettingValues & {
 export type AccessConfigInput = Partial<SettingValues> & {
   readonly serviceId: string;
   readonly platformCredential?: string;
+  readonly adminAccessToken?: string;
   readonly redis?: Partial<RedisSettings> & { readonly host: string };
 };
 
@@ -153,6 +156,9 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
     ...(input.platformCredential !== undefined && {
       platformCredential: nonEmpty('platformCredential', input.platformCredential),
     }),
+    ...(input.adminAccessToken !== undefined && {
+      adminAccessToken: nonEmpty('adminAccessToken', input.adminAccessToken),
+    }),
     ...(redis && { redis }),
   };
 }
@@ -173,6 +179,7 @@ export const ENV = {
 export const LOCAL_SECRET_ENV = {
   providerKey: 'THREESCALE_PROVIDER_KEY',
   serviceToken: 'THREESCALE_SERVICE_TOKEN',
+  adminAccessToken: 'THREESCALE_ADMIN_ACCESS_TOKEN',
   redisPassword: 'REDIS_PASSWORD',
 } as const;
 
@@ -227,6 +234,9 @@ export function configFromEnv(env: Env = process.env): AccessConfig {
     ...settings,
     serviceId: (settings.serviceId as string | undefined) ?? '',
     ...(localCredential && { platformCredential: localCredential }),
+    ...(env[LOCAL_SECRET_ENV.adminAccessToken] && {
+      adminAccessToken: env[LOCAL_SECRET_ENV.adminAccessToken],
+    }),
     ...(redisHost && {
       redis: defined({
         mode: (env[ENV.redisMode] || undefined) as RedisMode | undefined,

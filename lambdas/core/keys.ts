@@ -25,6 +25,8 @@
  *                     reporter takes it with the usage (a refusal counts as reaching 100 % for alerts)
  *   am:{id}:alerts    hash, usage alerts not yet published (alerts.ts): `<period>:<metric>:<period start>:<level>`
  *                     -> the alert as JSON, kept from its claim until SNS accepted it
+ *   am:{id}:appname   string, EX hours (user_key budgets with an admin token): the application the
+ *                     platform's admin API names for the key, JSON {id, name, account}, or `-` (unknown)
  *   am:{id}:alert:<period>:<metric>:<period start>:<level>
  *                     string, PX one period past the period's end: the alert of that level in that
  *                     period instance is `sending:<token>` (under a short lease), `out` (its publish
@@ -85,6 +87,11 @@ export function credentialKeys(credentialId: string): CredentialKeys {
 /** The mark of one usage alert (`<period>:<metric>:<period start>:<level>`, a field of the alerts hash). */
 export function alertMarkKey(credentialId: string, alert: string): string {
   return `${KEY_PREFIX}:{${credentialId}}:alert:${alert}`;
+}
+
+/** The application a user_key budget belongs to, as the admin API named it (platform/application-directory.ts). */
+export function applicationNameKey(credentialId: string): string {
+  return `${KEY_PREFIX}:{${credentialId}}:appname`;
 }
 
 /** SCAN pattern of the keys that mark unreported usage (braces are literal in Redis glob patterns). */

@@ -69,6 +69,8 @@ export interface ResyncedUsage {
   readonly inFlightBuckets: readonly UsageBucket[];
   /** The app id when the credential names its application (app_id mode); user keys do not. */
   readonly applicationId?: string;
+  /** User_key mode: the key, for an observer to name the application by (never logged or published). */
+  readonly userKey?: string;
   /** Limits refused calls hit since the last flush: each counts as reaching 100 %. */
   readonly refusals: readonly LimitRefusal[];
   /** The business clock when the answer came. */
@@ -346,6 +348,7 @@ export async function resyncCredential(
       inFlight: item.usage,
       inFlightBuckets: item.buckets,
       ...(item.credential.kind === 'app_id' && { applicationId: item.credential.appId }),
+      ...(item.credential.kind === 'user_key' && { userKey: item.credential.userKey }),
       refusals: item.refusals,
       now,
     });

@@ -42,7 +42,10 @@ export async function loadRuntime(
   const configured = configFromEnv(env);
   const logger = createLogger(serviceName);
   const metrics = createMetrics(serviceName);
-  const needsSecrets = configured.platformCredentialSecretArn || configured.redis?.authSecretArn;
+  // Only the reporter names applications in alerts: the authorizer never reads the admin token.
+  const adminTokenSecretArn = caller === 'reporter' ? configured.adminTokenSecretArn : undefined;
+  const needsSecrets =
+    configured.platformCredentialSecretArn || configured.redis?.authSecretArn || adminTokenSecretArn;
   // Loaded only when a secret is configured, and not at module init (a local run has none).
   const secrets = needsSecrets
     ? new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient({ maxAttempts: 2 })
@@ -62,7 +65,15 @@ export async function loadRuntime(
       secrets && configured.redis?.authSecretArn
         ? await readSecret(secrets, configured.redis.authSecretArn, ENV.redisAuthSecretArn)
         : undefined;
-    const config: AccessConfig = { ...configured, platformCredential };
+    const adminAccessToken =
+      secrets && adminTokenSecretArn
+        ? await readSecret(secrets, adminTokenSecretArn, ENV.adminTokenSecretArn)
+        : configured.adminAccessToken;
+    const config: AccessConfig = {
+      ...configured,
+      platformCredential,
+      ...(adminAccessToken !== undefined && { adminAccessToken }),
+    };
     return {
       config,
       ...(config.redis && {

@@ -519,6 +519,18 @@ export const SETTINGS = {
     env: 'ALERTS_TOPIC_ARN',
     description: 'the SNS topic usage alerts go to; without it the reporter sends none (AWS)',
   }),
+  adminApiUrl: optionalUrl({
+    env: 'ADMIN_API_URL',
+    sources: EVERYWHERE,
+    description:
+      "the admin portal's origin (Account Management API): with an admin token, usage alerts name user_key applications (docs/alerts.md)",
+  }),
+  adminTokenSecretArn: optional({
+    env: 'ADMIN_TOKEN_SECRET_ARN',
+    sources: ['cdk'],
+    description:
+      'Secrets Manager ARN holding an Account Management API access token (read) as its SecretString: the reporter names user_key applications in alerts (AWS)',
+  }),
 } as const;
 
 type Table = typeof SETTINGS;

@@ -15,6 +15,7 @@ import {
   type LogPort,
   type MetricsPort,
 } from '../core/observability';
+import { ApplicationDirectory } from '../core/platform/application-directory';
 import type { PlatformPort } from '../core/platform/types';
 import type { RedisConnection } from '../core/redis-client';
 import {
@@ -57,6 +58,15 @@ function reportingDeps(deps: ReporterDeps): ReportingDeps {
           publisher: alertPublisher,
           logger,
           metrics,
+          ...(config.adminApiUrl !== undefined &&
+            config.adminAccessToken !== undefined && {
+              directory: new ApplicationDirectory({
+                serviceId: config.serviceId,
+                admin: { url: config.adminApiUrl, accessToken: config.adminAccessToken },
+                redis,
+                logger,
+              }),
+            }),
         })
       : undefined;
   return {

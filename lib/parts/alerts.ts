@@ -1,4 +1,5 @@
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
@@ -58,9 +59,16 @@ export class UsageAlerts implements AccessPart {
         { id: 'Serverless-SNSRedrivePolicy', reason: NOTHING_TO_REPLAY },
       ]);
     }
+    // The admin token that names user_key applications in alerts: read by the publishers only.
+    const { adminTokenSecretArn } = props.config;
+    const adminToken =
+      adminTokenSecretArn === undefined
+        ? undefined
+        : Secret.fromSecretCompleteArn(scope, 'AdminAccessToken', adminTokenSecretArn);
     for (const fn of props.publishers) {
       fn.addEnvironment(ENV.alertsTopicArn, this.topic.topicArn);
       this.topic.grantPublish(fn);
+      adminToken?.grantRead(fn);
     }
     this.alarms = [
       {

@@ -1,8 +1,11 @@
 /**
  * The part of 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers) that
  * changes what the gateway enforces: suspend or resume an application, change its plan or its user key,
- * add or delete an app key, set a plan's limit. Authenticated by the provider key (`provider_key`, as
- * the real API takes it besides access tokens); answers in the API's XML. Each application change sends
+ * add or delete an app key, set a plan's limit; and find an application by its user key
+ * (`GET applications/find.xml?user_key=`, optionally narrowed by `service_id`, 404 when no application
+ * has the key, as porta's `Admin::Api::ApplicationsController#find`). Authenticated by the provider key,
+ * as `provider_key` or as the `access_token` the real API takes (the local platform has no access
+ * tokens: the provider key stands for one); answers in the API's XML. Each application change sends
  * the webhook the real platform sends for it; a limit change sends none (3scale has no such event).
  *
  * The local platform has no accounts: the `{account_id}` segment is taken as given. Applications, plans
@@ -29,6 +32,7 @@ export const ADMIN_PREFIX = '/admin/api/';
 const MAX_ADMIN_BODY_BYTES = 64 * 1024;
 const APPLICATION =
   /^accounts\/([^/]+)\/applications\/([^/]+?)(?:\/(suspend|resume|change_plan|keys)(?:\/([^/]+?))?)?\.xml$/;
+const FIND_APPLICATION = 'applications/find.xml';
 const LIMIT = /^application_plans\/([^/]+)\/metrics\/([^/]+)\/limits\/([^/]+?)\.xml$/;
 
 export type ApplicationChangeListener = (action: WebhookAction, eventXml: string) => void;
@@ -67,7 +71,7 @@ export function applicationView(service: Service, application: Application): App
 
 /** The services the provider key may manage; none answers 403 as the API does. */
 function servicesOf(model: PlatformModel, values: ParamHash): Service[] {
-  const providerKey = text(values, 'provider_key');
+  const providerKey = text(values, 'provider_key') ?? text(values, 'access_token');
   const services = [...model.services.values()].filter(
     (service) => providerKey !== undefined && service.providerKey === providerKey,
   );
@@ -79,6 +83,20 @@ function findApplication(services: readonly Service[], id: string) {
   for (const service of services) {
     const application = service.applications.get(id);
     if (application !== undefined) return { service, application };
+  }
+  throw new AdminError(404, 'Not found');
+}
+
+/** The application holding a user key, in the given service or any the provider key manages. */
+function findByUserKey(services: readonly Service[], values: ParamHash) {
+  const userKey = required(values, 'user_key');
+  const serviceId = text(values, 'service_id');
+  for (const service of services) {
+    if (service.authentication !== 'user_key' || (serviceId !== undefined && service.id !== serviceId))
+      continue;
+    for (const application of service.applications.values()) {
+      if (application.userKey === userKey) return { service, application };
+    }
   }
   throw new AdminError(404, 'Not found');
 }
@@ -171,6 +189,10 @@ export async function adminEndpoint(
   try {
     const values = await paramsOf(request);
     const services = servicesOf(model, values);
+    if (path === FIND_APPLICATION && method === 'GET') {
+      const { service, application } = findByUserKey(services, values);
+      return { status: 200, headers: {}, body: applicationAnswerXml(applicationView(service, application)) };
+    }
     const app = APPLICATION.exec(path);
     if (app !== null) {
       const { service, application } = findApplication(services, app[2] as string);

@@ -92,8 +92,10 @@ export interface ApplicationView {
 
 /**
  * The application as the platform writes it: `live` for an active application, `<user_key>` in user_key
- * services, `<application_id>` and `<keys>` in app_id services, and the plan it is on. The local platform
- * names plans and applications by their config names, which serve as their ids.
+ * services, `<application_id>` and `<keys>` in app_id services, the plan it is on, then its `<name>`
+ * (porta's `Cinstance#to_xml` writes the fields after the plan). The local platform names plans and
+ * applications by their config names, which serve as their ids and names; it has no accounts, so no
+ * `<user_account_id>`.
  */
 export function applicationXml(app: ApplicationView): string {
   const credential =
@@ -104,7 +106,7 @@ export function applicationXml(app: ApplicationView): string {
     `<application>${element('id', app.id)}${element('state', app.state === 'active' ? 'live' : 'suspended')}` +
     `${element('service_id', app.serviceId)}${credential}` +
     `<plan><id>${escapeXmlValue(app.plan)}</id>${element('name', app.plan)}<type>application_plan</type>` +
-    `${element('service_id', app.serviceId)}</plan></application>`
+    `${element('service_id', app.serviceId)}</plan>${element('name', app.id)}</application>`
   );
 }
 

@@ -110,6 +110,38 @@ describe('local stack file', () => {
     expect(stack.local).toEqual(LOCAL_DEFAULTS);
   });
 
+  it("names applications in alerts through the local platform's admin API, or the one the file names", () => {
+    const local = gatewayConfig(
+      parseStackFile(file(GATEWAY), {}).gateways[0] as never,
+      'http://127.0.0.1:9999',
+    );
+    expect(local).toMatchObject({ adminApiUrl: 'http://127.0.0.1:9999', adminAccessToken: 'pk-file' });
+    const external = parseStackFile(
+      {
+        gateway: {
+          ...GATEWAY,
+          platformUrl: 'http://127.0.0.1:7000/',
+          providerKey: 'pk',
+          adminApiUrl: 'https://acme-admin.example.com/',
+          adminAccessToken: 'admin-file',
+        },
+      },
+      {},
+    );
+    expect(gatewayConfig(external.gateways[0] as never, 'unused')).toMatchObject({
+      adminApiUrl: 'https://acme-admin.example.com',
+      adminAccessToken: 'admin-file',
+    });
+    const fromEnv = parseStackFile(
+      { gateway: { ...GATEWAY, platformUrl: 'http://127.0.0.1:7000/', providerKey: 'pk' } },
+      { THREESCALE_ADMIN_ACCESS_TOKEN: 'admin-env' },
+    );
+    expect(gatewayConfig(fromEnv.gateways[0] as never, 'unused')).toMatchObject({
+      adminAccessToken: 'admin-env',
+    });
+    expect(gatewayConfig(fromEnv.gateways[0] as never, 'unused').adminApiUrl).toBeUndefined();
+  });
+
   it('uses a platformUrl with the provider key from the file, else THREESCALE_PROVIDER_KEY, and starts no platform', () => {
     const external = { ...GATEWAY, platformUrl: 'http://127.0.0.1:7000/' };
     const fromFile = parseStackFile({ gateway: { ...external, serviceToken: 'st-file' } }, {});

@@ -100,6 +100,28 @@ describe('the stack with alerts off (-c alertLevels=[])', () => {
   });
 });
 
+describe('the stack with -c adminApiUrl and -c adminTokenSecretArn', () => {
+  it("gives the reporter the admin portal's URL and the secret's ARN, never a token", () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:admin-token-AbCdEf';
+    const template = Template.fromStack(
+      stackFromContext({
+        serviceId: '2555417735060',
+        adminApiUrl: 'https://acme-admin.3scale.net/',
+        adminTokenSecretArn: arn,
+      }),
+    );
+    const reporter = Object.values(resourcesOfType(template, 'AWS::Lambda::Function')).find(
+      (fn) => ENV.alertsTopicArn in ((fn.Properties.Environment as { Variables?: object })?.Variables ?? {}),
+    );
+    expect(
+      (reporter?.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables,
+    ).toMatchObject({
+      [ENV.adminApiUrl]: 'https://acme-admin.3scale.net',
+      [ENV.adminTokenSecretArn]: arn,
+    });
+  });
+});
+
 describe('the stack with -c dashboard=false', () => {
   it('has no dashboard and no dashboard output', () => {
     const template = Template.fromStack(stackFromContext({ serviceId: '2555417735060', dashboard: 'false' }));

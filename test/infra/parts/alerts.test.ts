@@ -30,6 +30,21 @@ function alertsPart(settings: Partial<AccessConfigInput> = {}, existingTopic = f
   return { stack, usage, part, template: Template.fromStack(stack) };
 }
 
+describe('UsageAlerts with an admin token secret', () => {
+  const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:admin-token-AbCdEf';
+  const { stack, usage, template } = alertsPart({ adminTokenSecretArn: arn });
+
+  it('lets only the publishers read it', () => {
+    const readers = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.PolicyDocument).includes(arn))
+      .flatMap((policy) => (policy.Properties.Roles as { Ref: string }[]).map((role) => role.Ref))
+      .sort();
+    const roleOf = (fn: typeof usage.reporterFunction) =>
+      stack.getLogicalId(fn.role?.node.defaultChild as never);
+    expect(readers).toEqual([roleOf(usage.reporterFunction), roleOf(usage.sweepFunction)].sort());
+  });
+});
+
 describe('UsageAlerts', () => {
   const { stack, usage, part, template } = alertsPart({
     alertEmails: ['ops@example.com', 'sales@example.com'],

@@ -1,9 +1,11 @@
 /** The alerts stage's pure parts: which alerts a resynced usage makes due, and how they are published. */
 import { describe, expect, it } from 'vitest';
 import {
+  alertLine,
   alertPublishInput,
   alertText,
   dueAlerts,
+  keyHintOf,
   levelReached,
   type UsageAlert,
 } from '../../../lambdas/core/alerts';
@@ -149,6 +151,39 @@ describe('dueAlerts', () => {
     );
     expect(due[0]?.alert.application).toBe('app-1');
   });
+
+  it('gives a user key budget the key hint, never the key, when no one named the application', () => {
+    const userKey = 'f3c8d1e9b27a4c6e8d0f1a2b3c4d9e7f';
+    const due = dueAlerts(SERVICE, levels, resynced([hourly('hits', 10, 9, END)], { userKey }), []);
+    expect(due[0]?.alert).toMatchObject({ application: ID, keyHint: '…9e7f', plan: 'Basic' });
+    expect(JSON.stringify(due)).not.toContain(userKey);
+  });
+
+  it('names the application the admin API found for the key, by its id and name', () => {
+    const due = dueAlerts(
+      SERVICE,
+      levels,
+      resynced([hourly('hits', 10, 9, END)], { userKey: 'f3c8d1e9b27a4c6e8d0f1a2b3c4d9e7f' }),
+      [],
+      { id: '1409618', name: 'Acme mobile', account: '2445581' },
+    );
+    expect(due[0]?.alert).toMatchObject({
+      application: '1409618',
+      applicationName: 'Acme mobile',
+      account: '2445581',
+    });
+    expect(due[0]?.alert.keyHint).toBeUndefined();
+  });
+});
+
+describe('keyHintOf', () => {
+  it('shows the last four characters of a key, as consoles do', () => {
+    expect(keyHintOf('0123456789abcdef')).toBe('…cdef');
+  });
+
+  it('gives no hint of a key so short the hint would give it away', () => {
+    expect(keyHintOf('abcdefgh')).toBeUndefined();
+  });
 });
 
 describe('the published alert', () => {
@@ -170,6 +205,27 @@ describe('the published alert', () => {
     expect(alertText(alert)).toBe(
       `Application app-1 reached 90 % of its hourly hits limit (90 of 100) on service ${SERVICE} (plan Basic). The period ends at 2030-01-01T11:00:00.000Z.`,
     );
+  });
+
+  it('names the application by its name, id and account when the admin API named it', () => {
+    const named = { ...alert, application: '1409618', applicationName: 'Acme mobile', account: '2445581' };
+    expect(alertText(named)).toBe(
+      `Application "Acme mobile" (id 1409618, account 2445581) reached 90 % of its hourly hits limit (90 of 100) on service ${SERVICE} (plan Basic). The period ends at 2030-01-01T11:00:00.000Z.`,
+    );
+    expect(alertLine(named)).toContain('alert Acme mobile hits hour 90% 90/100');
+  });
+
+  it('names a user key application by its key hint and credential prefix otherwise', () => {
+    const hinted = { ...alert, application: ID, keyHint: '…9e7f' };
+    expect(alertText(hinted)).toBe(
+      `The application with key …9e7f (credential aaaaaaaaaaaa) reached 90 % of its hourly hits limit (90 of 100) on service ${SERVICE} (plan Basic). The period ends at 2030-01-01T11:00:00.000Z.`,
+    );
+    expect(alertLine(hinted)).toContain('alert …9e7f hits hour');
+  });
+
+  it('says an all-time limit never resets', () => {
+    const { periodEnd: _, ...eternal } = { ...alert, period: 'eternity' as const };
+    expect(alertText(eternal)).toMatch(/all-time hits limit .* The limit never resets\.$/);
   });
 
   it('is JSON by default and text for e-mail, with level, metric and period as message attributes', () => {

@@ -263,7 +263,7 @@ describe('verify (with the resync)', () => {
     );
   });
 
-  it("shows the observer each known credential's fresh usage, with the usage in flight", async () => {
+  it("shows the observer each known credential's fresh usage, with the usage in flight and the key that names it", async () => {
     await pending('key-a', { get_word: 3 });
     await pending('key-x', { get_word: 1 });
     await pending('key-u', { get_word: 1 });
@@ -286,6 +286,7 @@ describe('verify (with the resync)', () => {
         }),
         inFlight: { get_word: 3 },
         inFlightBuckets: [bucketOf({ get_word: 3 })],
+        userKey: 'key-a',
         refusals: [],
         now: T0,
       },

@@ -46,6 +46,25 @@ describe('loadRuntime', () => {
     expect(secrets).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
   });
 
+  it('reads the admin token for the reporter only: the authorizer never does', async () => {
+    const ADMIN_SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:admin-AbCdEf';
+    secrets.on(GetSecretValueCommand, { SecretId: ADMIN_SECRET }).resolves({ SecretString: 'admin-token' });
+    const env = {
+      [ENV.serviceId]: 's1',
+      [ENV.platformCredentialSecretArn]: PLATFORM_SECRET,
+      [ENV.adminApiUrl]: 'https://acme-admin.3scale.net',
+      [ENV.adminTokenSecretArn]: ADMIN_SECRET,
+    };
+    const reporter = await loadRuntime('test', env, 'reporter');
+    started.push(reporter);
+    expect(reporter.config.adminAccessToken).toBe('admin-token');
+    const authorizer = await loadRuntime('test', env);
+    started.push(authorizer);
+    expect(authorizer.config.adminAccessToken).toBeUndefined();
+    expect(secrets).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: ADMIN_SECRET });
+    expect(secrets).toHaveReceivedCommandTimes(GetSecretValueCommand, 3);
+  });
+
   it('takes the provider key from the environment for local runs, without Secrets Manager', async () => {
     const runtime = await loadRuntime('test', {
       [ENV.serviceId]: 's1',

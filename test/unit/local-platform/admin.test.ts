@@ -144,6 +144,31 @@ describe('local platform admin API', () => {
     expect(received).toEqual([]);
   });
 
+  it('finds an application by its user key, with an access token, as applications/find.xml does', async () => {
+    await start();
+    const find = async (query: Record<string, string>) => {
+      const url = new URL('/admin/api/applications/find.xml', platform.url);
+      for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+      const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+      return { status: response.status, xml: parser.parse(await response.text()) };
+    };
+    const found = await find({ access_token: PK, user_key: 'uk-1' });
+    expect(found.status).toBe(200);
+    expect(found.xml.application).toMatchObject({
+      id: 'app-u',
+      name: 'app-u',
+      state: 'live',
+      service_id: 'svc-u',
+      user_key: 'uk-1',
+      plan: { name: 'Small' },
+    });
+    expect((await find({ access_token: PK, user_key: 'uk-1', service_id: 'svc-u' })).status).toBe(200);
+    expect((await find({ access_token: PK, user_key: 'uk-1', service_id: 'svc-a' })).status).toBe(404);
+    expect((await find({ access_token: PK, user_key: 'nope' })).status).toBe(404);
+    expect((await find({ access_token: 'wrong', user_key: 'uk-1' })).status).toBe(403);
+    expect((await find({ access_token: PK })).status).toBe(422);
+  });
+
   it('answers before a slow webhook receiver does', async () => {
     await start();
     holdMs = 1500;
