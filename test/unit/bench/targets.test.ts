@@ -218,30 +218,6 @@ describe('the flood of made-up keys', () => {
     });
     expect(target(201)?.pass).toBe(false);
   });
-
-  const floodRun = {
-    workload: 'flood-unknown-keys',
-    design: 'project',
-    calls: 10,
-    outcomes: { allow: 10 },
-    reportedUsage: { allowed: 11, reported: 11 },
-  };
-
-  it('is sound when every made-up key is refused, some at once, and the keys lasted', () => {
-    const refused = { [PLATFORM_BUSY]: 80, unauthorized: 20 };
-    expect(
-      soundnessProblems([{ ...floodRun, unknownKeyFlood: { outcomes: refused, ranOut: false } }]),
-    ).toEqual([]);
-    expect(
-      soundnessProblems([
-        { ...floodRun, unknownKeyFlood: { outcomes: { unauthorized: 99, allow: 1 }, ranOut: true } },
-      ]),
-    ).toEqual([
-      'flood-unknown-keys/project: made-up keys not refused (allow 1)',
-      'flood-unknown-keys/project: no made-up key was refused platform_busy',
-      'flood-unknown-keys/project: the made-up keys ran out before the calls beside them ended',
-    ]);
-  });
 });
 
 describe('soundnessProblems', () => {
@@ -255,6 +231,23 @@ describe('soundnessProblems', () => {
 
   it('finds nothing in a run where every call was allowed and reported', () => {
     expect(soundnessProblems([sound])).toEqual([]);
+  });
+
+  it('expects every made-up key of a flood beside the calls refused, some at once, and the keys to last', () => {
+    const floodRun = { ...sound, workload: 'flood-unknown-keys' };
+    const refused = { [PLATFORM_BUSY]: 80, unauthorized: 20 };
+    expect(
+      soundnessProblems([{ ...floodRun, unknownKeyFlood: { outcomes: refused, ranOut: false } }]),
+    ).toEqual([]);
+    expect(
+      soundnessProblems([
+        { ...floodRun, unknownKeyFlood: { outcomes: { unauthorized: 99, allow: 1 }, ranOut: true } },
+      ]),
+    ).toEqual([
+      'flood-unknown-keys/project: made-up keys not refused (allow 1)',
+      'flood-unknown-keys/project: no made-up key was refused platform_busy',
+      'flood-unknown-keys/project: the made-up keys ran out before the calls beside them ended',
+    ]);
   });
 
   it('names calls that were not allowed, with what they were', () => {
