@@ -2,10 +2,12 @@
  * The one concurrency driver, used unchanged for the project and for the baseline: `concurrency`
  * workers take the next call index until `total` calls are made; each call is timed on its own with
  * process.hrtime. Answers (and thrown errors: an authorizer's 401 is a throw) are classified after
- * the run, so classifying them costs the timed calls nothing.
+ * the run, so classifying them costs the timed calls nothing. A run given `stop` takes no further call once
+ * it is aborted (the calls under way finish): its figures then cover the calls it made.
  */
 
 export interface DriverRun<Outcome extends string> {
+  /** Calls made: `total`, or fewer when stopped. */
   readonly calls: number;
   readonly durationMs: number;
   /** Per-call latency in nanoseconds, in call-index order. */
@@ -18,6 +20,7 @@ export async function runConcurrently<Answer, Outcome extends string>(
   concurrency: number,
   call: (index: number) => Promise<Answer>,
   classify: (settled: PromiseSettledResult<Answer>, index: number) => Outcome,
+  stop?: AbortSignal,
 ): Promise<DriverRun<Outcome>> {
   if (!Number.isInteger(total) || total < 1)
     throw new RangeError(`total must be a positive integer: ${total}`);
@@ -28,7 +31,7 @@ export async function runConcurrently<Answer, Outcome extends string>(
   const settled = new Array<PromiseSettledResult<Answer>>(total);
   let next = 0;
   const worker = async () => {
-    while (next < total) {
+    while (next < total && !stop?.aborted) {
       const index = next++;
       const start = process.hrtime.bigint();
       try {
@@ -43,9 +46,9 @@ export async function runConcurrently<Answer, Outcome extends string>(
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
   const durationMs = Number(process.hrtime.bigint() - start) / 1e6;
   const outcomes: Partial<Record<Outcome, number>> = {};
-  settled.forEach((result, index) => {
+  settled.slice(0, next).forEach((result, index) => {
     const outcome = classify(result, index);
     outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   });
-  return { calls: total, durationMs, latenciesNs, outcomes };
+  return { calls: next, durationMs, latenciesNs: latenciesNs.subarray(0, next), outcomes };
 }

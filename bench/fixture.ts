@@ -77,12 +77,10 @@ export const MAPPING_RULES: readonly MappingRule[] = ENDPOINTS.map((endpoint) =>
   delta: 1,
 }));
 
-export function keyOf(
-  design: Design,
-  workload: WorkloadName,
-  phase: 'warmup' | 'measured',
-  n: number,
-): string {
+/** Warm-up and measured keys are the platform's applications; made-up keys were never issued. */
+export type KeyPhase = 'warmup' | 'measured' | 'made-up';
+
+export function keyOf(design: Design, workload: WorkloadName, phase: KeyPhase, n: number): string {
   return `${design}-${workload}-${phase}-${n}`;
 }
 

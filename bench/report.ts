@@ -18,7 +18,9 @@ export type WorkloadName =
   | 'hot-alerts-off'
   | 'hot-alerts-on'
   | 'throttled-serial'
-  | 'flood-over-limit';
+  | 'flood-over-limit'
+  | 'flood-unknown-keys'
+  | 'hot-without-flood';
 
 /** One primary of a cluster run: what it served and what that cost it. */
 export interface PrimaryFigures {
@@ -75,6 +77,23 @@ export interface WorkloadResult {
   readonly prime?: { readonly latencyMs: number; readonly platformCalls: number };
   /** Cluster workloads, project design: each primary's part. */
   readonly primaries?: readonly PrimaryFigures[];
+  /** flood-unknown-keys: the made-up keys called beside the measured calls. */
+  readonly unknownKeyFlood?: UnknownKeyFloodFigures;
+}
+
+export interface UnknownKeyFloodFigures {
+  /** Made-up keys the run had; each is called at most once. */
+  readonly keys: number;
+  readonly calls: number;
+  readonly callers: number;
+  /** By reason: `deny platform_busy` for the calls refused at once. */
+  readonly outcomes: Readonly<Partial<Record<string, number>>>;
+  /** Counted at the local platform while the flood ran. */
+  readonly platformCalls: PlatformCalls;
+  /** Distinct seconds (epoch, the first-call bound's own) the flood's chunks touched. */
+  readonly gateSeconds: number;
+  /** Every key was used: calls beside the flood may have gone on without it. */
+  readonly ranOut: boolean;
 }
 
 export interface PlatformCalls {
@@ -336,6 +355,19 @@ export function hotKeyLines(workloads: readonly WorkloadResult[]): string[] {
     ]);
 }
 
+/** The made-up keys called beside a workload: their answers and the platform calls they made. */
+export function unknownKeyFloodLines(workloads: readonly WorkloadResult[]): string[] {
+  return workloads.flatMap(({ workload, design, unknownKeyFlood: flood }) =>
+    flood
+      ? [
+          `- Made-up keys beside ${workload}, ${design}: ${number(flood.calls)} calls of ${number(flood.keys)} keys ` +
+            `(${flood.callers} callers): ${outcomesText(flood.outcomes)}; ${number(flood.platformCalls.total)} ` +
+            `platform calls over ${flood.gateSeconds} s (${number(flood.platformCalls.total / flood.gateSeconds, 1)} per second)`,
+        ]
+      : [],
+  );
+}
+
 export function machineLine(machine: Machine): string {
   return (
     `${machine.cpuModel} x ${machine.cpuCount}, ${machine.memoryGiB} GiB, ${machine.os}, ` +
@@ -358,6 +390,7 @@ export function formatReport(report: BenchReport): string {
     '',
     ...primaryTable(report.workloads),
     ...hotKeyLines(report.workloads),
+    ...unknownKeyFloodLines(report.workloads),
     '',
     bundleTable(report.bundles),
     '',

@@ -51,6 +51,7 @@ import {
   benchPlatformConfig,
   type Call,
   httpV2AuthorizerEvent,
+  type KeyPhase,
   keyOf,
   MAPPING_RULES,
   soapProxyEvent,
@@ -71,10 +72,18 @@ import {
 } from './report';
 import { createSnsClientWithLatency } from './sns-client';
 import { summarizeLatencies, throughput } from './stats';
-import { Tally } from './tally';
-import { comparisonTargets, evaluateComparisons, evaluateTargets, soundnessProblems } from './targets';
+import { addPlatformCalls, NO_PLATFORM_CALLS, Tally } from './tally';
+import {
+  comparisonTargets,
+  evaluateComparisons,
+  evaluateTargets,
+  PLATFORM_BUSY,
+  secondsTouched,
+  soundnessProblems,
+} from './targets';
 import { startTokenIssuer, type TokenIssuer } from './token-issuer';
 import {
+  FLOOD_UNSEEN_CALLS_PER_SECOND,
   GROUP_ROUNDS,
   interleavedChunks,
   REFUSED_WORKLOADS,
@@ -477,22 +486,44 @@ function outcomeOf(settled: PromiseSettledResult<APIGatewayAuthorizerResult>, me
   }
 }
 
-/** `count` calls of `caller` from call `from` on, `concurrency` at a time. */
-function drive(caller: Caller, from: number, count: number, concurrency: number) {
+/** `count` calls of `caller` from call `from` on, `concurrency` at a time, until `stop` if given. */
+function drive(caller: Caller, from: number, count: number, concurrency: number, stop?: AbortSignal) {
   return runConcurrently(
     count,
     concurrency,
     (i) => caller.send(from + i),
     (settled, i) => caller.outcome(settled, from + i),
+    stop,
   );
 }
 
-function keysOf(
-  design: Design,
-  workload: WorkloadName,
-  phase: 'warmup' | 'measured',
-  count: number,
-): string[] {
+/** A flood's answers by reason: a Deny names why (`platform_busy`, an invalid credential), so they count apart. */
+function byReason(caller: Caller): Caller {
+  return {
+    send: caller.send,
+    outcome: (settled, i) => {
+      const outcome = caller.outcome(settled, i);
+      if (outcome !== 'explicit_deny' || settled.status !== 'fulfilled') return outcome;
+      const reason = (settled.value as APIGatewayAuthorizerResult).context?.reason;
+      return `deny ${String(reason)}`;
+    },
+  };
+}
+
+/** The made-up keys of a workload's flood, called beside its measured calls: what they made so far. */
+interface FloodUnderWay {
+  readonly caller: Caller;
+  readonly keys: number;
+  readonly callers: number;
+  made: number;
+  readonly outcomes: Record<string, number>;
+  platformCalls: PlatformCalls;
+  ranOut: boolean;
+  /** When each of its chunks started and ended (epoch ms, the clock the first-call bound counts by). */
+  readonly spansMs: Array<readonly [number, number]>;
+}
+
+function keysOf(design: Design, workload: WorkloadName, phase: KeyPhase, count: number): string[] {
   return Array.from({ length: count }, (_, n) => keyOf(design, workload, phase, n));
 }
 
@@ -506,6 +537,7 @@ interface Prepared {
   readonly caller: Caller;
   readonly placement?: Awaited<ReturnType<typeof primaryOfKeys>>;
   readonly prime?: WorkloadResult['prime'];
+  readonly flood?: FloodUnderWay;
   /** Allowed calls of the workload's keys before its measured ones (the priming call). */
   readonly allowedBefore: number;
   /** The start of the priming call: the span the key's report windows cover starts here. */
@@ -521,8 +553,9 @@ async function prepare(
   system: System,
   workload: WorkloadName,
   spec: Workload,
-  size: WorkloadSize,
+  quick: boolean,
 ): Promise<Prepared> {
+  const size = quick ? spec.quick : spec.full;
   const { design } = system;
   const warmup = traffic(
     keysOf(design, workload, 'warmup', size.warmupKeys),
@@ -549,6 +582,21 @@ async function prepare(
     };
     allowedBefore = primed.outcomes.allow ?? 0;
   }
+  let flood: FloodUnderWay | undefined;
+  if (spec.unknownKeyFlood) {
+    const keys = spec.unknownKeyFlood.keys[quick ? 'quick' : 'full'];
+    const madeUp = traffic(keysOf(design, workload, 'made-up', keys), 1, keys);
+    flood = {
+      caller: byReason(await system.caller(madeUp)),
+      keys,
+      callers: spec.unknownKeyFlood.callers,
+      made: 0,
+      outcomes: {},
+      platformCalls: NO_PLATFORM_CALLS,
+      ranOut: false,
+      spansMs: [],
+    };
+  }
   return {
     workload,
     spec,
@@ -558,6 +606,7 @@ async function prepare(
     caller,
     ...(placement && { placement }),
     ...(prime && { prime }),
+    ...(flood && { flood }),
     allowedBefore,
     spanStart,
     spanEnd: spanStart,
@@ -573,17 +622,24 @@ async function measureChunk(
   from: number,
   count: number,
 ): Promise<void> {
-  const { system, caller, spec } = prepared;
+  const { system, caller, spec, flood } = prepared;
   const statsBefore = await snapshot(redis);
   const sentBefore = system.redisCommandsSent();
   const platformBefore = platformCalls(servers);
   const publishedBefore = servers.sns.stats().published;
   const cpuBefore = process.cpuUsage();
+  const flooding = flood && floodBeside(flood);
   const run = await drive(caller, from, count, spec.concurrency);
+  await flooding?.stop();
   const cpu = process.cpuUsage(cpuBefore);
   prepared.spanEnd = process.hrtime.bigint();
   const sent = system.redisCommandsSent() - sentBefore;
   const platformAfter = platformCalls(servers);
+  if (flood)
+    flood.platformCalls = addPlatformCalls(
+      flood.platformCalls,
+      platformCallsBetween(platformBefore, platformAfter),
+    );
   const published = servers.sns.stats().published - publishedBefore;
   const perPrimary = primaryDeltas(statsBefore, await snapshot(redis));
 
@@ -610,8 +666,33 @@ async function measureChunk(
   });
 }
 
+/**
+ * Starts the flood's next made-up keys; `stop` ends it once the calls beside it are done. Its platform
+ * calls are those of the chunk: the hot key beside it is cached and its reports are held until the flush.
+ */
+function floodBeside(flood: FloodUnderWay): { stop(): Promise<void> } {
+  const stopping = new AbortController();
+  const startMs = Date.now();
+  const remaining = flood.keys - flood.made;
+  const run =
+    remaining > 0 ? drive(flood.caller, flood.made, remaining, flood.callers, stopping.signal) : undefined;
+  return {
+    async stop() {
+      stopping.abort();
+      const made = await run;
+      flood.spansMs.push([startMs, Date.now()]);
+      flood.made += made?.calls ?? 0;
+      for (const [outcome, n] of Object.entries(made?.outcomes ?? {})) {
+        flood.outcomes[outcome] = (flood.outcomes[outcome] ?? 0) + (n ?? 0);
+      }
+      // Every key used: the calls beside it may have gone on without a flood.
+      flood.ranOut = flood.made >= flood.keys;
+    },
+  };
+}
+
 function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): WorkloadResult {
-  const { workload, system, size, spec, load, tally, placement, prime } = prepared;
+  const { workload, system, size, spec, load, tally, placement, prime, flood } = prepared;
   if (!tally.complete) throw new Error(`bench: ${workload}/${system.design} left calls unmeasured`);
   const calls = tally.calls;
   const roundThroughputs = tally.chunkThroughputs;
@@ -664,6 +745,17 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
     reportedUsage: { allowed: prepared.allowedBefore + (tally.outcomes.allow ?? 0), reported },
     ...(prime && { prime }),
     ...(primaries && { primaries }),
+    ...(flood && {
+      unknownKeyFlood: {
+        keys: flood.keys,
+        calls: flood.made,
+        callers: flood.callers,
+        outcomes: flood.outcomes,
+        platformCalls: flood.platformCalls,
+        gateSeconds: secondsTouched(flood.spansMs),
+        ranOut: flood.ranOut,
+      },
+    }),
   };
 }
 
@@ -789,7 +881,7 @@ async function runOn(
       for (const { workload, design } of group) {
         const spec = WORKLOADS[workload];
         const system = systemFor(design, spec.setup);
-        prepared.push(await prepare(redis, servers, system, workload, spec, quick ? spec.quick : spec.full));
+        prepared.push(await prepare(redis, servers, system, workload, spec, quick));
       }
       const { group: groupName } = WORKLOADS[(group[0] as Run).workload];
       const rounds = groupName === undefined ? 1 : GROUP_ROUNDS[groupName][quick ? 'quick' : 'full'];
@@ -897,6 +989,7 @@ async function main(): Promise<number> {
     const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
     const spreadCluster = find('spread-cluster', 'project');
     const flood = find('flood-over-limit', 'project');
+    const unknownKeyFlood = find('flood-unknown-keys', 'project')?.unknownKeyFlood;
     const comparisons = evaluateComparisons((workload) => {
       const result = find(workload as WorkloadName, 'project');
       return (
@@ -942,6 +1035,15 @@ async function main(): Promise<number> {
         flood: {
           sentPerCall: flood.redis.sentPerAuthorization,
           executedPerCall: flood.redis.executedPerAuthorization,
+        },
+      }),
+      ...(unknownKeyFlood && {
+        unknownKeyFlood: {
+          bound: FLOOD_UNSEEN_CALLS_PER_SECOND,
+          platformCalls: unknownKeyFlood.platformCalls.total,
+          gateSeconds: unknownKeyFlood.gateSeconds,
+          calls: unknownKeyFlood.calls,
+          platformBusy: unknownKeyFlood.outcomes[PLATFORM_BUSY] ?? 0,
         },
       }),
       ...(spreadCluster?.primaries && {

@@ -35,6 +35,11 @@ export const LIMITS = {
   floodRedisCommandsPerCall: 0.01,
   /** A refused flood: its throughput at least this many times the hot key's allowed calls (issue 23). */
   floodThroughputSpeedUp: 3,
+  /**
+   * The hot key's p50 while made-up keys flood, as a multiple of its p50 alone (issue 23): the flood's 32
+   * callers share the hot key's process, event loop and Redis connection here (docs/performance.md).
+   */
+  unknownFloodHotP50Ratio: 4,
 } as const;
 
 /**
@@ -45,6 +50,33 @@ export const LIMITS = {
 export function windowsSpanned(spanMs: number, windowSeconds: number, calls: number): number {
   if (windowSeconds === 0) return calls;
   return Math.floor(spanMs / (windowSeconds * 1000)) + 1;
+}
+
+/**
+ * The distinct seconds (epoch seconds, the clock the first-call bound counts by) that spans of epoch ms
+ * touch: a span from 1,999 to 2,001 ms touches two. Spans may share a second; it counts once.
+ */
+export function secondsTouched(spansMs: ReadonlyArray<readonly [number, number]>): number {
+  const seconds = new Set<number>();
+  for (const [startMs, endMs] of spansMs) {
+    if (endMs < startMs) throw new RangeError(`a span ends before it starts: ${startMs} .. ${endMs}`);
+    for (let second = Math.floor(startMs / 1000); second <= Math.floor(endMs / 1000); second++) {
+      seconds.add(second);
+    }
+  }
+  return seconds.size;
+}
+
+/** A flood of made-up keys against the bound on platform calls for credentials never seen. */
+export interface UnknownKeyFloodTargetFigures {
+  /** `unseenCredentialCallsPerSecond` of the run. */
+  readonly bound: number;
+  /** Counted at the local platform while the flood ran. */
+  readonly platformCalls: number;
+  /** Seconds of the bound's clock the flood touched (`secondsTouched`). */
+  readonly gateSeconds: number;
+  readonly calls: number;
+  readonly platformBusy: number;
 }
 
 export interface HotKeyFigures {
@@ -83,6 +115,7 @@ export interface TargetInputs {
   readonly authorizationsPerPrimary?: readonly number[];
   /** flood-over-limit: Redis commands per refused call, sent by the client and run at the server. */
   readonly flood?: { readonly sentPerCall: number; readonly executedPerCall: number };
+  readonly unknownKeyFlood?: UnknownKeyFloodTargetFigures;
 }
 
 /** The largest distance of a primary's share from an even split, as a fraction of the even share. */
@@ -109,6 +142,7 @@ export function evaluateTargets({
   bundle,
   authorizationsPerPrimary,
   flood,
+  unknownKeyFlood,
 }: TargetInputs): TargetResult[] {
   return [
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
@@ -140,7 +174,24 @@ export function evaluateTargets({
           },
         ]
       : []),
+    ...(unknownKeyFlood ? [unknownKeyFloodTarget(unknownKeyFlood)] : []),
   ];
+}
+
+/**
+ * The bound holds per second of its own clock, so the flood's platform calls are at most the bound times
+ * the seconds it touched; calls over seconds touched is the figure.
+ */
+function unknownKeyFloodTarget(flood: UnknownKeyFloodTargetFigures): TargetResult {
+  const perSecond = flood.platformCalls / flood.gateSeconds;
+  return {
+    id: 'flood-unknown-platform',
+    target: `flood of made-up keys: platform calls per second <= the bound (unseenCredentialCallsPerSecond ${flood.bound})`,
+    measured:
+      `${fixed(perSecond, 1)} per second (${flood.platformCalls} over ${flood.gateSeconds} s); ` +
+      `${flood.platformBusy} of ${flood.calls} calls refused platform_busy`,
+    pass: flood.platformCalls <= flood.bound * flood.gateSeconds,
+  };
 }
 
 /** 60 ms holds on a quiet machine; on a loaded one the same-run ratio (module-init-vs-eager) judges. */
@@ -225,7 +276,14 @@ export interface RunFigures {
   readonly calls: number;
   readonly outcomes: Readonly<Partial<Record<string, number>>>;
   readonly reportedUsage: { readonly allowed: number; readonly reported: number };
+  readonly unknownKeyFlood?: {
+    readonly outcomes: Readonly<Partial<Record<string, number>>>;
+    readonly ranOut: boolean;
+  };
 }
+
+/** How a made-up key refused at once is counted; the others are refused as the platform's 401 is. */
+export const PLATFORM_BUSY = 'deny platform_busy';
 
 /**
  * What makes a run's figures meaningless whatever they are: calls that were not all allowed (an error,
@@ -249,6 +307,7 @@ export function soundnessProblems(
       const verb = expected === 'allow' ? 'allowed' : 'refused';
       problems.push(`${name}: ${run.calls - asExpected} of ${run.calls} calls not ${verb} (${others})`);
     }
+    if (run.unknownKeyFlood) problems.push(...unknownKeyFloodProblems(name, run.unknownKeyFlood));
     if (run.reportedUsage.reported !== run.reportedUsage.allowed) {
       problems.push(
         `${name}: the platform recorded ${run.reportedUsage.reported} hits for ${run.reportedUsage.allowed} allowed calls`,
@@ -259,11 +318,30 @@ export function soundnessProblems(
 }
 
 /**
+ * What makes a flood of made-up keys no test of the bound: one of them allowed or an error, no call refused
+ * at once (the bound never reached), or keys that ran out before the calls beside them ended.
+ */
+function unknownKeyFloodProblems(name: string, flood: NonNullable<RunFigures['unknownKeyFlood']>): string[] {
+  const problems: string[] = [];
+  const wrong = Object.entries(flood.outcomes).filter(
+    ([outcome, count]) => count && outcome !== 'unauthorized' && !outcome.startsWith('deny '),
+  );
+  if (wrong.length > 0) {
+    const text = wrong.map(([outcome, count]) => `${outcome} ${count}`).join(', ');
+    problems.push(`${name}: made-up keys not refused (${text})`);
+  }
+  if (!flood.outcomes[PLATFORM_BUSY]) problems.push(`${name}: no made-up key was refused platform_busy`);
+  if (flood.ranOut) problems.push(`${name}: the made-up keys ran out before the calls beside them ended`);
+  return problems;
+}
+
+/**
  * How one workload's figures are read against another's from the same run: the latency a step adds to a
  * call, or the share of throughput a feature costs.
  */
 export type ComparisonMeasure =
   | 'latency-added'
+  | 'latency-ratio'
   | 'throughput-loss'
   | 'redis-cpu-added'
   | 'throughput-speed-up';
@@ -276,7 +354,7 @@ export interface Comparison {
   readonly against: string;
   readonly measure: ComparisonMeasure;
   /**
-   * ms added to the p50 (latency-added), the fraction of throughput lost (throughput-loss) or of Redis CPU
+   * ms added to the p50 (latency-added), the p50 as a multiple of the other's (latency-ratio), the fraction of throughput lost (throughput-loss) or of Redis CPU
    * per authorization added (redis-cpu-added); none: a figure only.
    */
   readonly limit?: number;
@@ -321,6 +399,14 @@ export const COMPARISONS: readonly Comparison[] = [
     measure: 'throughput-speed-up',
     // The measure's difference is the hot key's throughput over the flood's.
     limit: 1 / LIMITS.floodThroughputSpeedUp,
+  },
+  {
+    id: 'flood-unknown-hot-p50',
+    what: 'the hot key while made-up keys flood (32 callers each) against the hot key alone',
+    workload: 'flood-unknown-keys',
+    against: 'hot-without-flood',
+    measure: 'latency-ratio',
+    limit: LIMITS.unknownFloodHotP50Ratio,
   },
   {
     id: 'alerts-throughput-loss',
@@ -407,15 +493,25 @@ const redisCpuAdded = (w: ComparedFigures, a: ComparedFigures) =>
 
 const percent = (fraction: number) => `${fixed(100 * fraction, 1)}%`;
 
+const latencyFigure = (f: ComparedFigures) =>
+  `p50 ${fixed(f.p50Ms, 3)} ms, mean ${fixed(f.meanMs, 3)} ms, CPU ${fixed(f.cpuMicrosPerCall, 0)} µs`;
+
 const MEASURES: Readonly<Record<ComparisonMeasure, Measure>> = {
   'latency-added': {
-    figure: (f) =>
-      `p50 ${fixed(f.p50Ms, 3)} ms, mean ${fixed(f.meanMs, 3)} ms, CPU ${fixed(f.cpuMicrosPerCall, 0)} µs`,
+    figure: latencyFigure,
     difference: (w, a) => w.p50Ms - a.p50Ms,
     differenceText: (w, a) =>
       `p50 ${signed(w.p50Ms - a.p50Ms, 3)} ms, mean ${signed(w.meanMs - a.meanMs, 3)} ms, ` +
       `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 0)} µs`,
     targetText: (limit) => `p50 added <= ${limit} ms`,
+  },
+  'latency-ratio': {
+    figure: latencyFigure,
+    difference: (w, a) => w.p50Ms / a.p50Ms,
+    differenceText: (w, a) =>
+      `p50 ${fixed(w.p50Ms / a.p50Ms, 2)}x (${signed(w.p50Ms - a.p50Ms, 3)} ms), mean ${fixed(w.meanMs / a.meanMs, 2)}x, ` +
+      `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 0)} µs`,
+    targetText: (limit) => `p50 <= ${limit}x`,
   },
   'throughput-loss': {
     figure: (f) => `${fixed(f.authorizationsPerSecond, 0)}/s, CPU ${fixed(f.cpuMicrosPerCall, 1)} µs/call`,

@@ -28,7 +28,8 @@ export type SetupName =
   | 'soap'
   | 'alerts-on'
   | 'alerts-off'
-  | 'throttled';
+  | 'throttled'
+  | 'first-call-bound';
 
 export interface Setup {
   readonly request: RequestShape;
@@ -47,6 +48,12 @@ export interface Setup {
 
 /** The report window of the live set-ups: short, so the reporter runs several times during a run. */
 export const LIVE_REPORT_WINDOW_SECONDS = 1;
+
+/**
+ * `unseenCredentialCallsPerSecond` of the flood-unknown-keys pair: half the default, and far below what a
+ * flood of 32 callers makes, so the bound is what limits the platform calls.
+ */
+export const FLOOD_UNSEEN_CALLS_PER_SECOND = 50;
 
 const live = { reportWindowSeconds: LIVE_REPORT_WINDOW_SECONDS };
 
@@ -93,6 +100,14 @@ export const SETUPS: Readonly<Record<SetupName, Setup>> = {
     request: 'rest',
     serviceId: BENCH_SERVICE_ID,
     settings: () => ({ throttles: { [PLAN]: { rate: 1_000_000, burst: 1_000_000 } } }),
+    alerts: false,
+    delivery: 'held',
+  },
+  // The bound on platform calls for credentials never seen, set here so the flood's figure is read against it.
+  'first-call-bound': {
+    request: 'rest',
+    serviceId: BENCH_SERVICE_ID,
+    settings: () => ({ unseenCredentialCallsPerSecond: FLOOD_UNSEEN_CALLS_PER_SECOND }),
     alerts: false,
     delivery: 'held',
   },
@@ -143,9 +158,17 @@ export interface Workload {
    * must be refused, `limits_exceeded`.
    */
   readonly overLimit?: boolean;
+  /**
+   * Made-up keys, never issued, each called once by `callers` callers at the same time as the measured
+   * calls, until they end (issue 23's flood of unknown keys); at most `keys` of them in a run.
+   */
+  readonly unknownKeyFlood?: {
+    readonly keys: { readonly full: number; readonly quick: number };
+    readonly callers: number;
+  };
 }
 
-export type InterleaveGroup = 'serial' | 'alerts';
+export type InterleaveGroup = 'serial' | 'alerts' | 'flood';
 
 /** How many rounds a group runs in (full run, `--quick`): each member's calls are split into that many chunks. */
 export const GROUP_ROUNDS: Readonly<
@@ -155,6 +178,8 @@ export const GROUP_ROUNDS: Readonly<
   serial: { full: 10, quick: 5 },
   // Chunks of 6,000 (quick 5,000) calls: a chunk spans a few report windows, so the reporter runs inside it.
   alerts: { full: 20, quick: 4 },
+  // Chunks of 1,000 (quick 500) calls of the hot key, with and without the flood beside it.
+  flood: { full: 10, quick: 8 },
 };
 
 /** Where a member's calls start and how many it makes in one chunk. */
@@ -222,6 +247,18 @@ const liveHotKey = {
   group: 'alerts',
 } as const;
 
+/** The hot key of the unknown-key flood pair: 32 callers, as the hot workload. */
+const hotBesideFlood = {
+  full: hotKey(10_000, 1_000),
+  quick: hotKey(4_000, 500),
+  designs: PROJECT,
+  redis: 'single',
+  setup: 'first-call-bound',
+  concurrency: CONCURRENT,
+  primed: true,
+  group: 'flood',
+} as const;
+
 /** The original design's workloads: both designs side by side, 32 callers, keys in the header. */
 const sideBySide = { designs: BOTH, setup: 'rest', concurrency: CONCURRENT } as const;
 
@@ -286,6 +323,12 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
     primed: true,
     overLimit: true,
   },
+  // The hot key's calls while made-up keys flood, against the same hot key alone, in alternating rounds.
+  'flood-unknown-keys': {
+    ...hotBesideFlood,
+    unknownKeyFlood: { keys: { full: 10_000, quick: 4_000 }, callers: CONCURRENT },
+  },
+  'hot-without-flood': hotBesideFlood,
 };
 
 /** The workloads every measured call of which must be refused. */

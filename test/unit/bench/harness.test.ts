@@ -88,6 +88,25 @@ describe('runConcurrently', () => {
     expect([...run.latenciesNs].every((ns) => ns > 0)).toBe(true);
   });
 
+  it('takes no further call once stopped, and its figures cover the calls it made', async () => {
+    const stop = new AbortController();
+    const run = await runConcurrently(
+      1_000,
+      2,
+      async (index) => {
+        if (index === 9) stop.abort();
+        await new Promise((resolve) => setImmediate(resolve));
+        return 'made';
+      },
+      (settled) => (settled.status === 'fulfilled' ? settled.value : 'thrown'),
+      stop.signal,
+    );
+    // Call 9 stops the run as it starts; call 8, under way on the other worker, still finishes.
+    expect(run.calls).toBe(10);
+    expect(run.latenciesNs).toHaveLength(run.calls);
+    expect(run.outcomes).toEqual({ made: run.calls });
+  });
+
   it('refuses a run with no calls or no workers', async () => {
     await expect(
       runConcurrently(

@@ -7,6 +7,8 @@ import {
   evaluateTargets,
   type HotKeyFigures,
   largestShareDeviation,
+  PLATFORM_BUSY,
+  secondsTouched,
   soundnessProblems,
   type TargetInputs,
   windowsSpanned,
@@ -176,6 +178,48 @@ describe('the spread-cluster share of each primary', () => {
   });
 });
 
+describe('secondsTouched', () => {
+  it('counts each epoch second a span touches, a second shared by spans once', () => {
+    expect(secondsTouched([])).toBe(0);
+    expect(secondsTouched([[1_000, 1_999]])).toBe(1);
+    expect(secondsTouched([[1_999, 2_001]])).toBe(2);
+    expect(
+      secondsTouched([
+        [1_100, 1_300],
+        [1_500, 3_200],
+        [7_000, 7_000],
+      ]),
+    ).toBe(4);
+  });
+
+  it('refuses a span that ends before it starts', () => {
+    expect(() => secondsTouched([[2_000, 1_999]])).toThrow(RangeError);
+  });
+});
+
+describe('the flood of made-up keys', () => {
+  const inputs = (platformCalls: number): TargetInputs => ({
+    ...passing,
+    unknownKeyFlood: {
+      bound: 50,
+      platformCalls,
+      gateSeconds: 4,
+      calls: 1_000,
+      platformBusy: 1_000 - platformCalls,
+    },
+  });
+  const target = (platformCalls: number) =>
+    evaluateTargets(inputs(platformCalls)).find((result) => result.id === 'flood-unknown-platform');
+
+  it('holds the platform calls to the bound times the seconds of its clock the flood touched', () => {
+    expect(target(200)).toMatchObject({
+      measured: '50.0 per second (200 over 4 s); 800 of 1000 calls refused platform_busy',
+      pass: true,
+    });
+    expect(target(201)?.pass).toBe(false);
+  });
+});
+
 describe('soundnessProblems', () => {
   const sound = {
     workload: 'hot',
@@ -187,6 +231,23 @@ describe('soundnessProblems', () => {
 
   it('finds nothing in a run where every call was allowed and reported', () => {
     expect(soundnessProblems([sound])).toEqual([]);
+  });
+
+  it('expects every made-up key of a flood beside the calls refused, some at once, and the keys to last', () => {
+    const floodRun = { ...sound, workload: 'flood-unknown-keys' };
+    const refused = { [PLATFORM_BUSY]: 80, unauthorized: 20 };
+    expect(
+      soundnessProblems([{ ...floodRun, unknownKeyFlood: { outcomes: refused, ranOut: false } }]),
+    ).toEqual([]);
+    expect(
+      soundnessProblems([
+        { ...floodRun, unknownKeyFlood: { outcomes: { unauthorized: 99, allow: 1 }, ranOut: true } },
+      ]),
+    ).toEqual([
+      'flood-unknown-keys/project: made-up keys not refused (allow 1)',
+      'flood-unknown-keys/project: no made-up key was refused platform_busy',
+      'flood-unknown-keys/project: the made-up keys ran out before the calls beside them ended',
+    ]);
   });
 
   it('names calls that were not allowed, with what they were', () => {
@@ -251,11 +312,18 @@ describe('evaluateComparisons', () => {
       'throttled-serial': throttledSerial,
       hot: { ...alertsOff, authorizationsPerSecond: 2_000 },
       'flood-over-limit': { ...alertsOff, authorizationsPerSecond: 5_900 },
+      'hot-without-flood': alertsOff,
+      'flood-unknown-keys': { ...alertsOff, p50Ms: 4.5, meanMs: 2.2, cpuMicrosPerCall: 100 },
     });
     expect(Object.keys(results)).toEqual(COMPARISONS.map((comparison) => comparison.id));
     expect(results['flood-throughput']).toMatchObject({
       difference: '2.95x the throughput, CPU +0.0 µs/call',
       target: { text: 'throughput >= 3.0x', pass: false },
+    });
+    expect(results['flood-unknown-hot-p50']).toMatchObject({
+      against: 'hot-without-flood',
+      difference: 'p50 4.50x (+3.500 ms), mean 2.00x, CPU +60 µs',
+      target: { text: 'p50 <= 4x', pass: false },
     });
     expect(results['throttle-p50-added']).toMatchObject({
       against: 'hot-serial',
