@@ -13,7 +13,7 @@ export {
 } from '../lambdas/core/config';
 export type { PlanThrottle, Throttle, Throttles } from '../lambdas/core/throttles';
 export { accessStackPropsFromContext } from './access-context';
-export { DEFAULT_UNPROTECTED_METHODS } from './access-gateway-responses';
+export { DEFAULT_UNPROTECTED_METHODS } from '../contract/gateway-responses';
 export { AccessManagementStack, type AccessManagementStackProps } from './access-stack';
 export { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 export { AccessAlarms, type AccessAlarmsProps } from './parts/alarms';

@@ -11,7 +11,7 @@ import {
   WebSocketApi,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Construct } from 'constructs';
-import { type UnprotectedMethods, unprotectedMethods } from '../access-gateway-responses';
+import { type UnprotectedMethods, unprotectedMethods } from '../../contract/gateway-responses';
 import type { AuthorizerFunction } from './authorizer-function';
 import { ProtectionLedger } from './protect-methods';
 import { ProtectEveryRoute } from './protect-routes';

@@ -3,7 +3,7 @@
  * API Gateway creates the authorizer from `x-amazon-apigateway-authorizer` and applies it to every
  * operation whose `security` names the scheme. Plain data in, plain data out: the input is never changed.
  */
-import type { UnprotectedMethods } from '../access-gateway-responses';
+import type { UnprotectedMethods } from '../../contract/gateway-responses';
 
 /** Path item keys that are operations, and the HTTP method API Gateway serves for each. */
 const OPERATIONS: Readonly<Record<string, string>> = {

@@ -2,7 +2,7 @@ import { Annotations, CfnResource, type IAspect, Lazy } from 'aws-cdk-lib';
 import { AuthorizationType, CfnMethod, Deployment, Method } from 'aws-cdk-lib/aws-apigateway';
 import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import type { UnprotectedMethods } from '../access-gateway-responses';
+import type { UnprotectedMethods } from '../../contract/gateway-responses';
 
 /** A method or route named by its HTTP method and path. */
 const ROUTE_NAME = /^[A-Z]+ \//;

@@ -1,7 +1,7 @@
 import { Annotations, CfnResource, type IAspect } from 'aws-cdk-lib';
 import { CfnRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { IConstruct } from 'constructs';
-import type { UnprotectedMethods } from '../access-gateway-responses';
+import type { UnprotectedMethods } from '../../contract/gateway-responses';
 import type { ProtectionLedger } from './protect-methods';
 
 /** What the Aspect needs from the protection of one HTTP API. */

@@ -20,7 +20,7 @@ import {
   accessGatewayResponses,
   type UnprotectedMethods,
   unprotectedMethods,
-} from '../access-gateway-responses';
+} from '../../contract/gateway-responses';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
 import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';

@@ -1,2 +1,0 @@
-/** The gateway contract now lives in contract/ (shared with the Lambdas and the local gateway). */
-export * from '../contract/gateway-responses';
