@@ -2,6 +2,8 @@
  * apigw-access-management: the constructs that put a 3scale-compatible API-management platform in front of
  * API Gateway REST APIs. `ApiAccessAuthorizer` is the construct; its parts can be composed on their own.
  */
+
+export { DEFAULT_UNPROTECTED_METHODS } from '../contract/gateway-responses';
 export {
   ConfigError,
   type CredentialMode,
@@ -13,7 +15,6 @@ export {
 } from '../lambdas/core/config';
 export type { PlanThrottle, Throttle, Throttles } from '../lambdas/core/throttles';
 export { accessStackPropsFromContext } from './access-context';
-export { DEFAULT_UNPROTECTED_METHODS } from '../contract/gateway-responses';
 export { AccessManagementStack, type AccessManagementStackProps } from './access-stack';
 export { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 export { AccessAlarms, type AccessAlarmsProps } from './parts/alarms';

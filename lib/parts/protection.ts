@@ -14,13 +14,13 @@ import {
   SpecRestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
-import { type AccessConfig, ConfigError } from '../../lambdas/core/config';
 import {
   type AccessGatewayResponse,
   accessGatewayResponses,
   type UnprotectedMethods,
   unprotectedMethods,
 } from '../../contract/gateway-responses';
+import { type AccessConfig, ConfigError } from '../../lambdas/core/config';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
 import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';
