@@ -25,8 +25,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AccessCache,
+  type AnswerToStore,
   admittedBucketOf,
   type CheckResult,
+  type FirstCallLock,
   type LimitFeedback,
   type LimitInfo,
   type RecordedUsage,
@@ -284,12 +286,13 @@ export class AccessAuthorizer {
   private async decideMapped(facts: RequestFacts): Promise<AccessDecision> {
     const cached = this.cached;
     if (!cached) return this.direct(facts);
-    const result = await this.check(cached, facts, facts.keyId);
+    const lock = this.firstCallLock();
+    const result = await this.check(cached, facts, facts.keyId, lock);
     if (result === undefined) return this.direct(facts);
     switch (result.kind) {
       case 'miss':
         this.count(METRIC.cacheMiss);
-        return this.firstCall(cached, facts);
+        return this.firstCall(cached, facts, lock, result.claimed);
       case 'key_unknown':
         this.count(METRIC.cacheMiss);
         return this.checkKey(cached, facts);
@@ -387,6 +390,7 @@ export class AccessAuthorizer {
     cached: CacheParts,
     facts: RequestFacts,
     keyId: string,
+    firstCallLock?: FirstCallLock,
   ): Promise<CheckResult | undefined> {
     try {
       return await cached.cache.check({
@@ -394,6 +398,7 @@ export class AccessAuthorizer {
         keyId,
         windowMs: this.windowMs,
         softLimits: this.softLimits,
+        ...(firstCallLock !== undefined && { firstCallLock }),
       });
     } catch (error) {
       this.count(METRIC.cacheUnavailable);
@@ -446,6 +451,11 @@ export class AccessAuthorizer {
   }
 
   /** The decision a platform answer gives; `recordOverLimit` keeps soft-limit usage. */
+  /** Whether a platform answer lets its call through: an active budget within its limits, or soft limits. */
+  private admits(answer: CredentialAnswer): boolean {
+    return stateOf(answer).kind === 'active' && (answer.kind !== 'denied' || this.softLimits);
+  }
+
   private async answerOf(
     facts: RequestFacts,
     answer: CredentialAnswer,
@@ -456,7 +466,7 @@ export class AccessAuthorizer {
     const plan = answer.kind === 'invalid_credential' ? '' : (answer.plan ?? '');
     if (answer.kind !== 'denied') return this.allow(facts, plan);
     this.count(METRIC.limitsExceeded);
-    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
+    if (!this.admits(answer)) return this.deny(facts, 'limits_exceeded', plan);
     // Soft limits: the platform refused to record this call; it is let through and reported later.
     this.count(METRIC.softLimitExceeded);
     return this.allow(facts, plan, undefined, await recordOverLimit());
@@ -512,7 +522,13 @@ export class AccessAuthorizer {
     }
   }
 
-  private async storeAnswer(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer) {
+  /** Stores a platform answer (with what a first call hands over, see AnswerToStore); never throws. */
+  private async storeAnswer(
+    cached: CacheParts,
+    facts: RequestFacts,
+    answer: CredentialAnswer,
+    firstCall: Pick<AnswerToStore, 'firstCallToken' | 'admittedUsage'> = {},
+  ): Promise<{ readonly sealedCredential: string; readonly stored: boolean }> {
     const sealedCredential = cached.sealer.seal(facts.credentialId, facts.credential);
     try {
       await cached.cache.storeAnswer({
@@ -521,12 +537,14 @@ export class AccessAuthorizer {
         sealedCredential,
         answer,
         now: facts.now,
+        ...firstCall,
       });
+      return { sealedCredential, stored: true };
     } catch (error) {
       this.count(METRIC.cacheWriteFailed);
       this.deps.logger.warn('platform answer not cached', { error: errorMessage(error) });
+      return { sealedCredential, stored: false };
     }
-    return sealedCredential;
   }
 
   /**
@@ -545,85 +563,72 @@ export class AccessAuthorizer {
     return this.allow(facts, '', undefined, await this.keepPending(cached, facts, sealed));
   }
 
+  /** A fresh first-call lock for a call to claim should its budget have no snapshot. */
+  private firstCallLock(): FirstCallLock {
+    return { token: randomUUID(), ttlMs: firstCallWaitMs(this.deps.config) };
+  }
+
   /**
-   * A budget without a snapshot: the one call that claims its first-call lock asks the platform; the
-   * others wait for that answer and then decide from the cache, so the platform's authrep (which sees
-   * no usage pending here) is asked once, not once per concurrent call.
+   * A budget without a snapshot: the one call whose check claimed its first-call lock asks the platform;
+   * the others wait for that answer and then decide from the cache, so the platform's authrep (which
+   * sees no usage pending here) is asked once, not once per concurrent call. Each check of a waiting
+   * call claims the lock if the budget still has no snapshot, so a holder that gave up without an answer
+   * (the platform down, the gate closed) hands over at once.
    */
-  private async firstCall(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
-    const deadline = Date.now() + firstCallWaitMs(this.deps.config);
-    const token = randomUUID();
+  private async firstCall(
+    cached: CacheParts,
+    facts: RequestFacts,
+    lock: FirstCallLock,
+    claimed: boolean,
+  ): Promise<AccessDecision> {
+    const deadline = Date.now() + lock.ttlMs;
+    let holding = claimed;
     for (;;) {
-      let claimed: boolean;
-      try {
-        claimed = await cached.cache.claimFirstCall(
-          facts.credentialId,
-          token,
-          firstCallWaitMs(this.deps.config),
-        );
-      } catch (error) {
-        this.count(METRIC.cacheUnavailable);
-        this.deps.logger.warn('redis unavailable: asking the platform directly', {
-          error: errorMessage(error),
-        });
-        return this.direct(facts);
-      }
-      if (claimed) {
-        try {
-          // The call that held the lock before may have stored its answer since this call last looked:
-          // then the budget decides, for an authrep now would not see the usage the others keep pending.
-          return (await this.fromStoredAnswer(cached, facts)) ?? (await this.askPlatform(cached, facts));
-        } finally {
-          await cached.cache.releaseFirstCall(facts.credentialId, token).catch(() => undefined);
-        }
-      }
+      if (holding) return this.askPlatform(cached, facts, lock.token);
       if (Date.now() + FIRST_CALL_POLL_MS > deadline) {
         this.count(METRIC.firstCallWaitTimedOut);
         return this.platformDown(cached, facts, 'budget');
       }
       await sleep(FIRST_CALL_POLL_MS);
-      const decided = await this.fromStoredAnswer(cached, facts);
-      if (decided !== undefined) return decided;
+      const result = await this.check(cached, facts, facts.keyId, lock);
+      if (result === undefined) return this.direct(facts);
+      if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
+      if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
+      holding = result.claimed;
     }
   }
 
-  /** The decision once the budget has a snapshot; undefined while it still has none. */
-  private async fromStoredAnswer(
+  /**
+   * authrep for a budget without a snapshot, by the call holding its first-call lock: it reports this
+   * call, and its answer is stored, the lock given back and, when the answer admits the call, its
+   * throttle cells taken, in one script. Every other way out gives the lock back on its own.
+   */
+  private async askPlatform(
     cached: CacheParts,
     facts: RequestFacts,
-  ): Promise<AccessDecision | undefined> {
-    const result = await this.check(cached, facts, facts.keyId);
-    if (result === undefined) return this.direct(facts);
-    if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
-    if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
-    return undefined;
-  }
-
-  /** authrep for a budget without a snapshot: it reports this call, and its answer is stored. */
-  private async askPlatform(cached: CacheParts, facts: RequestFacts): Promise<AccessDecision> {
-    if (!(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
-    this.count(METRIC.platformCall);
-    const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
-    if (!isCredentialAnswer(outcome)) {
-      if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
-      this.unavailable(outcome);
-      return this.platformDown(cached, facts, 'budget');
-    }
-    const sealedCredential = await this.storeAnswer(cached, facts, outcome);
-    const decision = await this.answerOf(facts, outcome, () =>
-      this.keepPending(cached, facts, sealedCredential),
-    );
-    if (decision.effect === 'allow') await this.takeThrottle(cached, facts);
-    return decision;
-  }
-
-  /** A first call the platform admitted counts in its plan's throttles too, as every call after it. */
-  private async takeThrottle(cached: CacheParts, facts: RequestFacts): Promise<void> {
+    lockToken: string,
+  ): Promise<AccessDecision> {
+    let released = false;
     try {
-      await cached.cache.takeThrottle(facts.credentialId, facts.usage);
-    } catch (error) {
-      this.count(METRIC.cacheWriteFailed);
-      this.deps.logger.warn('first call not counted in its throttle', { error: errorMessage(error) });
+      if (!(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+      this.count(METRIC.platformCall);
+      const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
+      if (!isCredentialAnswer(outcome)) {
+        if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+        this.unavailable(outcome);
+        return this.platformDown(cached, facts, 'budget');
+      }
+      const stored = await this.storeAnswer(cached, facts, outcome, {
+        firstCallToken: lockToken,
+        ...(this.admits(outcome) && { admittedUsage: facts.usage }),
+      });
+      released = stored.stored;
+      return await this.answerOf(facts, outcome, () =>
+        this.keepPending(cached, facts, stored.sealedCredential),
+      );
+    } finally {
+      if (!released)
+        await cached.cache.releaseFirstCall(facts.credentialId, lockToken).catch(() => undefined);
     }
   }
 

@@ -10,6 +10,10 @@
  * bucket whole: a limit counts exactly the buckets of its current period, and the reporter sends each
  * bucket with a timestamp inside it, so the platform charges the period the calls happened in.
  *
+ * A budget's snapshot hash (am:{id}:app) also holds what must live as long as the snapshot and be read
+ * with it: the end of the report window (`window`) and the throttles' state (`throttle:*`). The hot
+ * path reads it with one HGETALL, and a new answer carries those fields over.
+ *
  * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
  * 64-bit integer that fengari (ioredis-mock) does not have.
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
@@ -35,7 +39,7 @@ end
 
 local function read_snapshot(app_key)
   local fields = redis.call('HGETALL', app_key)
-  local snapshot = { plan = '', parents = {}, limits = {} }
+  local snapshot = { plan = '', parents = {}, limits = {}, throttles = {} }
   for i = 1, #fields, 2 do
     local name, value = fields[i], fields[i + 1]
     if name == 'state' then
@@ -44,6 +48,10 @@ local function read_snapshot(app_key)
       snapshot.plan = value
     elseif name == 'synced' then
       snapshot.synced = value
+    elseif name == 'window' then
+      snapshot.window = value
+    elseif string.sub(name, 1, 9) == 'throttle:' then
+      snapshot.throttles[name] = value
     elseif string.sub(name, 1, 7) == 'parent:' then
       snapshot.parents[string.sub(name, 8)] = value
     elseif string.sub(name, 1, 6) == 'limit:' then
@@ -75,7 +83,7 @@ local function add_up(totals, parents, metric, amount)
   end
 end
 
--- Usage by bucket start, each bucket's metrics added up to their ancestors.
+-- Usage by bucket start, each bucket's metrics added up to their ancestors; and whether the hash held any.
 local function bucket_totals(key, parents, buckets)
   local fields = redis.call('HGETALL', key)
   for i = 1, #fields, 2 do
@@ -86,7 +94,7 @@ local function bucket_totals(key, parents, buckets)
       add_up(buckets[start], parents, metric, tonumber(fields[i + 1]))
     end
   end
-  return buckets
+  return buckets, #fields > 0
 end
 
 -- The first instant of the limit's current period: its own while it lasts, then the period now is in.
@@ -158,19 +166,21 @@ local function keep_or_expire(app_key, since_key, ttl_ms)
   end
 end
 
--- Sets the report window flag unless a message is on its way already: '1' when the caller must publish
--- the report message (at most one per budget per window; every time with a window of 0).
-local function open_window(window_key, now, window_ms)
+-- Opens the report window (the snapshot's \`window\` field, its end) unless a message is on its way
+-- already: '1' when the caller must publish the report message (at most one per budget per window; every
+-- time with a window of 0). \`window_end\` is the field as read, or nil.
+local function open_window(app_key, window_end, now, window_ms)
   if window_ms == 0 then return '1' end
-  local window_end = redis.call('GET', window_key)
   if window_end and tonumber(window_end) > now then return '0' end
-  redis.call('SET', window_key, int(now + window_ms), 'PX', int(window_ms))
+  redis.call('HSET', app_key, 'window', int(now + window_ms))
   return '1'
 end
 
 -- Adds the usage pairs ARGV[first..] to the bucket, marks the oldest unreported usage for the sweep and
--- sets the report window flag. Returns '1' when the caller must publish the report message.
-local function record_usage(app_key, pending_key, since_key, window_key, now, window_ms, bucket, first)
+-- opens the report window. \`pending_before\`: the budget held unreported usage already, so its sweep mark
+-- is set and its snapshot persists (see since in keys.ts). Returns '1' when the caller must publish.
+local function record_usage(app_key, pending_key, since_key, window_end, now, window_ms, bucket, first,
+    pending_before)
   local added = false
   for i = first, #ARGV, 2 do
     local amount = tonumber(ARGV[i + 1])
@@ -181,8 +191,8 @@ local function record_usage(app_key, pending_key, since_key, window_key, now, wi
   end
   if not added then return '0' end
   redis.call('HSET', pending_key, 't:' .. int(bucket), int(now))
-  if redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
-  return open_window(window_key, now, window_ms)
+  if not pending_before and redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
+  return open_window(app_key, window_end, now, window_ms)
 end
 `;
 
@@ -196,22 +206,26 @@ export interface ScriptDefinition {
 export const PERIOD_START_ARGS = 6;
 
 /**
- * The hot path. KEYS: neg, app, keys, pending, inflight, since, window, refused, throttle.
+ * The hot path. KEYS: neg, app, keys, pending, inflight, since, refused, first.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * the throttle table (throttleTableText), the throttle's test clock ('' = TIME, see throttle-script.ts),
- * then metric/delta pairs.
- * The deadline is the one use of TIME, and it decides nothing about limits or windows (those follow
- * `now`): once the authorizer gave up waiting it answered through the platform, so a script that
- * reaches Redis later (a paused or partitioned server) must not count the call a second time.
+ * the first-call lock's token ('' = claim none) and lifetime ms, then metric/delta pairs.
+ * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
+ * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
+ * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
  * A budget with a snapshot decides every endpoint here: the snapshot holds all the plan's limits and
- * the metric tree, and the mapping rules are local, so only a budget without one asks the platform.
+ * the metric tree, and the mapping rules are local, so only a budget without one asks the platform. A
+ * miss claims the budget's first-call lock (SET NX) when the caller sends a token, in the same step that
+ * found no snapshot, so exactly one of concurrent first calls asks the platform and no call asks after
+ * an answer is stored.
  * A refused call of a budget the platform answered about opens the report window like usage does, so
  * the reporter refreshes the budget at least once per window while refused calls keep coming (a raised
  * limit, a new plan, a resumed application reach it) without a platform call per refused call; a call
  * refused at a limit also marks the limit (`<period>:<metric>` in the refused hash) for usage alerts.
- * Returns {'expired'} | {'miss'} (no snapshot) | {'key_unknown'} (the budget's application has a
- * snapshot, this key was never checked) | {'cached', state, publish} |
+ * Returns {'expired'} | {'miss', claimed ('1' when this call holds the lock now)} (no snapshot) |
+ * {'key_unknown'} (the budget's application has a snapshot, this key was never checked) |
+ * {'cached', state, publish} |
  * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
  * {'deny', 'rate_limited', plan, '0', metric ('' = every call), rate, burst, ms until the call would pass} |
  * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start, synced}: the limit a refusal hit,
@@ -225,13 +239,10 @@ export const PERIOD_START_ARGS = 6;
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
-  numberOfKeys: 9,
+  numberOfKeys: 8,
   lua: `${PRELUDE}${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
-if deadline > 0 then
-  local time = redis.call('TIME')
-  if tonumber(time[1]) * 1000.0 + math.floor(tonumber(time[2]) / 1000) > deadline then return {'expired'} end
-end
+if deadline > 0 and redis_time_us('') / 1000 > deadline then return {'expired'} end
 local now = tonumber(ARGV[1])
 local window_ms = tonumber(ARGV[3])
 local negative = redis.call('GET', KEYS[1])
@@ -249,16 +260,22 @@ if not key_known then
   end
 end
 local snapshot = read_snapshot(KEYS[2])
-if not snapshot.state then return {'miss'} end
+if not snapshot.state then
+  if ARGV[14] == '' then return {'miss', '0'} end
+  local claimed = redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX')
+  return {'miss', claimed and '1' or '0'}
+end
 if not key_known then return {'key_unknown'} end
 if snapshot.state ~= 'active' then
-  return {'cached', snapshot.state, open_window(KEYS[7], now, window_ms)}
+  return {'cached', snapshot.state, open_window(KEYS[2], snapshot.window, now, window_ms)}
 end
-local first_pair = 8 + ${PERIOD_START_ARGS}
+local first_pair = 10 + ${PERIOD_START_ARGS}
 local starts = period_starts(6)
 local requested = {}
 for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
-local buckets = bucket_totals(KEYS[5], snapshot.parents, bucket_totals(KEYS[4], snapshot.parents, {}))
+local buckets, reporting = bucket_totals(KEYS[5], snapshot.parents, {})
+local _, pending_before = bucket_totals(KEYS[4], snapshot.parents, buckets)
+pending_before = pending_before or reporting
 local exceeded, tightest, tightest_left = nil, nil, nil
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
@@ -278,17 +295,18 @@ local function period_end_of(limit)
   return int(limit.period_end)
 end
 if exceeded and ARGV[4] ~= '1' then
-  redis.call('HSET', KEYS[8], exceeded.period .. ':' .. exceeded.metric, int(now))
-  return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[7], now, window_ms),
+  redis.call('HSET', KEYS[7], exceeded.period .. ':' .. exceeded.metric, int(now))
+  return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[2], snapshot.window, now, window_ms),
     exceeded.metric, exceeded.period, int(exceeded.max), period_end_of(exceeded)}
 end
-local throttle = take_throttles(KEYS[9], ARGV[12], ARGV[13], snapshot.plan, requested, false)
+local throttle = take_throttles(KEYS[2], snapshot.throttles, ARGV[12], ARGV[13], snapshot.plan, requested, false)
 if throttle and throttle.refused then
   return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, int(throttle.burst),
     int(throttle.wait_ms)}
 end
 local bucket = starts[bucket_period(snapshot)]
-local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], KEYS[7], now, window_ms, bucket, first_pair)
+local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, now, window_ms, bucket, first_pair,
+  pending_before)
 local over = exceeded and '1' or '0'
 if not tightest then
   return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket), snapshot.synced or '0',
@@ -301,36 +319,27 @@ return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period,
 };
 
 /**
- * Takes a first call's throttle cells, whatever the buckets hold: the platform admitted and counted the
- * call already (authrep), and the calls that waited for its answer must see it. KEYS: app, throttle.
- * ARGV: the throttle table, the test clock ('' = TIME), then metric/delta pairs. Returns 'ok'.
- */
-export const TAKE_THROTTLE_SCRIPT: ScriptDefinition = {
-  name: 'accessTakeThrottle',
-  numberOfKeys: 2,
-  lua: `${PRELUDE}${THROTTLE_LUA}
-local snapshot = read_snapshot(KEYS[1])
-local requested = {}
-for i = 3, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
-take_throttles(KEYS[2], ARGV[1], ARGV[2], snapshot.plan, requested, true)
-return 'ok'
-`,
-};
-
-/**
- * Stores a platform answer. KEYS: neg, app, keys, since.
+ * Stores a platform answer. KEYS: neg, app, keys, since, first.
  * ARGV: state ('' = the answer is about the key only: the budget is left as it is), negative TTL ms,
  * entry TTL ms, sealed credential, plan, now, key id ('' = none), key fact ('ok <sealed credential>' |
- * 'bad <until ms> <code>' | ''), then snapshot field/value pairs.
+ * 'bad <until ms> <code>' | ''), the first-call lock's token ('' = none held), the throttle table ('' =
+ * take no cells), the throttle's test clock ('' = TIME), the number n of usage pairs, then n
+ * metric/delta pairs, then snapshot field/value pairs.
+ * The caller's first-call lock is given back in the same step, and the answered call takes its throttle
+ * cells whatever the buckets hold (the platform admitted and counted it already, and the calls that
+ * waited for this answer must see it), so a first call costs the check and this script, no more.
  * An invalid state sets the negative entry (a flood of unknown credentials stays off the platform until
  * it expires); any other state clears it: a denied budget keeps its state in the snapshot, and its
  * refused calls have the reporter refresh it. An invalid answer keeps no snapshot: a budget never seen
  * leaves only its negative entry; a known one keeps its sealed credential for the usage still to report.
+ * A new snapshot carries over the fields that outlive answers: the limits' counts where they are newer
+ * (newest_limit), the report window and the throttles.
  */
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
-  numberOfKeys: 4,
-  lua: `${PRELUDE}
+  numberOfKeys: 5,
+  lua: `${PRELUDE}${THROTTLE_LUA}
+if ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9] then redis.call('DEL', KEYS[5]) end
 local state = ARGV[1]
 if ARGV[7] ~= '' and ARGV[8] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
@@ -339,23 +348,50 @@ end
 if state == '' then return 'ok' end
 if string.sub(state, 1, 8) == 'invalid:' then
   redis.call('SET', KEYS[1], state, 'PX', ARGV[2])
-else
-  redis.call('DEL', KEYS[1])
-end
-if string.sub(state, 1, 8) == 'invalid:' then
   if redis.call('EXISTS', KEYS[2]) == 0 then return 'ok' end
   redis.call('HSET', KEYS[2], 'state', state, 'synced', ARGV[6])
-else
-  local previous = {}
-  local old = redis.call('HGETALL', KEYS[2])
-  for i = 1, #old, 2 do
-    if string.sub(old[i], 1, 6) == 'limit:' then previous[old[i]] = old[i + 1] end
+  keep_or_expire(KEYS[2], KEYS[4], ARGV[3])
+  return 'ok'
+end
+redis.call('DEL', KEYS[1])
+local first_field = 13 + 2 * tonumber(ARGV[12])
+local kept, throttles = {}, {}
+local old = redis.call('HGETALL', KEYS[2])
+for i = 1, #old, 2 do
+  local name = old[i]
+  if string.sub(name, 1, 6) == 'limit:' or name == 'window' then
+    kept[name] = old[i + 1]
+  elseif string.sub(name, 1, 9) == 'throttle:' then
+    kept[name] = old[i + 1]
+    throttles[name] = old[i + 1]
   end
-  redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[2], 'state', state, 'cred', ARGV[4], 'plan', ARGV[5], 'synced', ARGV[6])
-  for i = 9, #ARGV, 2 do
-    redis.call('HSET', KEYS[2], ARGV[i], newest_limit(previous[ARGV[i]], ARGV[i + 1]))
+end
+local fields = {'state', state, 'cred', ARGV[4], 'plan', ARGV[5], 'synced', ARGV[6]}
+local parents = {}
+for i = first_field, #ARGV, 2 do
+  local name = ARGV[i]
+  fields[#fields + 1] = name
+  if string.sub(name, 1, 6) == 'limit:' then
+    fields[#fields + 1] = newest_limit(kept[name], ARGV[i + 1])
+  else
+    fields[#fields + 1] = ARGV[i + 1]
+    if string.sub(name, 1, 7) == 'parent:' then parents[string.sub(name, 8)] = ARGV[i + 1] end
   end
+  kept[name] = nil
+end
+for name, value in pairs(kept) do
+  if string.sub(name, 1, 6) ~= 'limit:' then
+    fields[#fields + 1] = name
+    fields[#fields + 1] = value
+  end
+end
+redis.call('DEL', KEYS[2])
+-- unpack() takes a bounded number of values: the fields go in slices.
+for i = 1, #fields, 200 do redis.call('HSET', KEYS[2], unpack(fields, i, math.min(i + 199, #fields))) end
+if ARGV[10] ~= '' then
+  local requested = {}
+  for i = 13, first_field - 1, 2 do add_up(requested, parents, ARGV[i], tonumber(ARGV[i + 1])) end
+  take_throttles(KEYS[2], throttles, ARGV[10], ARGV[11], ARGV[5], requested, true)
 end
 keep_or_expire(KEYS[2], KEYS[4], ARGV[3])
 return 'ok'
@@ -364,17 +400,17 @@ return 'ok'
 
 /**
  * Lets a call through unchecked and keeps its usage for the reporter (failure mode allow, platform
- * down, nothing cached). KEYS: app, pending, since, window. ARGV: now, window ms, sealed credential,
- * entry TTL ms, bucket start (the minute: nothing tells which periods the plan limits), then
- * metric/delta pairs. Returns '1' when the caller must publish.
+ * down, nothing cached). KEYS: app, pending, since. ARGV: now, window ms, sealed credential, entry TTL
+ * ms, bucket start (the minute: nothing tells which periods the plan limits), then metric/delta pairs.
+ * Returns '1' when the caller must publish.
  */
 export const ADMIT_SCRIPT: ScriptDefinition = {
   name: 'accessAdmit',
-  numberOfKeys: 4,
+  numberOfKeys: 3,
   lua: `${PRELUDE}
 redis.call('HSETNX', KEYS[1], 'cred', ARGV[3])
-local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), tonumber(ARGV[2]),
-  tonumber(ARGV[5]), 6)
+local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], redis.call('HGET', KEYS[1], 'window'), tonumber(ARGV[1]),
+  tonumber(ARGV[2]), tonumber(ARGV[5]), 6, false)
 keep_or_expire(KEYS[1], KEYS[3], ARGV[4])
 return publish
 `,
@@ -524,5 +560,4 @@ export const SCRIPTS: readonly ScriptDefinition[] = [
   ACKNOWLEDGE_SCRIPT,
   RELEASE_SCRIPT,
   GIVE_BACK_SCRIPT,
-  TAKE_THROTTLE_SCRIPT,
 ];

@@ -14,7 +14,6 @@ import {
   SCRIPTS,
   type ScriptDefinition,
   STORE_SCRIPT,
-  TAKE_THROTTLE_SCRIPT,
 } from './cache-scripts';
 import {
   credentialIdOfKey,
@@ -87,8 +86,11 @@ export interface ThrottleRefusal extends ThrottleInfo {
 }
 
 export type CheckResult =
-  /** No snapshot of the budget: the platform must be asked. */
-  | { readonly kind: 'miss' }
+  /**
+   * No snapshot of the budget: the platform must be asked. `claimed`: the check took the budget's
+   * first-call lock for the caller (CheckRequest's firstCallLock), so the caller is the one to ask.
+   */
+  | { readonly kind: 'miss'; readonly claimed: boolean }
   /** The budget has a snapshot, the presented key was never checked with the platform. */
   | { readonly kind: 'key_unknown' }
   | {
@@ -136,6 +138,17 @@ export interface CheckRequest {
   readonly now: number;
   readonly windowMs: number;
   readonly softLimits: boolean;
+  /** The lock to claim if the budget has no snapshot; without it a miss claims nothing. */
+  readonly firstCallLock?: FirstCallLock;
+}
+
+/**
+ * A budget's first-call lock (the `first` key): the one call holding it asks the platform, concurrent
+ * first calls wait for its answer instead of asking too.
+ */
+export interface FirstCallLock {
+  readonly token: string;
+  readonly ttlMs: number;
 }
 
 /** What the platform said of a presented key, kept under the budget. */
@@ -153,6 +166,13 @@ export interface StoredAnswer {
     readonly status?: AuthorizationStatus;
   };
   readonly key?: { readonly id: string; readonly fact: KeyFact };
+  /** The first-call lock the caller holds, given back with the store. */
+  readonly firstCallToken?: string;
+  /**
+   * The answered call's usage, when the answer admits it: it takes its throttle cells whatever the
+   * buckets hold, as the platform counted it already.
+   */
+  readonly admittedUsage?: Usage;
 }
 
 /** A platform answer about a credential, as the authorizer's first call and the reporter's resync store it. */
@@ -164,6 +184,8 @@ export interface AnswerToStore {
   readonly sealedCredential: string;
   readonly answer: CredentialAnswer;
   readonly now: number;
+  readonly firstCallToken?: string;
+  readonly admittedUsage?: Usage;
 }
 
 /** Usage of one period bucket, as the reporter sends it. */
@@ -355,12 +377,12 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
     case 'expired':
       throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
     case 'miss':
-      return { kind: 'miss' };
+      return { kind: 'miss', claimed: reply[1] === '1' };
     case 'key_unknown':
       return { kind: 'key_unknown' };
     case 'cached': {
       const state = decodeState(reply[1] as string);
-      if (state.kind === 'active') return { kind: 'miss' };
+      if (state.kind === 'active') return { kind: 'miss', claimed: false };
       return { kind: 'cached', state, publish: reply[2] === '1' };
     }
     case 'deny':
@@ -448,9 +470,8 @@ export class AccessCache {
           keys.pending,
           keys.inFlight,
           keys.since,
-          keys.window,
           keys.refusals,
-          keys.throttle,
+          keys.firstCall,
         ],
         [
           request.now,
@@ -461,6 +482,8 @@ export class AccessCache {
           ...periodStarts(request.now),
           this.throttleTable,
           this.throttleClockArg(),
+          request.firstCallLock?.token ?? '',
+          request.firstCallLock?.ttlMs ?? 0,
           ...usagePairs(request.usage),
         ],
       ),
@@ -474,26 +497,14 @@ export class AccessCache {
     return clock === undefined ? '' : String(Math.trunc(clock() * 1000));
   }
 
-  /**
-   * Takes a first call's throttle cells (TAKE_THROTTLE_SCRIPT) once its answer is stored: the platform
-   * admitted it already. No round trip when no throttle is configured.
-   */
-  async takeThrottle(credentialId: string, usage: Usage): Promise<void> {
-    if (this.throttleTable === '') return;
-    const keys = credentialKeys(credentialId);
-    await this.run(
-      TAKE_THROTTLE_SCRIPT,
-      [keys.app, keys.throttle],
-      [this.throttleTable, this.throttleClockArg(), ...usagePairs(usage)],
-    );
-  }
-
   async store(answer: StoredAnswer): Promise<void> {
     const keys = credentialKeys(answer.credentialId);
-    const { budget, key } = answer;
+    const { budget, key, admittedUsage } = answer;
+    const throttled = admittedUsage !== undefined && this.throttleTable !== '';
+    const takenUsage = throttled ? usagePairs(admittedUsage) : [];
     await this.run(
       STORE_SCRIPT,
-      [keys.negative, keys.app, keys.keys, keys.since],
+      [keys.negative, keys.app, keys.keys, keys.since, keys.firstCall],
       [
         budget ? encodeState(budget.state) : '',
         this.options.negativeTtlMs,
@@ -503,6 +514,11 @@ export class AccessCache {
         answer.now,
         key?.id ?? '',
         key ? encodeKeyFact(key.fact, answer.now + this.options.negativeTtlMs) : '',
+        answer.firstCallToken ?? '',
+        throttled ? this.throttleTable : '',
+        this.throttleClockArg(),
+        takenUsage.length / 2,
+        ...takenUsage,
         ...(budget?.status ? snapshotFields(budget.status).flat() : []),
       ],
     );
@@ -513,13 +529,19 @@ export class AccessCache {
    * budget (its state and, unless invalid, its snapshot). A refused app key says nothing of the budget:
    * the platform checks the key first and stops there.
    */
-  async storeAnswer({ credentialId, keyId, sealedCredential, answer, now }: AnswerToStore): Promise<void> {
+  async storeAnswer(stored: AnswerToStore): Promise<void> {
+    const { credentialId, keyId, sealedCredential, answer, now, firstCallToken, admittedUsage } = stored;
+    const held = {
+      ...(firstCallToken !== undefined && { firstCallToken }),
+      ...(admittedUsage !== undefined && { admittedUsage }),
+    };
     if (isKeyRefusal(answer)) {
-      if (keyId === '') return;
+      if (keyId === '' && firstCallToken === undefined) return;
       await this.store({
         credentialId,
         now,
-        key: { id: keyId, fact: { valid: false, code: 'application_key_invalid' } },
+        ...held,
+        ...(keyId !== '' && { key: { id: keyId, fact: { valid: false, code: 'application_key_invalid' } } }),
       });
       return;
     }
@@ -527,6 +549,7 @@ export class AccessCache {
     await this.store({
       credentialId,
       now,
+      ...held,
       budget: {
         state,
         sealedCredential,
@@ -562,16 +585,7 @@ export class AccessCache {
     return gone.length === 0 ? 0 : this.redis.hdel(key, ...gone);
   }
 
-  /**
-   * Takes the budget's first-call lock for `ttlMs`: true when this caller is the one to ask the platform,
-   * false when another call already does.
-   */
-  async claimFirstCall(credentialId: string, token: string, ttlMs: number): Promise<boolean> {
-    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const set = await this.redis.set(credentialKeys(credentialId).firstCall, token, 'PX', ttlMs, 'NX');
-    return set === 'OK';
-  }
-
+  /** Gives the budget's first-call lock back, when a first call ends without storing an answer. */
   async releaseFirstCall(credentialId: string, token: string): Promise<void> {
     await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).firstCall], [token]);
   }
@@ -581,7 +595,7 @@ export class AccessCache {
     const keys = credentialKeys(credentialId);
     const reply = await this.run(
       ADMIT_SCRIPT,
-      [keys.app, keys.pending, keys.since, keys.window],
+      [keys.app, keys.pending, keys.since],
       [now, windowMs, sealedCredential, this.entryTtlMs, admittedBucketOf(now), ...usagePairs(usage)],
     );
     return String(reply) === '1';

@@ -4,9 +4,8 @@
  * the hash tag `{<credentialId>}`, so each Lua script touches a single slot and runs unchanged on a
  * sharded (cluster-mode) Redis.
  *
- *   am:{id}:neg       string, TTL negativeCacheTtlSeconds: `invalid:<code>` (401) or `denied:<reason>`
- *                     (Deny) — a short-lived answer that keeps a flood of bad credentials off the platform
- *                     and makes a denied budget ask the platform again once it expires
+ *   am:{id}:neg       string, TTL negativeCacheTtlSeconds: `invalid:<code>` (401), a short-lived answer
+ *                     that keeps a flood of bad credentials off the platform
  *   am:{id}:app       hash, the platform's last answer for the budget:
  *                       state            `active` | `denied:<reason>` | `invalid:<code>`
  *                       plan             plan name
@@ -15,6 +14,12 @@
  *                                        call's authrep, an authorize, the reporter's resync
  *                       limit:<period>:<metric>  `<period start> <period end> <max> <current>` (-1 -1: eternity)
  *                       parent:<metric>  the metric's parent (the platform's hierarchy)
+ *                       window           end of the report window (epoch ms): while it is ahead, an SNS
+ *                                        message for this budget is on its way
+ *                       throttle:call, throttle:metric:<name>  `<TAT µs> <rate>`, the budget's GCRA
+ *                                        throttles (throttle-script.ts)
+ *                     The hot path reads it whole (one HGETALL); a new answer keeps `window`, the
+ *                     throttles and the newer of each limit's counts.
  *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,
  *                     by key id (keyIdOf): `ok <sealed credential>` | `bad <until ms> <code>`
  *   am:{id}:pending   hash, usage allowed from the cache and not yet reported, per period bucket:
@@ -33,16 +38,12 @@
  *                     failed: in the alerts hash for a retry) or `sent`; SET NX makes it fire once
  *   am:{id}:since     string, epoch ms of the oldest unreported usage (pending or in flight); the sweep
  *                     finds budgets by scanning for these keys
- *   am:{id}:window    string, end of the report window (epoch ms), PX window: set means an SNS
- *                     message for this budget is on its way
  *   am:{id}:lease     string, PX: the token of the reporter currently flushing the budget
  *   am:{id}:first     string, PX: the token of the one call asking the platform for a budget it has no
  *                     snapshot of; concurrent first calls wait for its answer instead of asking too
  *   am:{id}:nbf       string, EX the longest a token lives: epoch ms before which the application's
  *                     access tokens were issued are refused (its key deleted, it suspended or deleted:
  *                     credentials/token-not-before.ts)
- *   am:{id}:throttle  hash, PX the plan's longest bucket: `call` or `metric:<name>` -> `<TAT µs> <rate>`,
- *                     the budget's GCRA throttles (throttle-script.ts)
  */
 
 export const KEY_PREFIX = 'am';
@@ -57,11 +58,9 @@ export interface CredentialKeys {
   readonly refusals: string;
   readonly alerts: string;
   readonly since: string;
-  readonly window: string;
   readonly lease: string;
   readonly firstCall: string;
   readonly tokensNotBefore: string;
-  readonly throttle: string;
 }
 
 export function credentialKeys(credentialId: string): CredentialKeys {
@@ -76,11 +75,9 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     refusals: `${base}:refusals`,
     alerts: `${base}:alerts`,
     since: `${base}:since`,
-    window: `${base}:window`,
     lease: `${base}:lease`,
     firstCall: `${base}:first`,
     tokensNotBefore: `${base}:nbf`,
-    throttle: `${base}:throttle`,
   };
 }
 

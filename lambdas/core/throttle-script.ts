@@ -7,47 +7,51 @@
  * max(TAT, now) + n·T - now <= b·T: from a rested bucket b calls pass at once, then one every T. A
  * refused call stores nothing; its wait is the excess, the time until the same call would pass.
  *
- * Each throttle is a field of the budget's throttle hash (`call`, or `metric:<name>`), valued
- * `<TAT µs> <rate>`: a TAT stored under another rate is read as the bucket's content in calls, so a
- * changed rate (a new setting, a plan change) keeps the calls already made and applies its own interval
- * to them from the first call that sees the change; the content never exceeds the burst (a lowered
- * burst caps it).
+ * Each throttle is a field of the budget's snapshot hash (`throttle:call`, or `throttle:metric:<name>`),
+ * valued `<TAT µs> <rate>`: the script reads that hash already, so a throttle adds one HSET to an allowed
+ * call and nothing else. A TAT in the past is a rested bucket, so the fields need no expiry of their own.
+ * A TAT stored under another rate is read as the bucket's content in calls, so a changed rate (a new
+ * setting, a plan change) keeps the calls already made and applies its own interval to them from the
+ * first call that sees the change; the content never exceeds the burst (a lowered burst caps it).
  *
- * Time is Redis's TIME in microseconds, never an instance's clock: every instance then agrees. The one
- * exception is a test clock (`clock` not ''), which only AccessCache's `throttleClock` option sends.
+ * Time is Redis's TIME in microseconds, never an instance's clock: every instance then agrees. The
+ * caller passes it (the check script reads TIME once, for its deadline and the throttles alike), or a
+ * test clock, which only AccessCache's `throttleClock` option sends.
  * TATs are stored rounded down, so rounding can only admit a microsecond early, never refuse a call.
  */
 export const THROTTLE_LUA = `
-local function throttle_now(clock)
+-- Redis's TIME in µs, read once per script; or the test clock when one is given ('' = none).
+local time_us = nil
+local function redis_time_us(clock)
   if clock ~= '' then return tonumber(clock) end
-  local time = redis.call('TIME')
-  -- A float factor: fengari (ioredis-mock) multiplies integers in 32 bits.
-  return tonumber(time[1]) * 1000000.0 + tonumber(time[2])
+  if not time_us then
+    local time = redis.call('TIME')
+    -- A float factor: fengari (ioredis-mock) multiplies integers in 32 bits.
+    time_us = tonumber(time[1]) * 1000000.0 + tonumber(time[2])
+  end
+  return time_us
 end
 
 -- The plan's throttles that apply to the call (cells: 1 a call, or the metric's usage with its
--- descendants'), and the longest time any of the plan's buckets takes to empty (the hash's lifetime).
+-- descendants').
 local function throttles_of(table_text, plan, requested)
-  local applying, horizon = {}, 0
+  local applying = {}
   for entry_plan, metric, rate, burst in string.gmatch(table_text, '([^\\t\\n]+)\\t([^\\t\\n]*)\\t([^\\t\\n]+)\\t([^\\t\\n]+)\\n') do
     if entry_plan == plan then
-      local interval, size = 1000000 / tonumber(rate), tonumber(burst)
-      horizon = math.max(horizon, interval * size)
-      local cells, field = 1, 'call'
-      if metric ~= '' then cells, field = requested[metric] or 0, 'metric:' .. metric end
+      local cells, field = 1, 'throttle:call'
+      if metric ~= '' then cells, field = requested[metric] or 0, 'throttle:metric:' .. metric end
       if cells > 0 then
-        applying[#applying + 1] = { field = field, metric = metric, rate = rate, burst = size,
-          interval = interval, cells = cells }
+        applying[#applying + 1] = { field = field, metric = metric, rate = rate, burst = tonumber(burst),
+          interval = 1000000 / tonumber(rate), cells = cells }
       end
     end
   end
-  return applying, horizon
+  return applying
 end
 
--- The throttle's TAT before this call: at least now, at most a full bucket ahead; and whether it was
--- stored under another rate.
-local function throttle_tat(key, throttle, now)
-  local stored = redis.call('HGET', key, throttle.field)
+-- The throttle's TAT before this call (from its stored value, or nil): at least now, at most a full
+-- bucket ahead; and whether it was stored under another rate.
+local function throttle_tat(stored, throttle, now)
   if not stored then return now, false end
   local tat, rate = string.match(stored, '^(%d+) (.+)$')
   if not tat then return now, false end
@@ -57,22 +61,31 @@ local function throttle_tat(key, throttle, now)
   return now + math.min(ahead, throttle.burst * throttle.interval), converted
 end
 
-local function store_tat(key, throttle, tat)
-  redis.call('HSET', key, throttle.field, string.format('%.0f', math.floor(tat)) .. ' ' .. throttle.rate)
+-- Stores the throttles' TATs (\`at\` picks which one of each) in one HSET.
+local function store_tats(app_key, throttles, at)
+  local fields = {}
+  for _, throttle in ipairs(throttles) do
+    fields[#fields + 1] = throttle.field
+    fields[#fields + 1] = string.format('%.0f', math.floor(throttle[at])) .. ' ' .. throttle.rate
+  end
+  if #fields > 0 then redis.call('HSET', app_key, unpack(fields)) end
 end
 
--- Takes the call's cells from every throttle of the plan that applies, or from none. \`forced\` takes
--- them whatever the buckets hold (a call the platform admitted already). Returns nil when no throttle
--- applies; { refused = true, the throttle, wait_ms } when one refuses (the longest wait); else the
--- tightest throttle with remaining (calls like this one left at once) and full_ms (until it is rested).
-local function take_throttles(key, table_text, clock, plan, requested, forced)
+-- Takes the call's cells from every throttle of the plan that applies, or from none. \`stored\` holds
+-- the snapshot's throttle fields; \`forced\` takes the cells whatever the buckets hold (a call the
+-- platform admitted already). Returns nil when no throttle applies; { refused = true, the throttle,
+-- wait_ms } when one refuses (the longest wait); else the tightest throttle with remaining (calls like
+-- this one left at once) and full_ms (until it is rested).
+local function take_throttles(app_key, stored, table_text, clock, plan, requested, forced)
   if table_text == '' then return nil end
-  local applying, horizon = throttles_of(table_text, plan, requested)
+  local applying = throttles_of(table_text, plan, requested)
   if #applying == 0 then return nil end
-  local now = throttle_now(clock)
-  local refused, tightest = nil, nil
+  local now = redis_time_us(clock)
+  local refused, tightest, converted = nil, nil, {}
   for _, throttle in ipairs(applying) do
-    throttle.before, throttle.converted = throttle_tat(key, throttle, now)
+    local is_converted
+    throttle.before, is_converted = throttle_tat(stored[throttle.field], throttle, now)
+    if is_converted then converted[#converted + 1] = throttle end
     throttle.tat = throttle.before + throttle.cells * throttle.interval
     local excess = throttle.tat - now - throttle.burst * throttle.interval
     throttle.excess = excess
@@ -84,14 +97,11 @@ local function take_throttles(key, table_text, clock, plan, requested, forced)
   if refused then
     -- Nothing is taken; a bucket stored under an old rate is rewritten under the new one (the same calls),
     -- so it drains at the new rate from the first call that sees the change.
-    for _, throttle in ipairs(applying) do
-      if throttle.converted then store_tat(key, throttle, throttle.before) end
-    end
+    store_tats(app_key, converted, 'before')
     return { refused = true, metric = refused.metric, rate = refused.rate, burst = refused.burst,
       wait_ms = math.ceil(refused.excess / 1000) }
   end
-  for _, throttle in ipairs(applying) do store_tat(key, throttle, throttle.tat) end
-  redis.call('PEXPIRE', key, string.format('%.0f', math.ceil(horizon / 1000) + 1))
+  store_tats(app_key, applying, 'tat')
   tightest.full_ms = math.ceil((tightest.tat - now) / 1000)
   return tightest
 end

@@ -453,24 +453,16 @@ describe('first calls of a budget', () => {
     expect(await pendingUsage()).toEqual({ get_word: 2 });
   });
 
-  it('a call that claims the lock after another stored its answer decides from that answer, not with an authrep', async () => {
-    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
-    const earlier = authorizer();
-    const later = authorizer();
-    // The later call found no snapshot; the earlier one then runs its whole first call (claim, authrep,
-    // store, release) before the later call claims the lock, which is free again.
-    const set = redis.set.bind(redis) as (...args: unknown[]) => Promise<unknown>;
-    let interleaved = false;
-    redis.set = (async (...args: unknown[]) => {
-      if (!interleaved && args[0] === credentialKeys(ID).firstCall) {
-        interleaved = true;
-        expect(await earlier.decide(event())).toEqual(allowed());
-      }
-      return set(...args);
-    }) as unknown as typeof redis.set;
-    expect(await later.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
-    expect(interleaved).toBe(true);
+  it('that wait claim the lock in their next check once its holder gives it back without an answer', async () => {
+    await redis.set(credentialKeys(ID).firstCall, 'another caller', 'PX', 60_000);
+    const decision = authorizer().decide(event());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(platform.calls).toEqual([]);
+    await redis.del(credentialKeys(ID).firstCall);
+    expect(await decision).toEqual(allowed());
     expect(platform.count('authrep')).toBe(1);
+    expect(metrics.counts.FirstCallWaitTimedOut).toBeUndefined();
+    expect(await redis.exists(credentialKeys(ID).firstCall)).toBe(0);
   });
 
   it('that wait past the deadline decide as the failure mode says, and say so', async () => {

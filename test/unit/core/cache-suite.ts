@@ -92,7 +92,7 @@ export function describeAccessCache(target: () => TestRedis): void {
 
   describe('hot path check', () => {
     it('is a miss for a budget without a snapshot, and decides every endpoint of one that has it', async () => {
-      expect(await check()).toEqual({ kind: 'miss' });
+      expect(await check()).toEqual({ kind: 'miss', claimed: false });
       await storeActive([hourly('hits', 100, 1)]);
       expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'allow', plan: 'Basic' });
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'allow', plan: 'Basic' });
@@ -107,6 +107,14 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await check({ now: T0 + 10_001 })).toMatchObject({ publish: false });
       expect(await check({ windowMs: 0 })).toMatchObject({ publish: true });
       expect(await check({ windowMs: 0 })).toMatchObject({ publish: true });
+    });
+
+    it('keeps the report window through a new answer: a resync opens no second message in the window', async () => {
+      await storeActive([hourly('hits', 100, 1)]);
+      expect(await check()).toMatchObject({ publish: true });
+      await storeActive([hourly('hits', 100, 2)], T0 + 1_000);
+      expect(await check({ now: T0 + 2_000 })).toMatchObject({ publish: false });
+      expect(await check({ now: T0 + 10_000 })).toMatchObject({ publish: true });
     });
 
     it('adds the requested usage to its period bucket, with the last call time, and marks the oldest unreported usage', async () => {
@@ -366,14 +374,32 @@ export function describeAccessCache(target: () => TestRedis): void {
   });
 
   describe('first calls', () => {
-    it('let one caller claim the budget until it releases or the claim runs out', async () => {
-      expect(await cache.claimFirstCall(ID, 'a', 5_000)).toBe(true);
-      expect(await cache.claimFirstCall(ID, 'b', 5_000)).toBe(false);
+    const lock = (token: string) => ({ firstCallLock: { token, ttlMs: 5_000 } });
+
+    it('let the check that finds no snapshot claim the budget for one caller until it gives it back or the claim runs out', async () => {
+      expect(await check(lock('a'))).toEqual({ kind: 'miss', claimed: true });
+      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: false });
+      expect(await check()).toEqual({ kind: 'miss', claimed: false });
       await cache.releaseFirstCall(ID, 'b');
-      expect(await cache.claimFirstCall(ID, 'b', 5_000)).toBe(false);
+      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: false });
       await cache.releaseFirstCall(ID, 'a');
-      expect(await cache.claimFirstCall(ID, 'b', 5_000)).toBe(true);
+      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: true });
       expect(await redis.pttl(keys.firstCall)).toBeGreaterThan(4_000);
+    });
+
+    it("claim nothing once the budget has a snapshot, and a store gives back its caller's lock, only its own", async () => {
+      await check(lock('a'));
+      await storeActive([hourly('hits', 100, 0)]);
+      expect(await redis.get(keys.firstCall)).toBe('a');
+      expect(await check(lock('b'))).toMatchObject({ kind: 'allow' });
+      expect(await redis.get(keys.firstCall)).toBe('a');
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        budget: { state: ACTIVE, sealedCredential: SEALED, status: status([hourly('hits', 100, 1)]) },
+        firstCallToken: 'a',
+      });
+      expect(await redis.exists(keys.firstCall)).toBe(0);
     });
   });
 
@@ -466,7 +492,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         state: { kind: 'invalid', code: 'user_key_invalid' },
         publish: false,
       });
-      expect(await redis.exists(keys.window)).toBe(0);
+      expect(await redis.hexists(keys.app, 'window')).toBe(0);
     });
 
     it('a revoked user key keeps its sealed credential for the usage still to report', async () => {
@@ -562,8 +588,8 @@ export function describeAccessCache(target: () => TestRedis): void {
         [`${T0}:hits`]: '2',
         [`t:${T0}`]: String(T0 + 6_000),
       });
-      expect(await redis.hgetall(keys.app)).toEqual({ cred: SEALED });
-      expect(await check()).toEqual({ kind: 'miss' });
+      expect(await redis.hgetall(keys.app)).toEqual({ cred: SEALED, window: String(T0 + 15_000) });
+      expect(await check()).toEqual({ kind: 'miss', claimed: false });
       expect(await cache.drain(ID, 't')).toEqual({
         kind: 'ready',
         sealedCredential: SEALED,

@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache, type CheckRequest } from '../../../lambdas/core/cache';
 import { credentialKeys } from '../../../lambdas/core/keys';
-import type { UsageReport } from '../../../lambdas/core/platform/types';
+import type { Usage, UsageReport } from '../../../lambdas/core/platform/types';
 import type { RedisConnection } from '../../../lambdas/core/redis-client';
 import { ACTIVE } from '../../../lambdas/core/snapshot';
 import type { Throttles } from '../../../lambdas/core/throttles';
@@ -41,7 +41,13 @@ export function describeThrottles(target: () => TestRedis): void {
     });
   }
 
-  async function storePlan(cache: AccessCache, plan: string, reports: UsageReport[] = [HOURLY]) {
+  /** Stores the platform's answer for the plan; `admittedUsage`: the answered call's, as a first call's. */
+  async function storePlan(
+    cache: AccessCache,
+    plan: string,
+    reports: UsageReport[] = [HOURLY],
+    admittedUsage?: Usage,
+  ) {
     await cache.store({
       credentialId: ID,
       now: T0,
@@ -50,6 +56,7 @@ export function describeThrottles(target: () => TestRedis): void {
         sealedCredential: 'v1.sealed',
         status: { plan, usageReports: reports, hierarchy: { hits: ['get_word', 'search'] } },
       },
+      ...(admittedUsage !== undefined && { admittedUsage }),
     });
   }
 
@@ -70,6 +77,12 @@ export function describeThrottles(target: () => TestRedis): void {
     let allowed = 0;
     for (let i = 0; i < count; i++) if ((await check(cache, overrides)).kind === 'allow') allowed++;
     return allowed;
+  }
+
+  /** The budget's throttle state: the `throttle:*` fields of its snapshot hash. */
+  async function throttleState(): Promise<Record<string, string>> {
+    const fields = (await redis?.hgetall(keys.app)) ?? {};
+    return Object.fromEntries(Object.entries(fields).filter(([name]) => name.startsWith('throttle:')));
   }
 
   beforeEach(async () => {
@@ -129,10 +142,10 @@ export function describeThrottles(target: () => TestRedis): void {
       await storePlan(cache, 'Pro');
       expect((await check(cache, { windowMs: 0 })).kind).toBe('allow');
       const pending = await redis?.hgetall(keys.pending);
-      const throttle = await redis?.hgetall(keys.throttle);
+      const throttle = await throttleState();
       expect(await check(cache, { windowMs: 0 })).toMatchObject({ kind: 'throttled', publish: false });
       expect(await redis?.hgetall(keys.pending)).toEqual(pending);
-      expect(await redis?.hgetall(keys.throttle)).toEqual(throttle);
+      expect(await throttleState()).toEqual(throttle);
       clock += 1_000;
       expect((await check(cache)).kind).toBe('allow');
     });
@@ -141,7 +154,7 @@ export function describeThrottles(target: () => TestRedis): void {
       const cache = cacheWith({ Pro: { rate: 1, burst: 1 } });
       await storePlan(cache, 'Pro', [{ ...HOURLY, maxValue: 0 }]);
       expect((await check(cache)).kind).toBe('limited');
-      expect(await redis?.exists(keys.throttle)).toBe(0);
+      expect(await throttleState()).toEqual({});
     });
 
     it('applies a lowered rate to a used-up bucket: no new burst, the next call after the new interval', async () => {
@@ -180,23 +193,24 @@ export function describeThrottles(target: () => TestRedis): void {
       await storePlan(cache, 'Pro');
       expect(await allowedOf(cache, 30)).toBe(30);
       expect(await check(cache)).not.toHaveProperty('throttle');
-      expect(await redis?.exists(keys.throttle)).toBe(0);
+      expect(await throttleState()).toEqual({});
     });
 
     it("takes a first call's cells whatever the bucket holds (the platform counted it already)", async () => {
       const cache = cacheWith({ Pro: { rate: 1, burst: 2 } });
-      await storePlan(cache, 'Pro');
-      await cache.takeThrottle(ID, { get_word: 1 });
+      await storePlan(cache, 'Pro', [HOURLY], { get_word: 1 });
       expect(await allowedOf(cache, 2)).toBe(1);
+      await storePlan(cache, 'Pro', [HOURLY], { get_word: 1 });
+      expect(await allowedOf(cache, 1)).toBe(0);
+      expect(await throttleState()).toEqual({ 'throttle:call': `${(T0 + 3_000) * 1_000} 1` });
     });
 
-    it("expires the throttle hash once the plan's slowest bucket would be rested", async () => {
-      const cache = cacheWith({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 1, burst: 30 } } } });
+    it('keeps the buckets through a new answer of the platform: a resync gives no fresh burst', async () => {
+      const cache = cacheWith(PRO);
       await storePlan(cache, 'Pro');
-      await check(cache);
-      const ttl = (await redis?.pttl(keys.throttle)) ?? 0;
-      expect(ttl).toBeGreaterThan(29_000);
-      expect(ttl).toBeLessThanOrEqual(30_001);
+      expect(await allowedOf(cache, 20)).toBe(20);
+      await storePlan(cache, 'Pro');
+      expect((await check(cache)).kind).toBe('throttled');
     });
 
     it("reads Redis's TIME when no test clock is given", async () => {
