@@ -1010,6 +1010,21 @@ async function main(): Promise<number> {
     });
     const hot = find('hot', 'project');
     const hotBaseline = find('hot', 'baseline');
+    const designFigures = (workload: WorkloadName, design: Design) => {
+      const result = find(workload, design);
+      return (
+        result && {
+          authorizationsPerSecond: result.authorizationsPerSecond,
+          redisCpuMicrosPerCall: result.redis.serverCpuMicrosPerAuthorization,
+        }
+      );
+    };
+    // Undefined for a workload the run left out: its targets against the original design are not judged.
+    const bothDesigns = (workload: WorkloadName) => {
+      const project = designFigures(workload, 'project');
+      const baseline = designFigures(workload, 'baseline');
+      return project && baseline && { project, baseline };
+    };
     const targets = evaluateTargets({
       reportWindowSeconds: options.reportWindowSeconds,
       ...(hot &&
@@ -1055,6 +1070,7 @@ async function main(): Promise<number> {
       ...(spreadCluster?.primaries && {
         authorizationsPerPrimary: spreadCluster.primaries.map((primary) => primary.authorizations),
       }),
+      designs: { hot: bothDesigns('hot'), spread: bothDesigns('spread'), cold: bothDesigns('cold') },
     }).concat(comparisonTargets(comparisons));
     const report: BenchReport = {
       startedAt,

@@ -40,6 +40,14 @@ export const LIMITS = {
    * callers share the hot key's process, event loop and Redis connection here (docs/performance.md).
    */
   unknownFloodHotP50Ratio: 4,
+  /** cold: first calls at least as fast as the original design's, same run (issue 23). */
+  coldThroughputOfBaseline: 1.0,
+  /** cold: Redis CPU per first call at most this times the original design's, same run (issue 23). */
+  coldRedisCpuOfBaseline: 1.2,
+  /** spread: Redis CPU per authorization at most this times the original design's, same run (issue 23). */
+  spreadRedisCpuOfBaseline: 1.2,
+  /** hot: Redis CPU no worse than before issue 23's work (63.0 against 39.6 µs, 1.6x the original design). */
+  hotRedisCpuOfBaseline: 1.6,
 } as const;
 
 /**
@@ -106,6 +114,21 @@ export interface BundleFigures {
   readonly loadPerCore: number;
 }
 
+/** One design's figures in a workload both designs ran. */
+export interface DesignFigures {
+  readonly authorizationsPerSecond: number;
+  /** The Redis server's CPU time per authorization (INFO cpu). */
+  readonly redisCpuMicrosPerCall: number;
+}
+
+/** The workloads whose project figures are judged against the original design's of the same run. */
+export type SideBySideWorkload = 'hot' | 'spread' | 'cold';
+
+export interface SideBySideFigures {
+  readonly project: DesignFigures;
+  readonly baseline: DesignFigures;
+}
+
 export interface TargetInputs {
   readonly reportWindowSeconds: number;
   /** Absent when the run left the hot workload out (`--workloads`): its targets are then not judged. */
@@ -116,6 +139,8 @@ export interface TargetInputs {
   /** flood-over-limit: Redis commands per refused call, sent by the client and run at the server. */
   readonly flood?: { readonly sentPerCall: number; readonly executedPerCall: number };
   readonly unknownKeyFlood?: UnknownKeyFloodTargetFigures;
+  /** Each side-by-side workload the run had (`--workloads` may leave some out): the others are not judged. */
+  readonly designs?: Readonly<Partial<Record<SideBySideWorkload, SideBySideFigures>>>;
 }
 
 /** The largest distance of a primary's share from an even split, as a fraction of the even share. */
@@ -135,6 +160,7 @@ export interface TargetResult {
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 const signed = (value: number, digits: number) => `${value < 0 ? '' : '+'}${fixed(value, digits)}`;
+const grouped = (value: number) => Math.round(value).toLocaleString('en-US');
 
 export function evaluateTargets({
   reportWindowSeconds,
@@ -143,9 +169,11 @@ export function evaluateTargets({
   authorizationsPerPrimary,
   flood,
   unknownKeyFlood,
+  designs = {},
 }: TargetInputs): TargetResult[] {
   return [
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
+    ...againstOriginalDesign(designs),
     {
       id: 'bundle-size',
       target:
@@ -257,6 +285,52 @@ function hotKeyTargets({ project, baseline }: HotKeyFigures, reportWindowSeconds
       pass: project.authorizationsPerSecond >= LIMITS.throughputSpeedUp * baseline.authorizationsPerSecond,
     },
   ];
+}
+
+/** The project against the original design on the same machine in the same run, workload by workload (issue 23). */
+function againstOriginalDesign({ hot, spread, cold }: NonNullable<TargetInputs['designs']>): TargetResult[] {
+  return [
+    ...(hot ? [redisCpuOfBaselineTarget('hot', hot, LIMITS.hotRedisCpuOfBaseline)] : []),
+    ...(spread ? [redisCpuOfBaselineTarget('spread', spread, LIMITS.spreadRedisCpuOfBaseline)] : []),
+    ...(cold
+      ? [
+          throughputOfBaselineTarget('cold', cold, LIMITS.coldThroughputOfBaseline),
+          redisCpuOfBaselineTarget('cold', cold, LIMITS.coldRedisCpuOfBaseline),
+        ]
+      : []),
+  ];
+}
+
+function throughputOfBaselineTarget(
+  workload: SideBySideWorkload,
+  { project, baseline }: SideBySideFigures,
+  limit: number,
+): TargetResult {
+  const ratio = project.authorizationsPerSecond / baseline.authorizationsPerSecond;
+  return {
+    id: `${workload}-throughput`,
+    target: `${workload}: throughput >= ${fixed(limit, 1)} x the original design (same run)`,
+    measured:
+      `${grouped(project.authorizationsPerSecond)}/s against ` +
+      `${grouped(baseline.authorizationsPerSecond)}/s (${fixed(ratio)}x)`,
+    pass: project.authorizationsPerSecond >= limit * baseline.authorizationsPerSecond,
+  };
+}
+
+function redisCpuOfBaselineTarget(
+  workload: SideBySideWorkload,
+  { project, baseline }: SideBySideFigures,
+  limit: number,
+): TargetResult {
+  const ratio = project.redisCpuMicrosPerCall / baseline.redisCpuMicrosPerCall;
+  return {
+    id: `${workload}-redis-cpu`,
+    target: `${workload}: Redis CPU per authorization <= ${fixed(limit, 1)} x the original design (same run)`,
+    measured:
+      `${fixed(project.redisCpuMicrosPerCall, 1)} against ` +
+      `${fixed(baseline.redisCpuMicrosPerCall, 1)} µs (${fixed(ratio)}x)`,
+    pass: project.redisCpuMicrosPerCall <= limit * baseline.redisCpuMicrosPerCall,
+  };
 }
 
 function primaryShareTarget(perPrimary: readonly number[]): TargetResult {

@@ -8,6 +8,7 @@ import {
   type HotKeyFigures,
   largestShareDeviation,
   PLATFORM_BUSY,
+  type SideBySideFigures,
   secondsTouched,
   soundnessProblems,
   type TargetInputs,
@@ -175,6 +176,78 @@ describe('the spread-cluster share of each primary', () => {
     expect(evaluateTargets(passing).map((t) => t.id)).not.toContain('cluster-primary-share');
     const share = evaluateTargets({ ...passing, authorizationsPerPrimary: [50, 30, 20] }).at(-1);
     expect(share?.measured).toBe('50.0% / 30.0% / 20.0% (largest deviation 50.0%)');
+  });
+});
+
+describe('the project against the original design, same run', () => {
+  const figures = (
+    projectPerSecond: number,
+    projectRedisCpu: number,
+    baselinePerSecond: number,
+    baselineRedisCpu: number,
+  ): SideBySideFigures => ({
+    project: { authorizationsPerSecond: projectPerSecond, redisCpuMicrosPerCall: projectRedisCpu },
+    baseline: { authorizationsPerSecond: baselinePerSecond, redisCpuMicrosPerCall: baselineRedisCpu },
+  });
+  const designs = {
+    hot: figures(9_000, 60, 3_000, 40),
+    spread: figures(8_000, 45, 3_000, 40),
+    cold: figures(3_000, 45, 3_000, 40),
+  };
+  const inputs = (change: Partial<typeof designs>): TargetInputs => ({
+    ...passing,
+    designs: { ...designs, ...change },
+  });
+  const ids = ['hot-redis-cpu', 'spread-redis-cpu', 'cold-throughput', 'cold-redis-cpu'];
+
+  it('judges each side-by-side workload against the original design, after the hot-key targets', () => {
+    const results = evaluateTargets(inputs({}));
+    expect(results.map((r) => r.id).slice(6, 10)).toEqual(ids);
+    expect(failing(inputs({}))).toEqual([]);
+  });
+
+  it('holds cold to the original design’s throughput and 1.2x its Redis CPU per authorization', () => {
+    expect(failing(inputs({ cold: figures(3_000, 48, 3_000, 40) }))).toEqual([]);
+    expect(failing(inputs({ cold: figures(2_999, 45, 3_000, 40) }))).toEqual(['cold-throughput']);
+    expect(failing(inputs({ cold: figures(3_000, 48.01, 3_000, 40) }))).toEqual(['cold-redis-cpu']);
+  });
+
+  it('holds spread to 1.2x and hot to 1.6x the original design’s Redis CPU per authorization', () => {
+    expect(failing(inputs({ spread: figures(8_000, 48, 3_000, 40) }))).toEqual([]);
+    expect(failing(inputs({ spread: figures(8_000, 48.01, 3_000, 40) }))).toEqual(['spread-redis-cpu']);
+    expect(failing(inputs({ hot: figures(9_000, 64, 3_000, 40) }))).toEqual([]);
+    expect(failing(inputs({ hot: figures(9_000, 64.01, 3_000, 40) }))).toEqual(['hot-redis-cpu']);
+  });
+
+  it('judges only the workloads the run had', () => {
+    const { spread: _spread, ...withoutSpread } = designs;
+    const judged = (ran: TargetInputs['designs']) =>
+      evaluateTargets({ ...passing, designs: ran })
+        .map((r) => r.id)
+        .filter((id) => ids.includes(id));
+    expect(judged(withoutSpread)).toEqual(['hot-redis-cpu', 'cold-throughput', 'cold-redis-cpu']);
+    expect(judged({ spread: designs.spread })).toEqual(['spread-redis-cpu']);
+    expect(judged({ hot: undefined, cold: undefined })).toEqual([]);
+    expect(judged(undefined)).toEqual([]);
+  });
+
+  it('says both figures and their ratio', () => {
+    const byId = Object.fromEntries(
+      evaluateTargets(inputs({ cold: figures(2_062, 66.2, 3_094, 30.1) })).map((r) => [r.id, r]),
+    );
+    expect(byId['cold-throughput']).toMatchObject({
+      target: 'cold: throughput >= 1.0 x the original design (same run)',
+      measured: '2,062/s against 3,094/s (0.67x)',
+      pass: false,
+    });
+    expect(byId['cold-redis-cpu']).toMatchObject({
+      target: 'cold: Redis CPU per authorization <= 1.2 x the original design (same run)',
+      measured: '66.2 against 30.1 µs (2.20x)',
+      pass: false,
+    });
+    expect(byId['hot-redis-cpu']?.target).toBe(
+      'hot: Redis CPU per authorization <= 1.6 x the original design (same run)',
+    );
   });
 });
 
