@@ -27,15 +27,23 @@ local function int(n) return string.format('%.0f', n) end
 -- A limit is '<period start> <period end> <max> <current>' (-1 -1 for eternity). A snapshot stored
 -- before periods had a start ('<period end> <max> <current>') reads with start -1: its limits then
 -- count every bucket, more than their period, never less, until the next answer replaces it.
-local function parse_limit(value)
+-- Its four parts as the text they are stored in (the hot path replies with some of them unconverted).
+local function limit_texts(value)
   local period_start, period_end, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
-  if not period_start then
-    period_start = '-1'
-    period_end, max, current = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
-    if not period_end then return nil end
-  end
+  if period_start then return period_start, period_end, max, current end
+  period_end, max, current = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
+  if period_end then return '-1', period_end, max, current end
+  return nil
+end
+
+local function parse_limit(value)
+  local period_start, period_end, max, current = limit_texts(value)
+  if not period_start then return nil end
   return tonumber(period_start), tonumber(period_end), tonumber(max), tonumber(current)
 end
+
+-- The first bytes of the field names that are not compared whole (string.byte allocates nothing).
+local LIMIT_FIELD, PARENT_FIELD, THROTTLE_FIELD = string.byte('l'), string.byte('p'), string.byte('t')
 
 local function read_snapshot(app_key)
   local fields = redis.call('HGETALL', app_key)
@@ -50,23 +58,29 @@ local function read_snapshot(app_key)
       snapshot.synced = value
     elseif name == 'window' then
       snapshot.window = value
-    elseif string.sub(name, 1, 9) == 'throttle:' then
-      snapshot.throttles[name] = value
-    elseif string.sub(name, 1, 7) == 'parent:' then
-      snapshot.parents[string.sub(name, 8)] = value
-    elseif string.sub(name, 1, 6) == 'limit:' then
-      local period_start, period_end, max, current = parse_limit(value)
-      if period_start then
-        local period, metric = string.match(name, '^limit:([^:]*):(.*)$')
-        snapshot.limits[#snapshot.limits + 1] = {
-          field = name,
-          period = period,
-          metric = metric,
-          period_start = period_start,
-          period_end = period_end,
-          max = max,
-          current = current,
-        }
+    elseif name ~= 'cred' then
+      local head = string.byte(name, 1)
+      if head == THROTTLE_FIELD then
+        snapshot.throttles[name] = value
+      elseif head == PARENT_FIELD then
+        snapshot.parents[string.sub(name, 8)] = value
+      elseif head == LIMIT_FIELD then
+        -- limit:<period>:<metric>
+        local period_start, period_end, max, current = limit_texts(value)
+        local colon = string.find(name, ':', 7, true)
+        if period_start and colon then
+          snapshot.limits[#snapshot.limits + 1] = {
+            field = name,
+            period = string.sub(name, 7, colon - 1),
+            metric = string.sub(name, colon + 1),
+            period_start = tonumber(period_start),
+            period_end = tonumber(period_end),
+            end_text = period_end,
+            max = tonumber(max),
+            max_text = max,
+            current = tonumber(current),
+          }
+        end
       end
     end
   end
@@ -176,23 +190,24 @@ local function open_window(app_key, window_end, now, window_ms)
   return '1'
 end
 
--- Adds the usage pairs ARGV[first..] to the bucket, marks the oldest unreported usage for the sweep and
--- opens the report window. \`pending_before\`: the budget held unreported usage already, so its sweep mark
--- is set and its snapshot persists (see since in keys.ts). Returns '1' when the caller must publish.
-local function record_usage(app_key, pending_key, since_key, window_end, now, window_ms, bucket, first,
+-- Adds the usage pairs ARGV[first..] to the bucket (its start as text), marks the oldest unreported usage
+-- for the sweep and opens the report window; \`now_text\` is ARGV's now, unconverted. \`pending_before\`:
+-- the budget held unreported usage already, so its sweep mark is set and its snapshot persists (see since
+-- in keys.ts). Returns '1' when the caller must publish.
+local function record_usage(app_key, pending_key, since_key, window_end, now_text, window_ms, bucket, first,
     pending_before)
   local added = false
   for i = first, #ARGV, 2 do
     local amount = tonumber(ARGV[i + 1])
     if amount > 0 then
-      redis.call('HINCRBY', pending_key, int(bucket) .. ':' .. ARGV[i], amount)
+      redis.call('HINCRBY', pending_key, bucket .. ':' .. ARGV[i], amount)
       added = true
     end
   end
   if not added then return '0' end
-  redis.call('HSET', pending_key, 't:' .. int(bucket), int(now))
-  if not pending_before and redis.call('SET', since_key, int(now), 'NX') then redis.call('PERSIST', app_key) end
-  return open_window(app_key, window_end, now, window_ms)
+  redis.call('HSET', pending_key, 't:' .. bucket, now_text)
+  if not pending_before and redis.call('SET', since_key, now_text, 'NX') then redis.call('PERSIST', app_key) end
+  return open_window(app_key, window_end, tonumber(now_text), window_ms)
 end
 `;
 
@@ -292,28 +307,29 @@ for _, limit in ipairs(snapshot.limits) do
 end
 local function period_end_of(limit)
   if limit.period_end >= 0 and now >= limit.period_end then return '-2' end
-  return int(limit.period_end)
+  return limit.end_text
 end
 if exceeded and ARGV[4] ~= '1' then
-  redis.call('HSET', KEYS[7], exceeded.period .. ':' .. exceeded.metric, int(now))
+  redis.call('HSET', KEYS[7], exceeded.period .. ':' .. exceeded.metric, ARGV[1])
   return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[2], snapshot.window, now, window_ms),
-    exceeded.metric, exceeded.period, int(exceeded.max), period_end_of(exceeded)}
+    exceeded.metric, exceeded.period, exceeded.max_text, period_end_of(exceeded)}
 end
 local throttle = take_throttles(KEYS[2], snapshot.throttles, ARGV[12], ARGV[13], snapshot.plan, requested, false)
 if throttle and throttle.refused then
   return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, int(throttle.burst),
     int(throttle.wait_ms)}
 end
-local bucket = starts[bucket_period(snapshot)]
-local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, now, window_ms, bucket, first_pair,
+-- The bucket's start as ARGV has it: the period starts begin at ARGV[6] with the minute, hour and day.
+local bucket = ARGV[5 + ({ minute = 1, hour = 2, day = 3 })[bucket_period(snapshot)]]
+local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before)
 local over = exceeded and '1' or '0'
 if not tightest then
-  return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', int(bucket), snapshot.synced or '0',
+  return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', bucket, snapshot.synced or '0',
     unpack(throttle_feedback(throttle))}
 end
-return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, int(tightest.max),
-  period_end_of(tightest), int(math.max(tightest_left, 0)), int(bucket), snapshot.synced or '0',
+return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, tightest.max_text,
+  period_end_of(tightest), int(math.max(tightest_left, 0)), bucket, snapshot.synced or '0',
   unpack(throttle_feedback(throttle))}
 `,
 };
@@ -385,7 +401,7 @@ for name, value in pairs(kept) do
     fields[#fields + 1] = value
   end
 end
-redis.call('DEL', KEYS[2])
+if #old > 0 then redis.call('DEL', KEYS[2]) end
 -- unpack() takes a bounded number of values: the fields go in slices.
 for i = 1, #fields, 200 do redis.call('HSET', KEYS[2], unpack(fields, i, math.min(i + 199, #fields))) end
 if ARGV[10] ~= '' then
@@ -409,8 +425,8 @@ export const ADMIT_SCRIPT: ScriptDefinition = {
   numberOfKeys: 3,
   lua: `${PRELUDE}
 redis.call('HSETNX', KEYS[1], 'cred', ARGV[3])
-local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], redis.call('HGET', KEYS[1], 'window'), tonumber(ARGV[1]),
-  tonumber(ARGV[2]), tonumber(ARGV[5]), 6, false)
+local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], redis.call('HGET', KEYS[1], 'window'), ARGV[1],
+  tonumber(ARGV[2]), ARGV[5], 6, false)
 keep_or_expire(KEYS[1], KEYS[3], ARGV[4])
 return publish
 `,
