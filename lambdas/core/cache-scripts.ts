@@ -316,7 +316,7 @@ if exceeded and ARGV[4] ~= '1' then
 end
 local throttle = take_throttles(KEYS[2], snapshot.throttles, ARGV[12], ARGV[13], snapshot.plan, requested, false)
 if throttle and throttle.refused then
-  return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, int(throttle.burst),
+  return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, throttle.burst_text,
     int(throttle.wait_ms)}
 end
 -- The bucket's start as ARGV has it: the period starts begin at ARGV[6] with the minute, hour and day.

@@ -42,7 +42,7 @@ local function throttles_of(table_text, plan, requested)
       if metric ~= '' then cells, field = requested[metric] or 0, 'throttle:metric:' .. metric end
       if cells > 0 then
         applying[#applying + 1] = { field = field, metric = metric, rate = rate, burst = tonumber(burst),
-          interval = 1000000 / tonumber(rate), cells = cells }
+          burst_text = burst, interval = 1000000 / tonumber(rate), cells = cells }
       end
     end
   end
@@ -61,14 +61,11 @@ local function throttle_tat(stored, throttle, now)
   return now + math.min(ahead, throttle.burst * throttle.interval), converted
 end
 
--- Stores the throttles' TATs (\`at\` picks which one of each) in one HSET.
+-- Stores the throttles' TATs (\`at\` picks which one of each): an HSET each, as a plan has one or two.
 local function store_tats(app_key, throttles, at)
-  local fields = {}
   for _, throttle in ipairs(throttles) do
-    fields[#fields + 1] = throttle.field
-    fields[#fields + 1] = string.format('%.0f', math.floor(throttle[at])) .. ' ' .. throttle.rate
+    redis.call('HSET', app_key, throttle.field, string.format('%.0f', math.floor(throttle[at])) .. ' ' .. throttle.rate)
   end
-  if #fields > 0 then redis.call('HSET', app_key, unpack(fields)) end
 end
 
 -- Takes the call's cells from every throttle of the plan that applies, or from none. \`stored\` holds
@@ -98,7 +95,7 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
     -- Nothing is taken; a bucket stored under an old rate is rewritten under the new one (the same calls),
     -- so it drains at the new rate from the first call that sees the change.
     store_tats(app_key, converted, 'before')
-    return { refused = true, metric = refused.metric, rate = refused.rate, burst = refused.burst,
+    return { refused = true, metric = refused.metric, rate = refused.rate, burst_text = refused.burst_text,
       wait_ms = math.ceil(refused.excess / 1000) }
   end
   store_tats(app_key, applying, 'tat')
@@ -109,7 +106,7 @@ end
 -- The throttle's part of an allowed call's reply: metric, rate, burst, remaining, ms until rested.
 local function throttle_feedback(throttle)
   if not throttle then return {} end
-  return { throttle.metric, throttle.rate, string.format('%.0f', throttle.burst),
-    string.format('%.0f', throttle.remaining), string.format('%.0f', throttle.full_ms) }
+  return { throttle.metric, throttle.rate, throttle.burst_text, string.format('%.0f', throttle.remaining),
+    string.format('%.0f', throttle.full_ms) }
 end
 `;
