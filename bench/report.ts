@@ -51,6 +51,8 @@ export interface WorkloadResult {
   readonly authorizationsPerSecond: number;
   /** An interleaved workload's throughput in each round (calls per second of its chunk), in round order. */
   readonly roundThroughputs?: readonly number[];
+  /** An interleaved workload's Redis server CPU per authorization in each round (µs, of its chunk), in round order. */
+  readonly roundRedisCpuMicrosPerCall?: readonly number[];
   readonly latency: LatencySummary;
   /**
    * CPU time of the bench process over the measured calls, per call: the authorizer's or proxy's own work,

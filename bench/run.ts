@@ -702,6 +702,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
   if (!tally.complete) throw new Error(`bench: ${workload}/${system.design} left calls unmeasured`);
   const calls = tally.calls;
   const roundThroughputs = tally.chunkThroughputs;
+  const roundRedisCpuMicrosPerCall = tally.chunkRedisCpuMicrosPerCall;
   const perPrimary = tally.primaries;
   const executedTotal = perPrimary.reduce((sum, primary) => sum + primary.total, 0);
   const serverCpuSecondsUsed = perPrimary.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
@@ -736,6 +737,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
     spanMs: Number(prepared.spanEnd - prepared.spanStart) / 1e6,
     authorizationsPerSecond: throughput(calls, tally.durationMs),
     ...(roundThroughputs.length > 1 && { roundThroughputs }),
+    ...(roundRedisCpuMicrosPerCall.length > 1 && { roundRedisCpuMicrosPerCall }),
     latency: summarizeLatencies(tally.latenciesNs),
     processCpuMicrosPerCall: tally.cpuMicros / calls,
     outcomes: tally.outcomes,
@@ -1005,6 +1007,9 @@ async function main(): Promise<number> {
           cpuMicrosPerCall: result.processCpuMicrosPerCall,
           redisCpuMicrosPerCall: result.redis.serverCpuMicrosPerAuthorization,
           ...(result.roundThroughputs && { roundThroughputs: result.roundThroughputs }),
+          ...(result.roundRedisCpuMicrosPerCall && {
+            roundRedisCpuMicrosPerCall: result.roundRedisCpuMicrosPerCall,
+          }),
         }
       );
     });

@@ -58,7 +58,11 @@ export class Tally {
   private readonly measured: Uint8Array;
   private readonly outcomeCounts: Record<string, number> = {};
   private readonly primaryTotals: PrimaryTotals[] = [];
-  private readonly chunks: Array<{ readonly from: number; readonly throughput: number }> = [];
+  private readonly chunks: Array<{
+    readonly from: number;
+    readonly throughput: number;
+    readonly redisCpuMicrosPerCall: number;
+  }> = [];
   durationMs = 0;
   cpuMicros = 0;
   redisCommandsSent = 0;
@@ -81,9 +85,11 @@ export class Tally {
       throw new Error(`chunk ${chunk.from}..${end - 1} measures a call a second time`);
     }
     this.measured.fill(1, chunk.from, end);
+    const redisCpuSeconds = chunk.primaries.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
     this.chunks.push({
       from: chunk.from,
       throughput: throughput(chunk.latenciesNs.length, chunk.durationMs),
+      redisCpuMicrosPerCall: (redisCpuSeconds * 1e6) / chunk.latenciesNs.length,
     });
     this.latenciesNs.set(chunk.latenciesNs, chunk.from);
     for (const [outcome, count] of Object.entries(chunk.outcomes)) {
@@ -111,7 +117,19 @@ export class Tally {
 
   /** Calls per second of each chunk, in call order: of an interleaved workload, one per round. */
   get chunkThroughputs(): number[] {
-    return [...this.chunks].sort((a, b) => a.from - b.from).map((chunk) => chunk.throughput);
+    return this.inCallOrder().map((chunk) => chunk.throughput);
+  }
+
+  /**
+   * The Redis server's CPU time per call of each chunk (µs, every primary's summed), in call order: of an
+   * interleaved workload, one per round.
+   */
+  get chunkRedisCpuMicrosPerCall(): number[] {
+    return this.inCallOrder().map((chunk) => chunk.redisCpuMicrosPerCall);
+  }
+
+  private inCallOrder() {
+    return [...this.chunks].sort((a, b) => a.from - b.from);
   }
 
   get outcomes(): Readonly<Partial<Record<string, number>>> {

@@ -83,6 +83,30 @@ describe('Tally', () => {
     expect(tally.executedByCommand).toEqual([['evalsha', 2]]);
   });
 
+  it('keeps each chunk’s throughput and Redis CPU per call (every primary’s summed), in call order', () => {
+    const tally = new Tally(6);
+    tally.add(
+      chunk(4, [1, 2], {
+        durationMs: 50,
+        primaries: [
+          { byCommand: [], cpuSeconds: 0.000_1 },
+          { byCommand: [], cpuSeconds: 0.000_02 },
+        ],
+      }),
+    );
+    tally.add(
+      chunk(0, [1, 2, 3, 4], {
+        durationMs: 200,
+        primaries: [
+          { byCommand: [], cpuSeconds: 0.000_16 },
+          { byCommand: [], cpuSeconds: 0 },
+        ],
+      }),
+    );
+    expect(tally.chunkThroughputs).toEqual([20, 40]);
+    expect(tally.chunkRedisCpuMicrosPerCall.map((micros) => Number(micros.toFixed(6)))).toEqual([40, 60]);
+  });
+
   it('refuses a chunk outside the calls or one that measures a call again', () => {
     const tally = new Tally(4);
     tally.add(chunk(0, [1, 2]));

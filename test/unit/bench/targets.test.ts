@@ -483,6 +483,50 @@ describe('evaluateComparisons', () => {
     expect(costly['alerts-throughput-loss']?.target?.pass).toBe(false);
   });
 
+  it('reads the throttle’s Redis CPU round by round: the median of the paired ratios, a disturbed round left out', () => {
+    const rounds = (totalMicros: number, ...micros: number[]) => ({
+      ...hotSerial,
+      redisCpuMicrosPerCall: totalMicros,
+      roundRedisCpuMicrosPerCall: micros,
+    });
+    const results = byId({
+      // The third throttled round cost Redis three times the usual: the totals would read it as +46.8 %.
+      'hot-serial': rounds(40, 40, 40, 40, 40, 40),
+      'throttled-serial': rounds(58.72, 42, 41, 120, 43.6, 47),
+    });
+    expect(results['throttle-redis-cpu']).toMatchObject({
+      figures: ['Redis CPU 58.7 µs/authorization', 'Redis CPU 40.0 µs/authorization'],
+      difference:
+        '+9.0% Redis CPU per authorization (median of 5 paired rounds; rounds from +2.5% to +200.0%), p50 +0.000 ms',
+      target: { text: 'Redis CPU per authorization added <= 10%', pass: true },
+    });
+    // Most rounds over the limit: the median is over it too, though the totals are within it.
+    const costly = byId({
+      'hot-serial': rounds(40, 40, 40, 40, 40, 40),
+      'throttled-serial': rounds(42, 44.8, 45, 30, 46, 44.4),
+    });
+    expect(costly['throttle-redis-cpu']?.difference).toBe(
+      '+12.0% Redis CPU per authorization (median of 5 paired rounds; rounds from -25.0% to +15.0%), p50 +0.000 ms',
+    );
+    expect(costly['throttle-redis-cpu']?.target?.pass).toBe(false);
+  });
+
+  it('reads the throttle’s Redis CPU on the totals when the two did not run in the same rounds', () => {
+    const results = byId({
+      'hot-serial': { ...hotSerial, roundRedisCpuMicrosPerCall: [40, 40, 40] },
+      // Rounds within the limit, but not paired with the other's: the totals decide.
+      'throttled-serial': {
+        ...throttledSerial,
+        redisCpuMicrosPerCall: 44.4,
+        roundRedisCpuMicrosPerCall: [41, 42],
+      },
+    });
+    expect(results['throttle-redis-cpu']).toMatchObject({
+      difference: '+11.0% Redis CPU per authorization, p50 +0.040 ms',
+      target: { pass: false },
+    });
+  });
+
   it('leaves out a comparison whose workloads did not both run', () => {
     expect(evaluateComparisons(run({ 'hot-serial': hotSerial }))).toEqual([]);
   });
