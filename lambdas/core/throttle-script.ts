@@ -33,11 +33,18 @@ local function redis_time_us(clock)
 end
 
 -- The plan's throttles that apply to the call (cells: 1 a call, or the metric's usage with its
--- descendants').
+-- descendants'). The table's lines each start with a newline, so the plan's lines are found by a plain
+-- search, whatever the other plans.
 local function throttles_of(table_text, plan, requested)
   local applying = {}
-  for entry_plan, metric, rate, burst in string.gmatch(table_text, '([^\\t\\n]+)\\t([^\\t\\n]*)\\t([^\\t\\n]+)\\t([^\\t\\n]+)\\n') do
-    if entry_plan == plan then
+  local head = '\\n' .. plan .. '\\t'
+  local at = string.find(table_text, head, 1, true)
+  while at do
+    local from = at + #head
+    local line_end = string.find(table_text, '\\n', from, true) or (#table_text + 1)
+    local metric, rate, burst = string.match(string.sub(table_text, from, line_end - 1),
+      '^([^\\t]*)\\t([^\\t]+)\\t([^\\t]+)$')
+    if metric then
       local cells, field = 1, 'throttle:call'
       if metric ~= '' then cells, field = requested[metric] or 0, 'throttle:metric:' .. metric end
       if cells > 0 then
@@ -45,6 +52,7 @@ local function throttles_of(table_text, plan, requested)
           burst_text = burst, interval = 1000000 / tonumber(rate), cells = cells }
       end
     end
+    at = string.find(table_text, head, line_end, true)
   end
   return applying
 end

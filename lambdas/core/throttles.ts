@@ -131,11 +131,12 @@ export function throttleText({ rate, burst }: Throttle): string {
 
 /**
  * The table as the hot-path script reads it: one line per throttle, `plan<TAB>metric<TAB>rate<TAB>burst`,
- * the metric empty for a throttle of every call. '' for no throttles, so an unthrottled deployment's
- * script finds nothing to do.
+ * the metric empty for a throttle of every call, each line after a newline (the script finds a plan's
+ * lines by searching for `\n<plan>\t`). '' for no throttles, so an unthrottled deployment's script finds
+ * nothing to do.
  */
 export function throttleTableText(throttles: Throttles): string {
   return throttleEntries(throttles)
-    .map(({ plan, metric, rate, burst }) => `${plan}\t${metric ?? ''}\t${rate}\t${burst}\n`)
+    .map(({ plan, metric, rate, burst }) => `\n${plan}\t${metric ?? ''}\t${rate}\t${burst}`)
     .join('');
 }

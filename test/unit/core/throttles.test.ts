@@ -47,10 +47,10 @@ describe('the throttles setting', () => {
     );
   });
 
-  it('writes the table the script reads: plan, metric (empty for every call), rate and burst per line', () => {
+  it('writes the table the script reads: plan, metric (empty for every call), rate and burst, each line after a newline', () => {
     expect(
       throttleTableText({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 1 } } } }),
-    ).toBe('Pro\t\t10\t20\nPro\tsearch\t0.5\t1\n');
+    ).toBe('\nPro\t\t10\t20\nPro\tsearch\t0.5\t1');
     expect(throttleTableText({})).toBe('');
   });
 });
