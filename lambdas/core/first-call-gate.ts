@@ -61,14 +61,13 @@ export class FirstCallGate {
   async admits(now: number): Promise<boolean> {
     const second = Math.floor(now / 1000);
     for (;;) {
-      if (this.lease.second !== second) this.lease = { second, left: 0, next: 1, closed: false };
-      const lease = this.lease;
+      const lease = this.leaseFor(second);
       if (lease.left > 0) {
         lease.left--;
         return true;
       }
       if (lease.closed) return false;
-      lease.pending ??= this.extend(lease, now)
+      lease.pending ??= this.extend(lease)
         .then(
           () => true,
           () => false,
@@ -80,12 +79,21 @@ export class FirstCallGate {
     }
   }
 
+  /**
+   * The lease a call stamped in `second` takes from. Leases only move forward: a call stamped in a second
+   * the instance has left counts in the newer one, for handing the instance back to an older second
+   * would start its lease again for every such call, and calls of two seconds would do so in turn forever.
+   */
+  private leaseFor(second: number): Lease {
+    if (second > this.lease.second) this.lease = { second, left: 0, next: 1, closed: false };
+    return this.lease;
+  }
+
   /** Leases the next calls of the lease's second from the shared counter. */
-  private async extend(lease: Lease, now: number): Promise<void> {
+  private async extend(lease: Lease): Promise<void> {
     const size = lease.next;
-    const count = Number(
-      await this.redis.eval(LEASE_SCRIPT, 1, firstCallCounterKey(now), size, COUNTER_TTL_MS),
-    );
+    const key = firstCallCounterKey(lease.second * 1000);
+    const count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, size, COUNTER_TTL_MS));
     const granted = Math.max(0, Math.min(size, this.perSecond - (count - size)));
     lease.left += granted;
     lease.next = Math.min(size * 2, this.maxLease);

@@ -47,6 +47,16 @@ describe('FirstCallGate', () => {
     expect(await redis.get(firstCallCounterKey(T0))).toBe('127');
   });
 
+  it('counts calls stamped in a second the instance has left in the newer one, without leasing again', async () => {
+    const { redis, evals } = countedClient();
+    const gate = new FirstCallGate(redis, 1_600);
+    const stamps = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? T0 + 999 : T0 + 1_000));
+    const answers = await Promise.all(stamps.map((now) => gate.admits(now)));
+    expect(answers.every(Boolean)).toBe(true);
+    expect(evals()).toBeLessThanOrEqual(10);
+    expect(Number(await redis.get(firstCallCounterKey(T0)))).toBeLessThanOrEqual(1);
+  });
+
   it('never leases more than a sixteenth of the bound at once', async () => {
     const { redis } = countedClient();
     const gate = new FirstCallGate(redis, 32);
