@@ -48,8 +48,10 @@ local function throttles_of(table_text, plan, requested)
       local cells, field = 1, 'throttle:call'
       if metric ~= '' then cells, field = requested[metric] or 0, 'throttle:metric:' .. metric end
       if cells > 0 then
+        -- Every field the GCRA sets later is in the constructor: a table that grows past it is rebuilt.
         applying[#applying + 1] = { field = field, metric = metric, rate = rate, burst = tonumber(burst),
-          burst_text = burst, interval = 1000000 / tonumber(rate), cells = cells }
+          burst_text = burst, interval = 1000000 / tonumber(rate), cells = cells, before = 0, tat = 0,
+          excess = 0, remaining = 0, full_ms = 0 }
       end
     end
     at = string.find(table_text, head, line_end, true)
@@ -86,11 +88,14 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   local applying = throttles_of(table_text, plan, requested)
   if #applying == 0 then return nil end
   local now = redis_time_us(clock)
-  local refused, tightest, converted = nil, nil, {}
+  local refused, tightest, converted = nil, nil, nil
   for _, throttle in ipairs(applying) do
     local is_converted
     throttle.before, is_converted = throttle_tat(stored[throttle.field], throttle, now)
-    if is_converted then converted[#converted + 1] = throttle end
+    if is_converted then
+      converted = converted or {}
+      converted[#converted + 1] = throttle
+    end
     throttle.tat = throttle.before + throttle.cells * throttle.interval
     local excess = throttle.tat - now - throttle.burst * throttle.interval
     throttle.excess = excess
@@ -102,7 +107,7 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   if refused then
     -- Nothing is taken; a bucket stored under an old rate is rewritten under the new one (the same calls),
     -- so it drains at the new rate from the first call that sees the change.
-    store_tats(app_key, converted, 'before')
+    if converted then store_tats(app_key, converted, 'before') end
     return { refused = true, metric = refused.metric, rate = refused.rate, burst_text = refused.burst_text,
       wait_ms = math.ceil(refused.excess / 1000) }
   end
