@@ -53,6 +53,8 @@ export interface WorkloadResult {
   readonly roundThroughputs?: readonly number[];
   /** An interleaved workload's Redis server CPU per authorization in each round (µs, of its chunk), in round order. */
   readonly roundRedisCpuMicrosPerCall?: readonly number[];
+  /** The same of its Redis script time per authorization (µs, INFO commandstats), in round order. */
+  readonly roundScriptMicrosPerCall?: readonly number[];
   readonly latency: LatencySummary;
   /**
    * CPU time of the bench process over the measured calls, per call: the authorizer's or proxy's own work,
@@ -69,6 +71,11 @@ export interface WorkloadResult {
     readonly executedByCommand: ReadonlyArray<readonly [string, number]>;
     /** Redis server CPU time (INFO cpu) over the run, per authorization. */
     readonly serverCpuMicrosPerAuthorization: number;
+    /**
+     * The server's own time executing scripts (INFO commandstats usec of EVALSHA and the like, their
+     * commands included: bench/commandstats.ts `SCRIPT_COMMANDS`) over the run, per authorization.
+     */
+    readonly scriptMicrosPerAuthorization: number;
   };
   readonly snsPublishes: number;
   readonly platformCalls: PlatformCalls;

@@ -42,7 +42,7 @@ import { LOCAL_REGION, type SnsEndpoint, startSnsEndpoint, topicArn } from '../l
 import { parseBenchArgs, UsageError } from './args';
 import { createBaselineAuthorizer, createBaselineReporter } from './baseline';
 import { bundleAuthorizer, initNodeBinaries, measureModuleInit } from './bundle';
-import { type CommandCalls, diffCommandStats, parseCommandStats, serverCpuSeconds } from './commandstats';
+import { type CommandStats, diffCommandStats, parseCommandStats, serverCpuSeconds } from './commandstats';
 import { runConcurrently } from './driver';
 import {
   BENCH_PROVIDER_KEY,
@@ -429,11 +429,11 @@ function platformCallsBetween(before: PlatformCalls, after: PlatformCalls): Plat
 }
 
 interface PrimarySnapshot {
-  readonly commands: CommandCalls;
+  readonly commands: CommandStats;
   readonly cpuSeconds: number;
 }
 
-/** Commands executed and CPU used so far, per primary (INFO commandstats and cpu). */
+/** Commands executed (calls and time) and CPU used so far, per primary (INFO commandstats and cpu). */
 function snapshot(redis: RedisUnderTest): Promise<PrimarySnapshot[]> {
   return Promise.all(
     redis.primaries.map(async ({ admin }) => ({
@@ -664,6 +664,7 @@ async function measureChunk(
     primaries: perPrimary.map((delta) => ({
       byCommand: delta.executed.byCommand,
       cpuSeconds: delta.cpuSeconds,
+      scriptMicros: delta.executed.scriptMicros,
     })),
     flush: {
       durationMs: flushMs,
@@ -703,9 +704,11 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
   const calls = tally.calls;
   const roundThroughputs = tally.chunkThroughputs;
   const roundRedisCpuMicrosPerCall = tally.chunkRedisCpuMicrosPerCall;
+  const roundScriptMicrosPerCall = tally.chunkScriptMicrosPerCall;
   const perPrimary = tally.primaries;
   const executedTotal = perPrimary.reduce((sum, primary) => sum + primary.total, 0);
   const serverCpuSecondsUsed = perPrimary.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
+  const scriptMicrosUsed = perPrimary.reduce((sum, primary) => sum + primary.scriptMicros, 0);
   const reported = load.keys.reduce(
     (sum, key) => sum + servers.platform.usage(system.setup.serviceId, key, 'hits', 'eternity'),
     0,
@@ -738,6 +741,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
     authorizationsPerSecond: throughput(calls, tally.durationMs),
     ...(roundThroughputs.length > 1 && { roundThroughputs }),
     ...(roundRedisCpuMicrosPerCall.length > 1 && { roundRedisCpuMicrosPerCall }),
+    ...(roundScriptMicrosPerCall.length > 1 && { roundScriptMicrosPerCall }),
     latency: summarizeLatencies(tally.latenciesNs),
     processCpuMicrosPerCall: tally.cpuMicros / calls,
     outcomes: tally.outcomes,
@@ -746,6 +750,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
       executedPerAuthorization: executedTotal / calls,
       executedByCommand: tally.executedByCommand,
       serverCpuMicrosPerAuthorization: (serverCpuSecondsUsed * 1e6) / calls,
+      scriptMicrosPerAuthorization: scriptMicrosUsed / calls,
     },
     snsPublishes: tally.snsPublishes,
     platformCalls: tally.platformCalls,
@@ -1006,9 +1011,13 @@ async function main(): Promise<number> {
           authorizationsPerSecond: result.authorizationsPerSecond,
           cpuMicrosPerCall: result.processCpuMicrosPerCall,
           redisCpuMicrosPerCall: result.redis.serverCpuMicrosPerAuthorization,
+          scriptMicrosPerCall: result.redis.scriptMicrosPerAuthorization,
           ...(result.roundThroughputs && { roundThroughputs: result.roundThroughputs }),
           ...(result.roundRedisCpuMicrosPerCall && {
             roundRedisCpuMicrosPerCall: result.roundRedisCpuMicrosPerCall,
+          }),
+          ...(result.roundScriptMicrosPerCall && {
+            roundScriptMicrosPerCall: result.roundScriptMicrosPerCall,
           }),
         }
       );

@@ -9,6 +9,8 @@ import { throughput } from './stats';
 export interface PrimaryChunk {
   readonly byCommand: ReadonlyArray<readonly [string, number]>;
   readonly cpuSeconds: number;
+  /** µs it spent executing scripts (INFO commandstats: `diffCommandStats`' scriptMicros). */
+  readonly scriptMicros: number;
 }
 
 /** One measured chunk: calls `from` .. `from + latenciesNs.length - 1`, then the flush that followed it. */
@@ -50,6 +52,7 @@ function sortedCounts(counts: ReadonlyMap<string, number>): Array<[string, numbe
 interface PrimaryTotals {
   readonly byCommand: Map<string, number>;
   cpuSeconds: number;
+  scriptMicros: number;
 }
 
 /** The sums of a workload's chunks; every call index must be measured exactly once. */
@@ -62,6 +65,7 @@ export class Tally {
     readonly from: number;
     readonly throughput: number;
     readonly redisCpuMicrosPerCall: number;
+    readonly scriptMicrosPerCall: number;
   }> = [];
   durationMs = 0;
   cpuMicros = 0;
@@ -86,10 +90,12 @@ export class Tally {
     }
     this.measured.fill(1, chunk.from, end);
     const redisCpuSeconds = chunk.primaries.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
+    const scriptMicros = chunk.primaries.reduce((sum, primary) => sum + primary.scriptMicros, 0);
     this.chunks.push({
       from: chunk.from,
       throughput: throughput(chunk.latenciesNs.length, chunk.durationMs),
       redisCpuMicrosPerCall: (redisCpuSeconds * 1e6) / chunk.latenciesNs.length,
+      scriptMicrosPerCall: scriptMicros / chunk.latenciesNs.length,
     });
     this.latenciesNs.set(chunk.latenciesNs, chunk.from);
     for (const [outcome, count] of Object.entries(chunk.outcomes)) {
@@ -103,10 +109,15 @@ export class Tally {
     this.flushDurationMs += chunk.flush.durationMs;
     this.flushPlatformCalls = addPlatformCalls(this.flushPlatformCalls, chunk.flush.platformCalls);
     chunk.primaries.forEach((primary, i) => {
-      const totals = this.primaryTotals[i] ?? { byCommand: new Map<string, number>(), cpuSeconds: 0 };
+      const totals = this.primaryTotals[i] ?? {
+        byCommand: new Map<string, number>(),
+        cpuSeconds: 0,
+        scriptMicros: 0,
+      };
       this.primaryTotals[i] = totals;
       addCounts(totals.byCommand, primary.byCommand);
       totals.cpuSeconds += primary.cpuSeconds;
+      totals.scriptMicros += primary.scriptMicros;
     });
   }
 
@@ -128,6 +139,14 @@ export class Tally {
     return this.inCallOrder().map((chunk) => chunk.redisCpuMicrosPerCall);
   }
 
+  /**
+   * The Redis server's script time per call of each chunk (µs, INFO commandstats, every primary's summed),
+   * in call order: of an interleaved workload, one per round.
+   */
+  get chunkScriptMicrosPerCall(): number[] {
+    return this.inCallOrder().map((chunk) => chunk.scriptMicrosPerCall);
+  }
+
   private inCallOrder() {
     return [...this.chunks].sort((a, b) => a.from - b.from);
   }
@@ -136,12 +155,21 @@ export class Tally {
     return this.outcomeCounts;
   }
 
-  /** Per primary: commands executed (total and by command) and server CPU seconds over every chunk. */
-  get primaries(): Array<{ total: number; byCommand: Array<[string, number]>; cpuSeconds: number }> {
+  /**
+   * Per primary: commands executed (total and by command), server CPU seconds and script time (µs) over
+   * every chunk.
+   */
+  get primaries(): Array<{
+    total: number;
+    byCommand: Array<[string, number]>;
+    cpuSeconds: number;
+    scriptMicros: number;
+  }> {
     return this.primaryTotals.map((totals) => ({
       total: [...totals.byCommand.values()].reduce((sum, count) => sum + count, 0),
       byCommand: sortedCounts(totals.byCommand),
       cpuSeconds: totals.cpuSeconds,
+      scriptMicros: totals.scriptMicros,
     }));
   }
 

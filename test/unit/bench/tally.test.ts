@@ -16,7 +16,9 @@ function chunk(from: number, latencies: number[], overrides: Partial<ChunkFigure
     redisCommandsSent: latencies.length,
     snsPublishes: 1,
     platformCalls: NO_PLATFORM_CALLS,
-    primaries: [{ byCommand: [['evalsha', latencies.length]], cpuSeconds: 0.01 }],
+    primaries: [
+      { byCommand: [['evalsha', latencies.length]], cpuSeconds: 0.01, scriptMicros: 20 * latencies.length },
+    ],
     flush: { durationMs: 5, platformCalls: calls(1, 1) },
     ...overrides,
   };
@@ -36,6 +38,7 @@ describe('Tally', () => {
               ['hincrby', 6],
             ],
             cpuSeconds: 0.02,
+            scriptMicros: 75,
           },
         ],
       }),
@@ -58,6 +61,7 @@ describe('Tally', () => {
           ['evalsha', 5],
         ],
         cpuSeconds: 0.03,
+        scriptMicros: 115,
       },
     ]);
     expect(tally.executedByCommand).toEqual([
@@ -71,26 +75,28 @@ describe('Tally', () => {
     tally.add(
       chunk(0, [1, 2], {
         primaries: [
-          { byCommand: [['evalsha', 1]], cpuSeconds: 0.1 },
-          { byCommand: [['evalsha', 1]], cpuSeconds: 0.2 },
+          { byCommand: [['evalsha', 1]], cpuSeconds: 0.1, scriptMicros: 30 },
+          { byCommand: [['evalsha', 1]], cpuSeconds: 0.2, scriptMicros: 12 },
         ],
       }),
     );
-    expect(tally.primaries.map(({ total, cpuSeconds }) => [total, cpuSeconds])).toEqual([
-      [1, 0.1],
-      [1, 0.2],
+    expect(
+      tally.primaries.map(({ total, cpuSeconds, scriptMicros }) => [total, cpuSeconds, scriptMicros]),
+    ).toEqual([
+      [1, 0.1, 30],
+      [1, 0.2, 12],
     ]);
     expect(tally.executedByCommand).toEqual([['evalsha', 2]]);
   });
 
-  it('keeps each chunk’s throughput and Redis CPU per call (every primary’s summed), in call order', () => {
+  it('keeps each chunk’s throughput, Redis CPU and script time per call (every primary’s summed), in call order', () => {
     const tally = new Tally(6);
     tally.add(
       chunk(4, [1, 2], {
         durationMs: 50,
         primaries: [
-          { byCommand: [], cpuSeconds: 0.000_1 },
-          { byCommand: [], cpuSeconds: 0.000_02 },
+          { byCommand: [], cpuSeconds: 0.000_1, scriptMicros: 40 },
+          { byCommand: [], cpuSeconds: 0.000_02, scriptMicros: 13 },
         ],
       }),
     );
@@ -98,13 +104,15 @@ describe('Tally', () => {
       chunk(0, [1, 2, 3, 4], {
         durationMs: 200,
         primaries: [
-          { byCommand: [], cpuSeconds: 0.000_16 },
-          { byCommand: [], cpuSeconds: 0 },
+          { byCommand: [], cpuSeconds: 0.000_16, scriptMicros: 0 },
+          { byCommand: [], cpuSeconds: 0, scriptMicros: 90 },
         ],
       }),
     );
     expect(tally.chunkThroughputs).toEqual([20, 40]);
     expect(tally.chunkRedisCpuMicrosPerCall.map((micros) => Number(micros.toFixed(6)))).toEqual([40, 60]);
+    expect(tally.chunkScriptMicrosPerCall).toEqual([22.5, 26.5]);
+    expect(tally.primaries.map((primary) => primary.scriptMicros)).toEqual([40, 103]);
   });
 
   it('refuses a chunk outside the calls or one that measures a call again', () => {
