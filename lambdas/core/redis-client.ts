@@ -211,33 +211,41 @@ async function connectClient(client: RedisConnection): Promise<void> {
   if (!isCluster(client)) return client.connect();
   // A Cluster's connect() can stay pending while ioredis retries behind it: the first connect gets a
   // bound of its own, one connect to a seed plus one slots read.
-  await withDeadline(client.connect(), 2 * (client.options.slotsRefreshTimeout ?? REDIS_CONNECT_TIMEOUT_MS));
+  await withDeadline(
+    client.connect(),
+    2 * (client.options.slotsRefreshTimeout ?? REDIS_CONNECT_TIMEOUT_MS),
+    'redis cluster',
+  );
   await Promise.allSettled(
     client.nodes('master').map((node) => (node.status === 'wait' ? node.connect() : undefined)),
   );
 }
 
-function withDeadline(work: Promise<void>, timeoutMs: number): Promise<void> {
+function withDeadline(work: Promise<void>, timeoutMs: number, what: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`redis cluster not ready within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(new Error(`${what} not ready within ${timeoutMs} ms`)), timeoutMs);
   });
   work.catch(() => undefined);
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
+/** The client's next `ready`, one listener however many calls wait for it (a reconnect under load). */
+const readiness = new WeakMap<RedisConnection, Promise<void>>();
+
+function nextReady(client: RedisConnection): Promise<void> {
+  let ready = readiness.get(client);
+  if (ready === undefined) {
+    ready = new Promise<void>((resolve) => client.once('ready', () => resolve())).finally(() =>
+      readiness.delete(client),
+    );
+    readiness.set(client, ready);
+  }
+  return ready;
+}
+
 function waitForReady(client: RedisConnection, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      client.off('ready', onReady);
-      reject(new Error(`redis not ready within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const onReady = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    client.once('ready', onReady);
-  });
+  return withDeadline(nextReady(client), timeoutMs, 'redis');
 }
 
 /** The node connections that hold the data: the client itself, or every primary of a cluster. */

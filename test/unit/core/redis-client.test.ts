@@ -159,6 +159,19 @@ describe('redis client against an unreachable server', () => {
       client.disconnect();
     }
   });
+
+  it('keeps one ready listener however many calls wait for a reconnecting client', async () => {
+    const client = createRedisClient({ host: '127.0.0.1', port: await closedPort(), tls: false });
+    try {
+      await expect(ensureConnected(client)).rejects.toThrow();
+      const before = client.listenerCount('ready');
+      const waits = Array.from({ length: 20 }, () => ensureConnected(client, 50));
+      expect(client.listenerCount('ready')).toBe(before + 1);
+      for (const wait of waits) await expect(wait).rejects.toThrow('redis not ready within 50 ms');
+    } finally {
+      client.disconnect();
+    }
+  });
 });
 
 describe('redis cluster client against unreachable seeds', () => {
