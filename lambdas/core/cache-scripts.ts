@@ -15,7 +15,9 @@
  * path reads it with one HGETALL, and a new answer carries those fields over.
  *
  * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
- * 64-bit integer that fengari (ioredis-mock) does not have.
+ * 64-bit integer that fengari (ioredis-mock) does not have. A whole number a reply only carries goes back
+ * as a Lua number instead (an integer reply in both), which costs no formatting; AccessCache reads every
+ * reply item as text.
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
  */
 
@@ -317,7 +319,7 @@ end
 local throttle = take_throttles(KEYS[2], snapshot.throttles, ARGV[12], ARGV[13], snapshot.plan, requested, false)
 if throttle and throttle.refused then
   return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, throttle.burst_text,
-    int(throttle.wait_ms)}
+    throttle.wait_ms}
 end
 -- The bucket's start as ARGV has it: the period starts begin at ARGV[6] with the minute, hour and day.
 local bucket = ARGV[5 + ({ minute = 1, hour = 2, day = 3 })[bucket_period(snapshot)]]
@@ -329,7 +331,7 @@ if not tightest then
     unpack(throttle_feedback(throttle))}
 end
 return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, tightest.max_text,
-  period_end_of(tightest), int(math.max(tightest_left, 0)), bucket, snapshot.synced or '0',
+  period_end_of(tightest), math.max(tightest_left, 0), bucket, snapshot.synced or '0',
   unpack(throttle_feedback(throttle))}
 `,
 };

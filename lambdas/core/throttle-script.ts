@@ -116,10 +116,10 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   return tightest
 end
 
--- The throttle's part of an allowed call's reply: metric, rate, burst, remaining, ms until rested.
+-- The throttle's part of an allowed call's reply: metric, rate, burst, remaining, ms until rested. The two
+-- counts are whole numbers, so they go back as integer replies, with no string to format.
 local function throttle_feedback(throttle)
   if not throttle then return {} end
-  return { throttle.metric, throttle.rate, throttle.burst_text, string.format('%.0f', throttle.remaining),
-    string.format('%.0f', throttle.full_ms) }
+  return { throttle.metric, throttle.rate, throttle.burst_text, throttle.remaining, throttle.full_ms }
 end
 `;
