@@ -560,17 +560,36 @@ interface Measure {
   targetText(limit: number): string;
 }
 
+/** A figure of ComparedFigures taken over the whole workload and, when it ran interleaved, per round. */
+export interface PairedFigure {
+  total(figures: ComparedFigures): number | undefined;
+  rounds(figures: ComparedFigures): readonly number[] | undefined;
+}
+
+export const THROUGHPUT: PairedFigure = {
+  total: (f) => f.authorizationsPerSecond,
+  rounds: (f) => f.roundThroughputs,
+};
+export const REDIS_CPU: PairedFigure = {
+  total: (f) => f.redisCpuMicrosPerCall,
+  rounds: (f) => f.roundRedisCpuMicrosPerCall,
+};
+export const SCRIPT_TIME: PairedFigure = {
+  total: (f) => f.scriptMicrosPerCall,
+  rounds: (f) => f.roundScriptMicrosPerCall,
+};
+
 /**
- * The workload's throughput against the other's, round by round when both ran interleaved in the same
- * rounds (each ratio of two chunks next to each other in time); else the two totals.
+ * The workload's figure against the other's, round by round when both ran interleaved in the same rounds
+ * (each ratio of two chunks next to each other in time); else the two totals.
  */
-export function throughputRatios(w: ComparedFigures, a: ComparedFigures): number[] {
-  const rounds = w.roundThroughputs;
-  const against = a.roundThroughputs;
+export function pairedRatios(w: ComparedFigures, a: ComparedFigures, figure: PairedFigure): number[] {
+  const rounds = figure.rounds(w);
+  const against = figure.rounds(a);
   if (rounds && against && rounds.length === against.length) {
-    return rounds.map((throughput, i) => throughput / (against[i] as number));
+    return rounds.map((value, i) => value / (against[i] as number));
   }
-  return [w.authorizationsPerSecond / a.authorizationsPerSecond];
+  return [(figure.total(w) ?? Number.NaN) / (figure.total(a) ?? Number.NaN)];
 }
 
 /**
@@ -579,51 +598,50 @@ export function throughputRatios(w: ComparedFigures, a: ComparedFigures): number
  * batch up), and that is no cost of either set-up: the median of paired rounds leaves such a round out,
  * where the ratio of the totals would credit it to whichever set-up it fell on.
  */
-const throughputLoss = (w: ComparedFigures, a: ComparedFigures) => 1 - median(throughputRatios(w, a));
+const throughputLoss = (w: ComparedFigures, a: ComparedFigures) => 1 - median(pairedRatios(w, a, THROUGHPUT));
 
 /**
- * The workload's Redis CPU per authorization against the other's, round by round when both ran interleaved
- * in the same rounds (each ratio of two chunks next to each other in time); else the two totals.
+ * The fraction of a figure the workload adds to the other's: the median of the round ratios, minus one,
+ * for the same reason as `throughputLoss`. On a machine of two shared cores one chunk now and then costs
+ * Redis far more or less CPU per call than the rest (the same code read +4.9 to +21.7 % of INFO cpu on
+ * the totals). Script time (INFO commandstats) leaves out the kernel's and the network's part of waking
+ * Redis for each call, but it is the time on a monotonic clock from a command's start to its end, not CPU
+ * time: a script the machine takes Redis off the CPU during counts that pause, so a loaded machine still
+ * spreads the rounds.
  */
-export function redisCpuRatios(w: ComparedFigures, a: ComparedFigures): number[] {
-  const rounds = w.roundRedisCpuMicrosPerCall;
-  const against = a.roundRedisCpuMicrosPerCall;
-  if (rounds && against && rounds.length === against.length) {
-    return rounds.map((cpu, i) => cpu / (against[i] as number));
-  }
-  return [(w.redisCpuMicrosPerCall ?? Number.NaN) / (a.redisCpuMicrosPerCall ?? Number.NaN)];
+const fractionAdded = (figure: PairedFigure) => (w: ComparedFigures, a: ComparedFigures) =>
+  median(pairedRatios(w, a, figure)) - 1;
+
+/** ` (median of N paired rounds; rounds from <low> to <high>)`, or '' when the totals were compared. */
+function pairedRoundsNote(ratios: readonly number[], low: string, high: string): string {
+  return ratios.length > 1
+    ? ` (median of ${ratios.length} paired rounds; rounds from ${low} to ${high})`
+    : '';
 }
 
-/**
- * The fraction of Redis CPU per authorization the workload adds to the other's: the median of the round
- * ratios, minus one. For the same reason as `throughputLoss`: on a machine of two shared cores one chunk
- * now and then costs Redis far more or less CPU per call than the rest (the same code read +4.9 to +21.7 %
- * on the totals), and that is no cost of either set-up: the median of paired rounds leaves such a round
- * out, where the ratio of the totals would credit it to whichever set-up it fell on.
- */
-const redisCpuAdded = (w: ComparedFigures, a: ComparedFigures) => median(redisCpuRatios(w, a)) - 1;
-
-/**
- * The workload's Redis script time per authorization against the other's, round by round when both ran
- * interleaved in the same rounds (each ratio of two chunks next to each other in time); else the two totals.
- */
-export function scriptTimeRatios(w: ComparedFigures, a: ComparedFigures): number[] {
-  const rounds = w.roundScriptMicrosPerCall;
-  const against = a.roundScriptMicrosPerCall;
-  if (rounds && against && rounds.length === against.length) {
-    return rounds.map((micros, i) => micros / (against[i] as number));
-  }
-  return [(w.scriptMicrosPerCall ?? Number.NaN) / (a.scriptMicrosPerCall ?? Number.NaN)];
+/** A measure of the fraction of `figure` the workload adds, as `<+x%> <what><rounds><after>`. */
+function addedMeasure(
+  figure: PairedFigure,
+  what: string,
+  figureText: (f: ComparedFigures) => string,
+  after: (w: ComparedFigures, a: ComparedFigures) => string = () => '',
+): Measure {
+  const added = fractionAdded(figure);
+  return {
+    figure: figureText,
+    difference: added,
+    differenceText: (w, a) => {
+      const ratios = pairedRatios(w, a, figure);
+      const rounds = pairedRoundsNote(
+        ratios,
+        signedPercent(Math.min(...ratios) - 1),
+        signedPercent(Math.max(...ratios) - 1),
+      );
+      return `${signedPercent(added(w, a))} ${what}${rounds}${after(w, a)}`;
+    },
+    targetText: (limit) => `${what} added <= ${limit * 100}%`,
+  };
 }
-
-/**
- * The fraction of Redis script time per authorization the workload adds to the other's: the median of the
- * round ratios, minus one, as `redisCpuAdded`. The server times each command itself, so this leaves out
- * the kernel's and the network's part of waking Redis for each call that INFO cpu counts in. It is the
- * time on a monotonic clock from the command's start to its end, not CPU time: a script the machine takes
- * Redis off the CPU during is counted with that pause, so a loaded machine still spreads the rounds.
- */
-const scriptTimeAdded = (w: ComparedFigures, a: ComparedFigures) => median(scriptTimeRatios(w, a)) - 1;
 
 const percent = (fraction: number) => `${fixed(100 * fraction, 1)}%`;
 const signedPercent = (fraction: number) => `${signed(100 * fraction, 1)}%`;
@@ -653,52 +671,35 @@ const MEASURES: Readonly<Record<ComparisonMeasure, Measure>> = {
     difference: throughputLoss,
     differenceText: (w, a) => {
       const loss = throughputLoss(w, a);
-      const ratios = throughputRatios(w, a);
-      const spread =
-        ratios.length > 1
-          ? ` (median of ${ratios.length} paired rounds; rounds from ${percent(1 - Math.max(...ratios))} to ${percent(1 - Math.min(...ratios))})`
-          : '';
+      const ratios = pairedRatios(w, a, THROUGHPUT);
+      const rounds = pairedRoundsNote(
+        ratios,
+        percent(1 - Math.max(...ratios)),
+        percent(1 - Math.min(...ratios)),
+      );
       return (
-        `${percent(Math.abs(loss))} ${loss < 0 ? 'gained' : 'lost'}${spread}, ` +
+        `${percent(Math.abs(loss))} ${loss < 0 ? 'gained' : 'lost'}${rounds}, ` +
         `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 1)} µs/call`
       );
     },
     targetText: (limit) => `throughput lost <= ${limit * 100}%`,
   },
-  'redis-cpu-added': {
-    figure: (f) => `Redis CPU ${fixed(f.redisCpuMicrosPerCall ?? Number.NaN, 1)} µs/authorization`,
-    difference: redisCpuAdded,
-    differenceText: (w, a) => {
-      const ratios = redisCpuRatios(w, a);
-      const spread =
-        ratios.length > 1
-          ? ` (median of ${ratios.length} paired rounds; rounds from ${signedPercent(Math.min(...ratios) - 1)} to ${signedPercent(Math.max(...ratios) - 1)})`
-          : '';
-      return (
-        `${signedPercent(redisCpuAdded(w, a))} Redis CPU per authorization${spread}, ` +
-        `p50 ${signed(w.p50Ms - a.p50Ms, 3)} ms`
-      );
-    },
-    targetText: (limit) => `Redis CPU per authorization added <= ${limit * 100}%`,
-  },
-  'redis-script-time-added': {
-    figure: (f) => `script ${fixed(f.scriptMicrosPerCall ?? Number.NaN, 1)} µs/authorization`,
-    difference: scriptTimeAdded,
-    differenceText: (w, a) => {
-      const ratios = scriptTimeRatios(w, a);
-      const spread =
-        ratios.length > 1
-          ? ` (median of ${ratios.length} paired rounds; rounds from ${signedPercent(Math.min(...ratios) - 1)} to ${signedPercent(Math.max(...ratios) - 1)})`
-          : '';
-      return `${signedPercent(scriptTimeAdded(w, a))} Redis script time per authorization${spread}`;
-    },
-    targetText: (limit) => `Redis script time per authorization added <= ${limit * 100}%`,
-  },
+  'redis-cpu-added': addedMeasure(
+    REDIS_CPU,
+    'Redis CPU per authorization',
+    (f) => `Redis CPU ${fixed(f.redisCpuMicrosPerCall ?? Number.NaN, 1)} µs/authorization`,
+    (w, a) => `, p50 ${signed(w.p50Ms - a.p50Ms, 3)} ms`,
+  ),
+  'redis-script-time-added': addedMeasure(
+    SCRIPT_TIME,
+    'Redis script time per authorization',
+    (f) => `script ${fixed(f.scriptMicrosPerCall ?? Number.NaN, 1)} µs/authorization`,
+  ),
   'throughput-speed-up': {
     figure: (f) => `${fixed(f.authorizationsPerSecond, 0)}/s, CPU ${fixed(f.cpuMicrosPerCall, 1)} µs/call`,
-    difference: (w, a) => 1 / median(throughputRatios(w, a)),
+    difference: (w, a) => 1 / median(pairedRatios(w, a, THROUGHPUT)),
     differenceText: (w, a) =>
-      `${fixed(median(throughputRatios(w, a)), 2)}x the throughput, ` +
+      `${fixed(median(pairedRatios(w, a, THROUGHPUT)), 2)}x the throughput, ` +
       `CPU ${signed(w.cpuMicrosPerCall - a.cpuMicrosPerCall, 1)} µs/call`,
     targetText: (limit) => `throughput >= ${fixed(1 / limit, 1)}x`,
   },

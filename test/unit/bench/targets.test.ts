@@ -8,8 +8,9 @@ import {
   type HotKeyFigures,
   largestShareDeviation,
   PLATFORM_BUSY,
+  pairedRatios,
+  SCRIPT_TIME,
   type SideBySideFigures,
-  scriptTimeRatios,
   secondsTouched,
   soundnessProblems,
   type TargetInputs,
@@ -594,7 +595,7 @@ describe('evaluateComparisons', () => {
   it('reads the throttle’s script time on the totals when the two did not run in the same rounds', () => {
     const hot = { ...hotSerial, roundScriptMicrosPerCall: [20, 20, 20] };
     const throttled = { ...throttledSerial, scriptMicrosPerCall: 22.2, roundScriptMicrosPerCall: [20.5, 21] };
-    const ratios = scriptTimeRatios(throttled, hot);
+    const ratios = pairedRatios(throttled, hot, SCRIPT_TIME);
     expect(ratios).toHaveLength(1);
     expect(ratios[0]).toBeCloseTo(1.11, 12);
     const results = byId({
