@@ -25,9 +25,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AccessCache,
-  type AnswerToStore,
   admittedBucketOf,
   type CheckResult,
+  type FirstCallHandover,
   type FirstCallLock,
   type LimitFeedback,
   type LimitInfo,
@@ -522,12 +522,12 @@ export class AccessAuthorizer {
     }
   }
 
-  /** Stores a platform answer (with what a first call hands over, see AnswerToStore); never throws. */
+  /** Stores a platform answer (with what a first call hands over, see FirstCallHandover); never throws. */
   private async storeAnswer(
     cached: CacheParts,
     facts: RequestFacts,
     answer: CredentialAnswer,
-    firstCall: Pick<AnswerToStore, 'firstCallToken' | 'admittedUsage'> = {},
+    firstCall: FirstCallHandover = {},
   ): Promise<{ readonly sealedCredential: string; readonly stored: boolean }> {
     const sealedCredential = cached.sealer.seal(facts.credentialId, facts.credential);
     try {

@@ -156,16 +156,8 @@ export type KeyFact =
   | { readonly valid: true; readonly sealedCredential: string }
   | { readonly valid: false; readonly code: InvalidCredentialCode };
 
-export interface StoredAnswer {
-  readonly credentialId: string;
-  readonly now: number;
-  /** What the answer says of the budget; absent when it speaks of the key only. */
-  readonly budget?: {
-    readonly state: CredentialState;
-    readonly sealedCredential: string;
-    readonly status?: AuthorizationStatus;
-  };
-  readonly key?: { readonly id: string; readonly fact: KeyFact };
+/** What a first call hands over with the answer it stores, so the store script settles it in one step. */
+export interface FirstCallHandover {
   /** The first-call lock the caller holds, given back with the store. */
   readonly firstCallToken?: string;
   /**
@@ -175,8 +167,20 @@ export interface StoredAnswer {
   readonly admittedUsage?: Usage;
 }
 
+export interface StoredAnswer extends FirstCallHandover {
+  readonly credentialId: string;
+  readonly now: number;
+  /** What the answer says of the budget; absent when it speaks of the key only. */
+  readonly budget?: {
+    readonly state: CredentialState;
+    readonly sealedCredential: string;
+    readonly status?: AuthorizationStatus;
+  };
+  readonly key?: { readonly id: string; readonly fact: KeyFact };
+}
+
 /** A platform answer about a credential, as the authorizer's first call and the reporter's resync store it. */
-export interface AnswerToStore {
+export interface AnswerToStore extends FirstCallHandover {
   readonly credentialId: string;
   /** The presented key (keyIdOf); '' when there is none to keep a fact about. */
   readonly keyId: string;
@@ -184,8 +188,6 @@ export interface AnswerToStore {
   readonly sealedCredential: string;
   readonly answer: CredentialAnswer;
   readonly now: number;
-  readonly firstCallToken?: string;
-  readonly admittedUsage?: Usage;
 }
 
 /** Usage of one period bucket, as the reporter sends it. */
@@ -531,7 +533,7 @@ export class AccessCache {
    */
   async storeAnswer(stored: AnswerToStore): Promise<void> {
     const { credentialId, keyId, sealedCredential, answer, now, firstCallToken, admittedUsage } = stored;
-    const held = {
+    const held: FirstCallHandover = {
       ...(firstCallToken !== undefined && { firstCallToken }),
       ...(admittedUsage !== undefined && { admittedUsage }),
     };
