@@ -244,13 +244,13 @@ export const PERIOD_START_ARGS = 6;
  * {'key_unknown'} (the budget's application has a snapshot, this key was never checked) |
  * {'cached', state, publish} |
  * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
- * {'deny', 'rate_limited', plan, '0', metric ('' = every call), rate, burst, ms until the call would pass} |
+ * {'deny', 'rate_limited', plan, '0', the throttle's field (throttleField), ms until the call would pass} |
  * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start, synced}: the limit a refusal hit,
  * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
  * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
  * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT; synced is when the platform
  * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts); then, when a
- * throttle applies, the tightest one's metric, rate, burst, remaining and ms until rested.
+ * throttle applies, the tightest one's field (throttleField), remaining and ms until rested.
  * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
  * no usage and opens no report window: the platform never hears of it.
  */
@@ -316,23 +316,26 @@ if exceeded and ARGV[4] ~= '1' then
   return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[2], snapshot.window, now, window_ms),
     exceeded.metric, exceeded.period, exceeded.max_text, period_end_of(exceeded)}
 end
-local throttle = take_throttles(KEYS[2], snapshot.throttles, ARGV[12], ARGV[13], snapshot.plan, requested, false)
-if throttle and throttle.refused then
-  return {'deny', 'rate_limited', snapshot.plan, '0', throttle.metric, throttle.rate, throttle.burst_text,
-    throttle.wait_ms}
+local throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2], snapshot.throttles, ARGV[12],
+  ARGV[13], snapshot.plan, requested, false)
+if throttle == 'refused' then
+  return {'deny', 'rate_limited', snapshot.plan, '0', throttle_field, throttle_a}
 end
 -- The bucket's start as ARGV has it: the period starts begin at ARGV[6] with the minute, hour and day.
 local bucket = ARGV[5 + ({ minute = 1, hour = 2, day = 3 })[bucket_period(snapshot)]]
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before)
 local over = exceeded and '1' or '0'
-if not tightest then
-  return {'allow', snapshot.plan, publish, over, '', '', '0', '-1', '0', bucket, snapshot.synced or '0',
-    unpack(throttle_feedback(throttle))}
+local metric, period, max, period_end, left = '', '', '0', '-1', 0
+if tightest then
+  metric, period, max, period_end, left = tightest.metric, tightest.period, tightest.max_text,
+    period_end_of(tightest), math.max(tightest_left, 0)
 end
-return {'allow', snapshot.plan, publish, over, tightest.metric, tightest.period, tightest.max_text,
-  period_end_of(tightest), math.max(tightest_left, 0), bucket, snapshot.synced or '0',
-  unpack(throttle_feedback(throttle))}
+if throttle then
+  return {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket,
+    snapshot.synced or '0', throttle_field, throttle_a, throttle_b}
+end
+return {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket, snapshot.synced or '0'}
 `,
 };
 

@@ -41,7 +41,7 @@ import {
   snapshotFields,
   stateOf,
 } from './snapshot';
-import { type Throttles, throttleTableText } from './throttles';
+import { type Throttles, type ThrottleTable, throttleTable } from './throttles';
 
 /** How long a budget's snapshot and key facts live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -354,27 +354,33 @@ function limitInfoOf(reply: readonly string[], at: number, now: number): LimitIn
   };
 }
 
-function throttleInfoOf(reply: readonly string[], at: number): ThrottleInfo {
-  const metric = reply[at] as string;
+/** The throttle a reply names by its plan and field (see CHECK_SCRIPT). */
+function throttleInfoOf(throttles: ThrottleTable, plan: string, field: string): ThrottleInfo {
+  const entry = throttles.entryOf(plan, field);
+  if (entry === undefined) throw new Error(`check reply names a throttle this cache does not have: ${field}`);
   return {
-    ...(metric !== '' && { metric }),
-    rate: Number(reply[at + 1]),
-    burst: Number(reply[at + 2]),
+    ...(entry.metric !== undefined && { metric: entry.metric }),
+    rate: entry.rate,
+    burst: entry.burst,
   };
 }
 
 /** The allowed call's throttle feedback, at `at` of the reply when a throttle applied. */
-function throttleFeedbackOf(reply: readonly string[], at: number): ThrottleFeedback | undefined {
+function throttleFeedbackOf(
+  reply: readonly string[],
+  at: number,
+  throttles: ThrottleTable,
+): ThrottleFeedback | undefined {
   if (reply.length <= at) return undefined;
   return {
-    ...throttleInfoOf(reply, at),
-    remaining: Number(reply[at + 3]),
-    fullInMs: Number(reply[at + 4]),
+    ...throttleInfoOf(throttles, reply[1] as string, reply[at] as string),
+    remaining: Number(reply[at + 1]),
+    fullInMs: Number(reply[at + 2]),
   };
 }
 
 /** The check script's reply (see CHECK_SCRIPT) as a result. */
-export function checkResultOf(reply: readonly string[], now: number): CheckResult {
+export function checkResultOf(reply: readonly string[], now: number, throttles: ThrottleTable): CheckResult {
   switch (reply[0]) {
     case 'expired':
       throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
@@ -393,7 +399,10 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
           kind: 'throttled',
           plan: reply[2] as string,
           publish: false,
-          throttle: { ...throttleInfoOf(reply, 4), retryInMs: Number(reply[7]) },
+          throttle: {
+            ...throttleInfoOf(throttles, reply[2] as string, reply[4] as string),
+            retryInMs: Number(reply[5]),
+          },
         };
       }
       return {
@@ -403,7 +412,7 @@ export function checkResultOf(reply: readonly string[], now: number): CheckResul
         limit: limitInfoOf(reply, 4, now),
       };
     case 'allow': {
-      const throttle = throttleFeedbackOf(reply, 11);
+      const throttle = throttleFeedbackOf(reply, 11, throttles);
       const base = {
         kind: 'allow',
         plan: reply[1] as string,
@@ -438,7 +447,7 @@ export class AccessCache {
   private readonly entryTtlMs: number;
   private readonly wallClock: () => number;
   private readonly hotPathDeadlineMs: number | undefined;
-  private readonly throttleTable: string;
+  private readonly throttles: ThrottleTable;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -446,7 +455,7 @@ export class AccessCache {
   ) {
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
     this.wallClock = options.wallClock ?? Date.now;
-    this.throttleTable = throttleTableText(options.throttles ?? {});
+    this.throttles = throttleTable(options.throttles ?? {});
     const commandTimeout = commandTimeoutOf(redis);
     this.hotPathDeadlineMs =
       options.hotPathDeadlineMs ??
@@ -482,7 +491,7 @@ export class AccessCache {
           request.softLimits ? '1' : '0',
           this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
           ...periodStarts(request.now),
-          this.throttleTable,
+          this.throttles.text,
           this.throttleClockArg(),
           request.firstCallLock?.token ?? '',
           request.firstCallLock?.ttlMs ?? 0,
@@ -490,7 +499,7 @@ export class AccessCache {
         ],
       ),
     );
-    return checkResultOf(reply, request.now);
+    return checkResultOf(reply, request.now, this.throttles);
   }
 
   /** The throttle's test clock in µs, as the scripts take it; '' (Redis's TIME) unless a test set one. */
@@ -502,7 +511,7 @@ export class AccessCache {
   async store(answer: StoredAnswer): Promise<void> {
     const keys = credentialKeys(answer.credentialId);
     const { budget, key, admittedUsage } = answer;
-    const throttled = admittedUsage !== undefined && this.throttleTable !== '';
+    const throttled = admittedUsage !== undefined && this.throttles.text !== '';
     const takenUsage = throttled ? usagePairs(admittedUsage) : [];
     await this.run(
       STORE_SCRIPT,
@@ -517,7 +526,7 @@ export class AccessCache {
         key?.id ?? '',
         key ? encodeKeyFact(key.fact, answer.now + this.options.negativeTtlMs) : '',
         answer.firstCallToken ?? '',
-        throttled ? this.throttleTable : '',
+        throttled ? this.throttles.text : '',
         this.throttleClockArg(),
         takenUsage.length / 2,
         ...takenUsage,

@@ -16,8 +16,8 @@
  *                       parent:<metric>  the metric's parent (the platform's hierarchy)
  *                       window           end of the report window (epoch ms): while it is ahead, an SNS
  *                                        message for this budget is on its way
- *                       throttle:call, throttle:metric:<name>  `<TAT µs> <rate>`, the budget's GCRA
- *                                        throttles (throttle-script.ts)
+ *                       throttle:call@<rate>, throttle:metric:<name>@<rate>  the TAT (µs) of the
+ *                                        budget's GCRA throttles (throttle-script.ts)
  *                     The hot path reads it whole (one HGETALL); a new answer keeps `window`, the
  *                     throttles and the newer of each limit's counts.
  *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,

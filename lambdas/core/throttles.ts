@@ -130,13 +130,37 @@ export function throttleText({ rate, burst }: Throttle): string {
 }
 
 /**
- * The table as the hot-path script reads it: one line per throttle, `plan<TAB>metric<TAB>rate<TAB>burst`,
- * the metric empty for a throttle of every call, each line after a newline (the script finds a plan's
- * lines by searching for `\n<plan>\t`). '' for no throttles, so an unthrottled deployment's script finds
- * nothing to do.
+ * The snapshot hash field that holds a throttle's state: its scope (every call, or one metric) and its
+ * rate, so that a changed rate is a new field, which the script converts from the old one once.
  */
-export function throttleTableText(throttles: Throttles): string {
-  return throttleEntries(throttles)
-    .map(({ plan, metric, rate, burst }) => `\n${plan}\t${metric ?? ''}\t${rate}\t${burst}`)
-    .join('');
+export function throttleField({ metric, rate }: ThrottleEntry): string {
+  return `throttle:${metric === undefined ? 'call' : `metric:${metric}`}@${rate}`;
+}
+
+/** The throttles as the scripts take them, and as their replies name them. */
+export interface ThrottleTable {
+  /**
+   * One line per throttle, `plan<TAB>metric<TAB>field<TAB>emission interval µs<TAB>burst`, the metric
+   * empty for a throttle of every call, each line after a newline (the script finds a plan's lines by
+   * searching for `\n<plan>\t`). '' for no throttles, so an unthrottled deployment's script finds
+   * nothing to do.
+   */
+  readonly text: string;
+  /** The throttle a reply names by its plan and field (plans may share a field: the same scope and rate). */
+  entryOf(plan: string, field: string): ThrottleEntry | undefined;
+}
+
+export function throttleTable(throttles: Throttles): ThrottleTable {
+  const entries = throttleEntries(throttles).map((entry) => ({ entry, field: throttleField(entry) }));
+  // Names hold no line breaks (validateThrottles), so a newline joins plan and field unambiguously.
+  const byPlanAndField = new Map(entries.map(({ entry, field }) => [`${entry.plan}\n${field}`, entry]));
+  return {
+    text: entries
+      .map(
+        ({ entry: { plan, metric, rate, burst }, field }) =>
+          `\n${plan}\t${metric ?? ''}\t${field}\t${1_000_000 / rate}\t${burst}`,
+      )
+      .join(''),
+    entryOf: (plan, field) => byPlanAndField.get(`${plan}\n${field}`),
+  };
 }

@@ -168,6 +168,22 @@ export function describeThrottles(target: () => TestRedis): void {
       expect(await allowedOf(slower, 3)).toBe(1);
       clock += 4_000;
       expect(await allowedOf(slower, 25)).toBe(20);
+      expect(Object.keys(await throttleState())).toEqual(['throttle:call@5']);
+    });
+
+    it('moves a used-up bucket to its new rate even when the call is refused, and keeps no old field', async () => {
+      await storePlan(cacheWith(PRO), 'Pro');
+      expect(await allowedOf(cacheWith(PRO), 20)).toBe(20);
+      expect((await check(cacheWith({ Pro: { rate: 5, burst: 20 } }))).kind).toBe('throttled');
+      expect(await throttleState()).toEqual({ 'throttle:call@5': `${(T0 + 4_000) * 1_000}` });
+    });
+
+    it('tells each plan its own burst when plans share a rate', async () => {
+      const cache = cacheWith({ Basic: { rate: 10, burst: 5 }, Pro: { rate: 10, burst: 20 } });
+      await storePlan(cache, 'Basic');
+      expect(await check(cache)).toMatchObject({ throttle: { rate: 10, burst: 5, remaining: 4 } });
+      await storePlan(cache, 'Pro');
+      expect(await check(cache)).toMatchObject({ throttle: { rate: 10, burst: 20, remaining: 18 } });
     });
 
     it('caps a used-up bucket at a lowered burst', async () => {
@@ -202,7 +218,7 @@ export function describeThrottles(target: () => TestRedis): void {
       expect(await allowedOf(cache, 2)).toBe(1);
       await storePlan(cache, 'Pro', [HOURLY], { get_word: 1 });
       expect(await allowedOf(cache, 1)).toBe(0);
-      expect(await throttleState()).toEqual({ 'throttle:call': `${(T0 + 3_000) * 1_000} 1` });
+      expect(await throttleState()).toEqual({ 'throttle:call@1': `${(T0 + 3_000) * 1_000}` });
     });
 
     it('keeps the buckets through a new answer of the platform: a resync gives no fresh burst', async () => {

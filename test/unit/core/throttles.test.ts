@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { throttleTableText, validateThrottles } from '../../../lambdas/core/throttles';
+import { throttleTable, validateThrottles } from '../../../lambdas/core/throttles';
 import { parseStackFile } from '../../../local/stack-file';
 import { describeOnTopologies } from '../../support/redis-topology';
 import { describeThrottles } from './throttle-suite';
@@ -47,10 +47,17 @@ describe('the throttles setting', () => {
     );
   });
 
-  it('writes the table the script reads: plan, metric (empty for every call), rate and burst, each line after a newline', () => {
+  it('writes the table the script reads: plan, metric (empty for every call), state field, interval µs and burst, each line after a newline', () => {
     expect(
-      throttleTableText({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 1 } } } }),
-    ).toBe('\nPro\t\t10\t20\nPro\tsearch\t0.5\t1');
-    expect(throttleTableText({})).toBe('');
+      throttleTable({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 0.5, burst: 1 } } } }).text,
+    ).toBe('\nPro\t\tthrottle:call@10\t100000\t20\nPro\tsearch\tthrottle:metric:search@0.5\t2000000\t1');
+    expect(throttleTable({}).text).toBe('');
+  });
+
+  it('names a throttle by plan and field, as replies do: plans of the same rate share the field, not the burst', () => {
+    const table = throttleTable({ Basic: { rate: 10, burst: 5 }, Pro: { rate: 10, burst: 20 } });
+    expect(table.entryOf('Basic', 'throttle:call@10')).toEqual({ plan: 'Basic', rate: 10, burst: 5 });
+    expect(table.entryOf('Pro', 'throttle:call@10')).toEqual({ plan: 'Pro', rate: 10, burst: 20 });
+    expect(table.entryOf('Pro', 'throttle:call@5')).toBeUndefined();
   });
 });
