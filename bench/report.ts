@@ -138,6 +138,8 @@ export interface Machine {
   readonly redis: string;
   /** 1-minute load average when the run started and when it ended: other work on the machine skews every figure. */
   readonly loadAverage: { readonly atStart: number; readonly atEnd: number };
+  /** Which CPUs Redis and the bench ran on (placement.ts). */
+  readonly placement: string;
 }
 
 export interface BenchReport {
@@ -163,7 +165,11 @@ export interface BenchReport {
 }
 
 /** Called at the end of the run, with the load average read at its start. */
-export function describeMachine(redisVersion: string, loadAverageAtStart: number): Machine {
+export function describeMachine(
+  redisVersion: string,
+  loadAverageAtStart: number,
+  placement: string,
+): Machine {
   const cpus = os.cpus();
   return {
     cpuModel: cpus[0]?.model.trim() ?? 'unknown',
@@ -173,6 +179,7 @@ export function describeMachine(redisVersion: string, loadAverageAtStart: number
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     redis: redisVersion,
     loadAverage: { atStart: loadAverageAtStart, atEnd: os.loadavg()[0] as number },
+    placement,
   };
 }
 
@@ -389,6 +396,7 @@ export function formatReport(report: BenchReport): string {
   const { settings } = report;
   return [
     `Machine: ${machineLine(report.machine)}`,
+    `Placement: ${report.machine.placement}`,
     `Command: ${report.command}`,
     `Settings: report window ${settings.reportWindowSeconds} s, simulated SNS publish latency ` +
       `${settings.snsLatencyMs} ms (project and baseline alike), concurrency ${settings.concurrency}` +

@@ -58,6 +58,7 @@ import {
   type Traffic,
   traffic,
 } from './fixture';
+import { type Placement, pinProcess, placementOfMachine, placementText } from './placement';
 import { countSentCommands } from './redis-counter';
 import {
   type BenchReport,
@@ -822,16 +823,27 @@ async function adminOf(host: string, port: number): Promise<Redis> {
   return admin;
 }
 
-async function startSingle(): Promise<RedisUnderTest> {
+/** Pins each Redis process (its pid as INFO tells it) to the placement's CPUs. */
+async function pinRedis(primaries: readonly Primary[], placement: Placement | undefined): Promise<void> {
+  if (placement === undefined) return;
+  for (const { admin } of primaries) {
+    const pid = /process_id:(\d+)/.exec(await admin.info('server'))?.[1];
+    if (pid === undefined) throw new Error('redis-server INFO names no process_id');
+    pinProcess(Number(pid), placement.redisCpus);
+  }
+}
+
+async function startSingle(placement: Placement | undefined): Promise<RedisUnderTest> {
   const server = await startRedisServer(redisServerBinary());
   const primaries = [
     { address: `${server.host}:${server.port}`, admin: await adminOf(server.host, server.port) },
   ];
+  await pinRedis(primaries, placement);
   return { name: 'single', server, settings: server.settings, primaries };
 }
 
 /** A local cluster of primaries only: each one's share of the work is the figure. */
-async function startCluster(): Promise<RedisUnderTest> {
+async function startCluster(placement: Placement | undefined): Promise<RedisUnderTest> {
   const server = await startRedisCluster(redisServerBinary(), { primaries: CLUSTER_PRIMARIES });
   const primaries = await Promise.all(
     server.nodes.map(async (node) => ({
@@ -839,6 +851,7 @@ async function startCluster(): Promise<RedisUnderTest> {
       admin: await adminOf(node.host, node.port),
     })),
   );
+  await pinRedis(primaries, placement);
   return { name: 'cluster', server, settings: server.settings, primaries };
 }
 
@@ -851,8 +864,9 @@ async function stopRedis(redis: RedisUnderTest): Promise<void> {
 async function startServers(
   applications: Partial<Record<BenchServiceId, string[]>>,
   overLimit: ReadonlySet<string>,
+  placement: Placement | undefined,
 ): Promise<Servers> {
-  const redis = await startSingle();
+  const redis = await startSingle(placement);
   const platform = await startPlatform({ config: benchPlatformConfig(applications, overLimit), port: 0 });
   const sns = await startSnsEndpoint();
   const issuer = await startTokenIssuer(platform.url);
@@ -966,7 +980,14 @@ async function main(): Promise<number> {
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
       `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
   );
-  const servers = await startServers(applications, overLimitApplicationsOf(options.workloads, options.quick));
+  const placement = placementOfMachine(os.availableParallelism());
+  if (placement !== undefined) pinProcess(process.pid, placement.benchCpus);
+  console.log(`bench: ${placementText(placement)}`);
+  const servers = await startServers(
+    applications,
+    overLimitApplicationsOf(options.workloads, options.quick),
+    placement,
+  );
   try {
     const [first] = servers.redis.primaries as [Primary];
     const redisVersion = /redis_version:(\S+)/.exec(await first.admin.info('server'))?.[1] ?? 'unknown';
@@ -981,7 +1002,7 @@ async function main(): Promise<number> {
     const clusterWorkloads = options.workloads.filter(onCluster);
     if (clusterWorkloads.length > 0) {
       console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
-      const cluster = await startCluster();
+      const cluster = await startCluster(placement);
       try {
         results.push(...(await runOn(cluster, servers, clusterWorkloads, options.quick, options)));
       } finally {
@@ -1089,7 +1110,7 @@ async function main(): Promise<number> {
     const report: BenchReport = {
       startedAt,
       command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
-      machine: describeMachine(redisVersion, loadAverageAtStart),
+      machine: describeMachine(redisVersion, loadAverageAtStart, placementText(placement)),
       settings: {
         quick: options.quick,
         snsLatencyMs: options.snsLatencyMs,

@@ -175,7 +175,7 @@ export const GROUP_ROUNDS: Readonly<
   Record<InterleaveGroup, { readonly full: number; readonly quick: number }>
 > = {
   // Chunks of 500 (quick 200) calls of about a millisecond each.
-  serial: { full: 10, quick: 5 },
+  serial: { full: 40, quick: 5 },
   // Chunks of 6,000 (quick 5,000) calls: a chunk spans a few report windows, so the reporter runs inside it.
   alerts: { full: 20, quick: 4 },
   // Chunks of 1,000 (quick 500) calls of the hot key, with and without the flood beside it.
@@ -227,7 +227,7 @@ const hotKey = (calls: number, warmupCalls: number): WorkloadSize => ({
 
 /** One caller at a time on one cached key: the per-call costs of the credential kinds and the SOAP proxy. */
 const serialHotKey = {
-  full: hotKey(5_000, 500),
+  full: hotKey(20_000, 500),
   quick: hotKey(1_000, 200),
   designs: PROJECT,
   redis: 'single',
