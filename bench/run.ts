@@ -1012,6 +1012,7 @@ async function main(): Promise<number> {
     const workloads = options.workloads.flatMap((workload) =>
       results.filter((result) => result.workload === workload),
     );
+    if (placement !== undefined) pinProcess(process.pid, placement.allCpus);
     console.log('bench: bundling the authorizer and timing its module init ...');
     const bundles = await measureBundles(
       accessConfig(servers, servers.redis, 'bench-project', SETUPS.rest, options.reportWindowSeconds),

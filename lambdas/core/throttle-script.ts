@@ -48,7 +48,7 @@ local function tat_under_other_rate(stored, field, interval, now)
 end
 
 -- Takes the call's cells from every throttle of the plan that applies, or from none. The table's lines
--- (throttleTableText) each start with a newline, so a plan's lines are found by a plain search,
+-- (ThrottleTable.text in throttles.ts) each start with a newline, so a plan's lines are found by a plain search,
 -- whatever the other plans. \`stored\` holds the snapshot's throttle fields; \`forced\` takes the cells
 -- whatever the buckets hold (a call the platform admitted already). Returns nothing when no throttle
 -- applies; 'refused', the field of the throttle with the longest wait and that wait in ms; or 'taken',
@@ -61,6 +61,7 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   local now = redis_time_us(clock)
   -- Per applying throttle: its field, its TAT before and after this call, the field it was converted from.
   local taken = {}
+  -- An excess of a thousandth of a µs or less is the floats' rounding, not a refusal.
   local refused_field, refused_excess = nil, 0.001
   local tightest_field, tightest_remaining, tightest_ahead = nil, nil, 0
   while at do
@@ -88,14 +89,14 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   if not tightest_field then return nil end
   -- A refused call takes nothing; a bucket read under an old rate is still moved to its new field (the
   -- same calls), so it drains at the new rate from the first call that sees the change.
-  local at_index = refused_field and 2 or 3
+  local tat_slot = refused_field and 2 or 3
   for _, throttle in ipairs(taken) do
     if throttle[4] then redis.call('HDEL', app_key, throttle[4]) end
     if throttle[4] or not refused_field then
-      redis.call('HSET', app_key, throttle[1], string.format('%.0f', math.floor(throttle[at_index])))
+      redis.call('HSET', app_key, throttle[1], string.format('%.0f', math.floor(throttle[tat_slot])))
     end
   end
-  if refused_field then return 'refused', refused_field, math.ceil((refused_excess) / 1000) end
+  if refused_field then return 'refused', refused_field, math.ceil(refused_excess / 1000) end
   return 'taken', tightest_field, tightest_remaining, math.ceil(tightest_ahead / 1000)
 end
 `;
