@@ -58,7 +58,7 @@ import {
   type Traffic,
   traffic,
 } from './fixture';
-import { type Placement, pinProcess, placementOfMachine, placementText } from './placement';
+import { type Placement, pinBench, pinProcess, placementText } from './placement';
 import { countSentCommands } from './redis-counter';
 import {
   type BenchReport,
@@ -980,8 +980,7 @@ async function main(): Promise<number> {
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
       `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
   );
-  const placement = placementOfMachine(os.availableParallelism());
-  if (placement !== undefined) pinProcess(process.pid, placement.benchCpus);
+  const placement = pinBench(console.log);
   console.log(`bench: ${placementText(placement)}`);
   const servers = await startServers(
     applications,

@@ -354,10 +354,10 @@ function limitInfoOf(reply: readonly string[], at: number, now: number): LimitIn
   };
 }
 
-/** The throttle a reply names by its plan and field (see CHECK_SCRIPT). */
-function throttleInfoOf(throttles: ThrottleTable, plan: string, field: string): ThrottleInfo {
+/** The throttle a reply names by its plan and field (see CHECK_SCRIPT); undefined when the table has none. */
+function throttleInfoOf(throttles: ThrottleTable, plan: string, field: string): ThrottleInfo | undefined {
   const entry = throttles.entryOf(plan, field);
-  if (entry === undefined) throw new Error(`check reply names a throttle this cache does not have: ${field}`);
+  if (entry === undefined) return undefined;
   return {
     ...(entry.metric !== undefined && { metric: entry.metric }),
     rate: entry.rate,
@@ -365,18 +365,29 @@ function throttleInfoOf(throttles: ThrottleTable, plan: string, field: string): 
   };
 }
 
-/** The allowed call's throttle feedback, at `at` of the reply when a throttle applied. */
+/**
+ * The allowed call's throttle feedback, at `at` of the reply when a throttle applied. The script names a
+ * field of this cache's own table; were it another, the call is still allowed (its usage is recorded
+ * already, so an error here would have the platform count it twice), without feedback.
+ */
 function throttleFeedbackOf(
   reply: readonly string[],
   at: number,
   throttles: ThrottleTable,
 ): ThrottleFeedback | undefined {
   if (reply.length <= at) return undefined;
-  return {
-    ...throttleInfoOf(throttles, reply[1] as string, reply[at] as string),
-    remaining: Number(reply[at + 1]),
-    fullInMs: Number(reply[at + 2]),
-  };
+  const throttle = throttleInfoOf(throttles, reply[1] as string, reply[at] as string);
+  if (throttle === undefined) return undefined;
+  return { ...throttle, remaining: Number(reply[at + 1]), fullInMs: Number(reply[at + 2]) };
+}
+
+/** The throttle that refused a call; nothing was recorded, so an unknown one may fail the check. */
+function throttleRefusalOf(reply: readonly string[], throttles: ThrottleTable): ThrottleRefusal {
+  const throttle = throttleInfoOf(throttles, reply[2] as string, reply[4] as string);
+  if (throttle === undefined) {
+    throw new Error(`check reply names a throttle this cache does not have: ${reply[4]}`);
+  }
+  return { ...throttle, retryInMs: Number(reply[5]) };
 }
 
 /** The check script's reply (see CHECK_SCRIPT) as a result. */
@@ -399,10 +410,7 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
           kind: 'throttled',
           plan: reply[2] as string,
           publish: false,
-          throttle: {
-            ...throttleInfoOf(throttles, reply[2] as string, reply[4] as string),
-            retryInMs: Number(reply[5]),
-          },
+          throttle: throttleRefusalOf(reply, throttles),
         };
       }
       return {

@@ -178,6 +178,22 @@ export function describeThrottles(target: () => TestRedis): void {
       expect(await throttleState()).toEqual({ 'throttle:call@5': `${(T0 + 4_000) * 1_000}` });
     });
 
+    it('keeps a metric named with an @ apart from the throttle of every call, through a rate change', async () => {
+      const withSearchAt = (rate: number) =>
+        cacheWith({ Pro: { rate: 10, burst: 20, metrics: { 'search@v2': { rate, burst: 2 } } } });
+      const search = { usage: { 'search@v2': 1 } };
+      await storePlan(withSearchAt(1), 'Pro');
+      expect(await allowedOf(withSearchAt(1), 3, search)).toBe(2);
+      expect(await check(withSearchAt(0.5), search)).toMatchObject({
+        kind: 'throttled',
+        throttle: { metric: 'search@v2', rate: 0.5, burst: 2, retryInMs: 2_000 },
+      });
+      expect(await throttleState()).toEqual({
+        'throttle:call@10': `${(T0 + 200) * 1_000}`,
+        'throttle:metric:search@v2@0.5': `${(T0 + 4_000) * 1_000}`,
+      });
+    });
+
     it('tells each plan its own burst when plans share a rate', async () => {
       const cache = cacheWith({ Basic: { rate: 10, burst: 5 }, Pro: { rate: 10, burst: 20 } });
       await storePlan(cache, 'Basic');
