@@ -450,12 +450,12 @@ export class AccessAuthorizer {
     }
   }
 
-  /** The decision a platform answer gives; `recordOverLimit` keeps soft-limit usage. */
   /** Whether a platform answer lets its call through: an active budget within its limits, or soft limits. */
   private admits(answer: CredentialAnswer): boolean {
     return stateOf(answer).kind === 'active' && (answer.kind !== 'denied' || this.softLimits);
   }
 
+  /** The decision a platform answer gives; `recordOverLimit` keeps soft-limit usage. */
   private async answerOf(
     facts: RequestFacts,
     answer: CredentialAnswer,
@@ -466,7 +466,7 @@ export class AccessAuthorizer {
     const plan = answer.kind === 'invalid_credential' ? '' : (answer.plan ?? '');
     if (answer.kind !== 'denied') return this.allow(facts, plan);
     this.count(METRIC.limitsExceeded);
-    if (!this.admits(answer)) return this.deny(facts, 'limits_exceeded', plan);
+    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
     // Soft limits: the platform refused to record this call; it is let through and reported later.
     this.count(METRIC.softLimitExceeded);
     return this.allow(facts, plan, undefined, await recordOverLimit());

@@ -226,8 +226,9 @@ export const PERIOD_START_ARGS = 6;
  * The hot path. KEYS: neg, app, keys, pending, inflight, since, refused, first.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
- * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see throttle-script.ts),
- * the first-call lock's token ('' = claim none) and lifetime ms, then metric/delta pairs.
+ * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
+ * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms, then metric/delta
+ * pairs.
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
