@@ -1,5 +1,5 @@
 /** Command-line flags of `npm run bench`. */
-import { defaultOf, MAX_REPORT_WINDOW_SECONDS } from '../lambdas/core/settings';
+import { defaultOf, MAX_REPORT_WINDOW_SECONDS } from '../core/settings/settings';
 import type { WorkloadName } from './report';
 import { WORKLOAD_NAMES } from './workloads';
 

@@ -17,12 +17,12 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import { endpointOf, restRequestOf } from '../lambdas/authorizer/adapters/rest-request';
-import { type AccessConfig, ConfigError } from '../lambdas/core/config';
-import { extractCredential } from '../lambdas/core/credentials';
-import { compileMappingRules } from '../lambdas/core/mapping';
-import type { Credential, PlatformPort, Usage } from '../lambdas/core/platform/types';
-import { ensureConnected, type RedisConnection } from '../lambdas/core/redis-client';
+import { endpointOf, restRequestOf } from '../adapters/gateway/rest-request';
+import { ensureConnected, type RedisConnection } from '../core/budget/redis-client';
+import { extractCredential } from '../core/credentials';
+import { compileMappingRules } from '../core/decision/mapping';
+import type { Credential, PlatformPort, Usage } from '../core/platform/types';
+import { type AccessConfig, ConfigError } from '../core/settings/config';
 
 export interface BaselineDeps {
   readonly config: AccessConfig;

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import type { CredentialMode } from '../lambdas/core/config';
+import type { CredentialMode } from '../core/settings/config';
 import {
   LAMBDA_BUILD_OPTIONS,
   lazyPackageBuildOptions,

@@ -8,9 +8,9 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   APIGatewayRequestAuthorizerEventV2,
 } from 'aws-lambda';
-import type { MappingRule } from '../lambdas/core/config';
-import { SOAP_VERSIONS } from '../lambdas/core/soap/namespaces';
-import { SOAP_DEFAULTS } from '../lambdas/core/soap/settings';
+import type { MappingRule } from '../core/settings/config';
+import { SOAP_VERSIONS } from '../core/soap/namespaces';
+import { SOAP_DEFAULTS } from '../core/soap/settings';
 import { httpApiAuthorizerEvent, requestAuthorizerEvent } from '../local/authorizer-event';
 import { textPostEvent } from '../local/proxy-event';
 import { LOCAL_REGION } from '../local/sns-endpoint';

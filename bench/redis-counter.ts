@@ -4,7 +4,7 @@
  * counter, on the authorizer's own client, can. Pipelined commands go through sendCommand one by one
  * too, so a pipeline of n commands counts n.
  */
-import type { RedisConnection } from '../lambdas/core/redis-client';
+import type { RedisConnection } from '../core/budget/redis-client';
 
 export interface CommandCounter {
   /** Commands sent by the client since it was wrapped. */

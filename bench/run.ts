@@ -15,22 +15,22 @@ import type {
   APIGatewayRequestAuthorizerEventV2,
 } from 'aws-lambda';
 import Redis from 'ioredis';
-import type { SimpleAnswer } from '../lambdas/authorizer/adapters/http-v2';
-import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
-import { snsAlertPublisher } from '../lambdas/core/alerts';
+import type { SimpleAnswer } from '../adapters/gateway/http-v2';
+import { credentialKeys } from '../core/budget/keys';
+import { createRedisClient } from '../core/budget/redis-client';
+import { credentialIdOf } from '../core/credentials';
+import { silentLogger, silentMetrics } from '../core/observability/observability';
+import { platformClientFromConfig } from '../core/platform/client';
+import { snsAlertPublisher } from '../core/reporting/alerts';
 import {
   type AccessConfig,
   configToEnv,
   LOCAL_SECRET_ENV,
   parseConfig,
   type RedisSettings,
-} from '../lambdas/core/config';
-import { credentialIdOf } from '../lambdas/core/credentials';
-import { credentialKeys } from '../lambdas/core/keys';
-import { silentLogger, silentMetrics } from '../lambdas/core/observability';
-import { platformClientFromConfig } from '../lambdas/core/platform/client';
-import { createRedisClient } from '../lambdas/core/redis-client';
-import { parseSoapSettings } from '../lambdas/core/soap/settings';
+} from '../core/settings/config';
+import { parseSoapSettings } from '../core/soap/settings';
+import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
 import { createSoapAccessProxyHandler } from '../lambdas/soap/handler';
 import { NODE_RUNTIME_NAME } from '../lib/lambda-bundles';

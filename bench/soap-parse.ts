@@ -7,9 +7,9 @@
  * JSON.parse of a document of the same size is printed beside them to scale the figures to another
  * machine. Nothing is asserted: docs/soap.md keeps the figures.
  */
-import { readSoapMessage, type SoapReadSettings } from '../lambdas/core/soap/envelope';
-import { SOAP_DEFAULTS, SOAP_INTEGER_SETTINGS, SOAP_LARGEST_BOUNDS } from '../lambdas/core/soap/settings';
-import { billionLaughs, envelope, request } from '../test/unit/soap/fixtures';
+import { readSoapMessage, type SoapReadSettings } from '../core/soap/envelope';
+import { SOAP_DEFAULTS, SOAP_INTEGER_SETTINGS, SOAP_LARGEST_BOUNDS } from '../core/soap/settings';
+import { billionLaughs, envelope, request } from '../test/unit/core/soap/fixtures';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

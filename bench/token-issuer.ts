@@ -4,9 +4,9 @@
  * issuer's, and tokens are had as a client has them (client credentials checked with the platform).
  */
 import { createServer } from 'node:http';
-import { parseConfig } from '../lambdas/core/config';
-import { silentLogger } from '../lambdas/core/observability';
-import { platformClientFromConfig } from '../lambdas/core/platform/client';
+import { silentLogger } from '../core/observability/observability';
+import { platformClientFromConfig } from '../core/platform/client';
+import { parseConfig } from '../core/settings/config';
 import { type FailedClients, TOKEN_PATH, TokenEndpoint } from '../lambdas/token/endpoint';
 import { memoryGuessCounter } from '../lambdas/token/guess-limit';
 import { localTokenSigner } from '../lambdas/token/signer';

@@ -3,7 +3,7 @@
  * and the workloads, each with its sizes, designs, Redis, set-up and concurrency. A new workload is one
  * entry here; run.ts wires whatever the table names.
  */
-import type { AccessConfigInput } from '../lambdas/core/config';
+import type { AccessConfigInput } from '../core/settings/config';
 import {
   BENCH_APP_ID_SERVICE_ID,
   BENCH_OAUTH_SERVICE_ID,

@@ -29,7 +29,7 @@ export const AUTHORIZER_CONTEXT_KEYS = [
   'throttleRemaining',
   /** Whole seconds until the whole burst is back. */
   'throttleReset',
-  /** The RateLimit-Policy field, formatted (lambdas/core/rate-limit-fields.ts). */
+  /** The RateLimit-Policy field, formatted (core/decision/rate-limit-fields.ts). */
   'rateLimitPolicy',
   /** The RateLimit field, formatted. */
   'rateLimit',

@@ -3,8 +3,9 @@
  * Gateway gives when the authorizer refuses a call or fails. Plain data with no aws-cdk-lib import, so the
  * local gateway serves exactly what a deployed API serves.
  */
-import { type AccessConfig, ConfigError } from '../lambdas/core/config';
-import { CREDENTIAL_SCHEMES, type CredentialSettings as SchemeSettings } from '../lambdas/core/credentials';
+
+import { CREDENTIAL_SCHEMES, type CredentialSettings as SchemeSettings } from '../core/credentials';
+import { type AccessConfig, ConfigError } from '../core/settings/config';
 import { INVALID_CREDENTIAL } from './authorizer-context';
 
 export type AccessGatewayResponseType =

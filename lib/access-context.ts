@@ -1,8 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { ConfigError } from '../lambdas/core/config';
-import { SETTINGS, type SettingNameIn, settingNamesIn } from '../lambdas/core/settings';
-import { SOAP_TUNING_SETTINGS } from '../lambdas/core/soap/settings';
+import { ConfigError } from '../core/settings/config';
+import { SETTINGS, type SettingNameIn, settingNamesIn } from '../core/settings/settings';
+import { SOAP_TUNING_SETTINGS } from '../core/soap/settings';
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
 import type { SoapRouteSettings } from './parts/soap';

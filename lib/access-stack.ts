@@ -17,7 +17,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ConfigError, ENV, emailAddress, integer, oneOf } from '../lambdas/core/config';
+import { ConfigError, ENV, emailAddress, integer, oneOf } from '../core/settings/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';

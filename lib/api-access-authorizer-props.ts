@@ -9,6 +9,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { Throttles } from '../core/budget/throttles';
 import {
   type AccessConfig,
   type AccessConfigInput,
@@ -24,14 +25,13 @@ import {
   oneOf,
   type PlatformAuthKind,
   REDIS_MODES,
-} from '../lambdas/core/config';
+} from '../core/settings/config';
 import {
   DEFAULT_PLATFORM_URL,
   type SettingNameIn,
   type SettingValues,
   settingNamesIn,
-} from '../lambdas/core/settings';
-import type { Throttles } from '../lambdas/core/throttles';
+} from '../core/settings/settings';
 import { cacheNodeTypeProblem } from './cache-node-types';
 import {
   CACHE_ENGINES,
@@ -45,7 +45,7 @@ import { VPC_AZS } from './parts/network';
 import type { SoapRouteSettings } from './parts/soap';
 
 /**
- * Settings of the table (lambdas/core/settings.ts) that the construct takes in seconds as a Duration prop,
+ * Settings of the table (core/settings/settings.ts) that the construct takes in seconds as a Duration prop,
  * as CDK constructs do; every other `cdk` setting of the table is a prop of the same name.
  */
 export const DURATION_PROPS = {

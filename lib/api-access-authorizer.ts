@@ -10,7 +10,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { AccessConfig } from '../lambdas/core/config';
+import type { AccessConfig } from '../core/settings/config';
 import { DEFAULT_LOG_RETENTION } from './access-function';
 import {
   type ApiAccessAuthorizerProps,

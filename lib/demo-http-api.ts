@@ -7,7 +7,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ConfigError } from '../lambdas/core/config';
+import { ConfigError } from '../core/settings/config';
 
 /** What the stack's props may say about an API type, by type: the REST and HTTP demos. */
 export const API_TYPES = ['rest', 'http'] as const;

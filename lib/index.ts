@@ -4,6 +4,7 @@
  */
 
 export { DEFAULT_UNPROTECTED_METHODS } from '../contract/gateway-responses';
+export type { PlanThrottle, Throttle, Throttles } from '../core/budget/throttles';
 export {
   ConfigError,
   type CredentialMode,
@@ -12,8 +13,7 @@ export {
   type LimitMode,
   type MappingRule,
   type PlatformAuthKind,
-} from '../lambdas/core/config';
-export type { PlanThrottle, Throttle, Throttles } from '../lambdas/core/throttles';
+} from '../core/settings/config';
 export { accessStackPropsFromContext } from './access-context';
 export { AccessManagementStack, type AccessManagementStackProps } from './access-stack';
 export { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';

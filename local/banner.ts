@@ -1,14 +1,10 @@
 /** What `npm start` prints once the stack is up: the URLs, the consumer keys of the file, and curl commands. */
 
 import { findRoute } from '../contract/routes';
-import {
-  CREDENTIAL_SCHEMES,
-  type CredentialExample,
-  type ExampleApplication,
-} from '../lambdas/core/credentials';
-import { SOAP_CREDENTIAL_SCHEMES } from '../lambdas/core/soap/access-header';
-import { SOAP_VERSIONS } from '../lambdas/core/soap/envelope';
-import { throttleEntries, throttleText } from '../lambdas/core/throttles';
+import { throttleEntries, throttleText } from '../core/budget/throttles';
+import { CREDENTIAL_SCHEMES, type CredentialExample, type ExampleApplication } from '../core/credentials';
+import { SOAP_CREDENTIAL_SCHEMES } from '../core/soap/access-header';
+import { SOAP_VERSIONS } from '../core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
 import type { LocalRedis, LocalRedisKind } from './redis';

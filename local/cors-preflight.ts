@@ -8,7 +8,7 @@
  */
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { parseRoute } from '../contract/routes';
-import { ANY_ORIGIN, type CorsPreflightOptions, requestOrigin } from '../lambdas/core/cors';
+import { ANY_ORIGIN, type CorsPreflightOptions, requestOrigin } from '../core/settings/cors';
 import type { ApiMethod, BackendFunction } from './gateway';
 
 function preflightIntegration(options: CorsPreflightOptions): BackendFunction {

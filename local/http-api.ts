@@ -7,7 +7,7 @@
  * authorizer failure like any other.
  */
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
-import type { IdentitySource } from '../lambdas/core/credentials';
+import type { IdentitySource } from '../core/credentials';
 import {
   type ApiKind,
   type GatewayAnswer,

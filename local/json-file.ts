@@ -3,7 +3,7 @@
  * `"failureMode": "allow", ..., "failureMode": "strict"` would quietly run in strict mode. Here a key given
  * twice in one object is an error that names it, as any other bad setting is.
  */
-import { ConfigError } from '../lambdas/core/config';
+import { ConfigError } from '../core/settings/config';
 
 /** Where the scanner stands: the JSON text and the position of the next character. */
 class Scanner {

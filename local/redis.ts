@@ -12,7 +12,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
-import type { RedisNode, RedisSettings } from '../lambdas/core/config';
+import type { RedisNode, RedisSettings } from '../core/settings/config';
 import { LOOPBACK } from './http-server';
 
 export type LocalRedisKind = 'redis-server' | 'redis-cluster' | 'in-memory' | 'external' | 'external-cluster';

@@ -2,7 +2,7 @@
  * A call's headers and query string in the REST shape API Gateway hands REST authorizers and proxy
  * integrations: single-value maps (the last value of a repeated name wins) beside multi-value maps.
  */
-import type { IdentitySource } from '../lambdas/core/credentials';
+import type { IdentitySource } from '../core/credentials';
 
 export interface RestHeaders {
   readonly headers: Record<string, string>;

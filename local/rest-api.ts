@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import type { IdentitySource } from '../lambdas/core/credentials';
+import type { IdentitySource } from '../core/credentials';
 import {
   type ApiKind,
   AuthorizerTimeoutError,

@@ -6,15 +6,10 @@
 import { createServer } from 'node:http';
 import { MIMEType } from 'node:util';
 import { XMLBuilder } from 'fast-xml-parser';
-import {
-  readSoapMessage,
-  SOAP_VERSIONS,
-  type SoapAnswer,
-  type SoapMessage,
-} from '../lambdas/core/soap/envelope';
-import { contentTypeOf, faultAnswer } from '../lambdas/core/soap/faults';
-import { SOAP_ACTION_HEADER } from '../lambdas/core/soap/forward';
-import { SOAP_LARGEST_BOUNDS } from '../lambdas/core/soap/settings';
+import { readSoapMessage, SOAP_VERSIONS, type SoapAnswer, type SoapMessage } from '../core/soap/envelope';
+import { contentTypeOf, faultAnswer } from '../core/soap/faults';
+import { SOAP_ACTION_HEADER } from '../core/soap/forward';
+import { SOAP_LARGEST_BOUNDS } from '../core/soap/settings';
 import { BodyTooLargeError, closeServer, listenOnLoopback, readBody } from './http-server';
 
 /** Namespace of the echo's own fault subcodes. */

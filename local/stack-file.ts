@@ -19,16 +19,16 @@ import {
   nonEmpty,
   optionalNonEmpty,
   parseConfig,
-} from '../lambdas/core/config';
-import { type CorsSettings, parseCors } from '../lambdas/core/cors';
-import { settingNamesIn } from '../lambdas/core/settings';
+} from '../core/settings/config';
+import { type CorsSettings, parseCors } from '../core/settings/cors';
+import { settingNamesIn } from '../core/settings/settings';
 import {
   DEFAULT_SOAP_PATH,
   parseSoapSettings,
   SOAP_ENV,
   SOAP_TUNING_SETTINGS,
   type SoapSettings,
-} from '../lambdas/core/soap/settings';
+} from '../core/soap/settings';
 import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';

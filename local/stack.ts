@@ -8,23 +8,23 @@ import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { accessGatewayResponses } from '../contract/gateway-responses';
+import type { RejectedUsage } from '../core/budget/cache';
+import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
+import { credentialHeaderNames, type IdentitySource, identitySourcesOf } from '../core/credentials';
+import { redisTokensNotBefore } from '../core/credentials/token-not-before';
+import { accessCacheOf, sealerOf } from '../core/decision/access';
+import type { LogPort, MetricsPort, MetricUnitName } from '../core/observability/observability';
+import { type PlatformClient, platformClientFromConfig } from '../core/platform/client';
+import { snsAlertPublisher, type UsageAlert } from '../core/reporting/alerts';
+import { SNS_CLIENT_SETTINGS } from '../core/reporting/message';
+import type { SweepResult } from '../core/reporting/reporting';
+import { type AccessConfig, externalIssuer } from '../core/settings/config';
+import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../core/settings/cors';
 import {
   type AuthorizerDeps,
   type AuthorizerHandler,
   createAuthorizerHandler,
 } from '../lambdas/authorizer/handler';
-import { accessCacheOf, sealerOf } from '../lambdas/core/access';
-import { snsAlertPublisher, type UsageAlert } from '../lambdas/core/alerts';
-import type { RejectedUsage } from '../lambdas/core/cache';
-import { type AccessConfig, externalIssuer } from '../lambdas/core/config';
-import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../lambdas/core/cors';
-import { credentialHeaderNames, type IdentitySource, identitySourcesOf } from '../lambdas/core/credentials';
-import { redisTokensNotBefore } from '../lambdas/core/credentials/token-not-before';
-import { SNS_CLIENT_SETTINGS } from '../lambdas/core/message';
-import type { LogPort, MetricsPort, MetricUnitName } from '../lambdas/core/observability';
-import { type PlatformClient, platformClientFromConfig } from '../lambdas/core/platform/client';
-import { createRedisClient, type RedisConnection } from '../lambdas/core/redis-client';
-import type { SweepResult } from '../lambdas/core/reporting';
 import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handler';
 import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';

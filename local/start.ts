@@ -4,9 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import { apiGatewayProblem } from '../contract/routes';
-import { alertLine } from '../lambdas/core/alerts';
-import { ConfigError } from '../lambdas/core/config';
-import type { LogAttributes, LogPort } from '../lambdas/core/observability';
+import type { LogAttributes, LogPort } from '../core/observability/observability';
+import { alertLine } from '../core/reporting/alerts';
+import { ConfigError } from '../core/settings/config';
 import { bannerLines } from './banner';
 import { type FlushResult, type LocalStack, startLocalStack } from './stack';
 import { DEMO_STACK_FILE, readStackFile } from './stack-file';

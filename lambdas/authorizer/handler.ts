@@ -7,9 +7,11 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   APIGatewayRequestAuthorizerEventV2,
 } from 'aws-lambda';
-import { type AccessDecision, createAccessAuthorizerOnSns } from '../core/access';
-import type { AccessConfig } from '../core/config';
-import { SERVICE_NAME } from '../core/metric-names';
+import { type AuthorizerAnswer, type AuthorizerEvent, formatOf } from '../../adapters/gateway';
+import type { SimpleAnswer } from '../../adapters/gateway/http-v2';
+import type { RedisConnection } from '../../core/budget/redis-client';
+import { type AccessDecision, createAccessAuthorizerOnSns } from '../../core/decision/access';
+import { SERVICE_NAME } from '../../core/observability/metric-names';
 import {
   createLogger,
   createMetrics,
@@ -17,12 +19,10 @@ import {
   type LogPort,
   METRIC,
   type MetricsPort,
-} from '../core/observability';
-import type { PlatformPort } from '../core/platform/types';
-import type { RedisConnection } from '../core/redis-client';
-import type { SnsClientSource } from '../core/sns-on-demand';
-import { type AuthorizerAnswer, type AuthorizerEvent, formatOf } from './adapters';
-import type { SimpleAnswer } from './adapters/http-v2';
+} from '../../core/observability/observability';
+import type { PlatformPort } from '../../core/platform/types';
+import type { SnsClientSource } from '../../core/reporting/sns-on-demand';
+import type { AccessConfig } from '../../core/settings/config';
 
 export const AUTHORIZER_SERVICE_NAME = SERVICE_NAME.authorizer;
 

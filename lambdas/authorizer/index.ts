@@ -4,11 +4,12 @@
  * (never a 5xx) and logs why, then tries again on the next invocation. The AWS SDK is loaded on first
  * use only (the SNS client on the first publish): module init, which every cold start pays, stays small.
  */
-import { SNS_CLIENT_SETTINGS } from '../core/message';
-import { createLogger, errorMessage } from '../core/observability';
-import { loadRuntime, oncePerContainer } from '../core/runtime';
-import { snsClientOnFirstUse } from '../core/sns-on-demand';
-import { type AuthorizerEvent, formatOf } from './adapters';
+
+import { type AuthorizerEvent, formatOf } from '../../adapters/gateway';
+import { createLogger, errorMessage } from '../../core/observability/observability';
+import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
+import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
+import { loadRuntime, oncePerContainer } from '../runtime';
 import { AUTHORIZER_SERVICE_NAME, type AuthorizerHandler, createAuthorizerHandler } from './handler';
 
 const startupLogger = createLogger(AUTHORIZER_SERVICE_NAME);

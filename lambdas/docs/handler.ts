@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type CorsSettings, corsResponseHeaders } from '../core/cors';
+import { type CorsSettings, corsResponseHeaders } from '../../core/settings/cors';
 
 /** Where the documentation is, under the API's base path. */
 export const DOCS_PATH = '/docs';

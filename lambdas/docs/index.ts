@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { parseRoute } from '../../contract/routes';
-import { ConfigError, configFromEnv } from '../core/config';
+import { ConfigError, configFromEnv } from '../../core/settings/config';
 import { createDocsHandler, DOCS_ASSETS_FOLDER, DOCS_ENV, type DocsHandler } from './handler';
 import { DEFAULT_DOCS_VERSION, swaggerDocument } from './swagger';
 

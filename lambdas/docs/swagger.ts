@@ -13,7 +13,12 @@ import {
   isProtectedMethod,
 } from '../../contract/gateway-responses';
 import { findRoute, type Route } from '../../contract/routes';
-import type { DenyReason } from '../core/access';
+import type { CredentialSettings } from '../../core/credentials';
+import { appIdPartNames } from '../../core/credentials/app-id';
+import { userKeyName } from '../../core/credentials/user-key';
+import type { DenyReason } from '../../core/decision/access';
+import { compileMappingRules, type QueryParameters, type UsageMapper } from '../../core/decision/mapping';
+import type { Usage } from '../../core/platform/types';
 import {
   type AccessConfig,
   ConfigError,
@@ -21,12 +26,7 @@ import {
   externalIssuer,
   knownFields,
   nonEmpty,
-} from '../core/config';
-import type { CredentialSettings } from '../core/credentials';
-import { appIdPartNames } from '../core/credentials/app-id';
-import { userKeyName } from '../core/credentials/user-key';
-import { compileMappingRules, type QueryParameters, type UsageMapper } from '../core/mapping';
-import type { Usage } from '../core/platform/types';
+} from '../../core/settings/config';
 import { countedMetrics, throttleNote } from './throttle-note';
 
 export const DEFAULT_DOCS_VERSION = 'v1';

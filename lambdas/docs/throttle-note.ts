@@ -1,6 +1,7 @@
 /** The Swagger document's note on an operation some plans throttle (docs/throttling.md). */
-import type { Usage } from '../core/platform/types';
-import { type Throttles, throttleEntries, throttleText } from '../core/throttles';
+
+import { type Throttles, throttleEntries, throttleText } from '../../core/budget/throttles';
+import type { Usage } from '../../core/platform/types';
 
 /**
  * The throttles that cover an operation counting `metrics` (each plan's throttle of every call, and

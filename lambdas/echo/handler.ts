@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type CorsSettings, corsResponseHeaders } from '../core/cors';
-import { rateLimitFields } from '../core/rate-limit-fields';
+import { rateLimitFields } from '../../core/decision/rate-limit-fields';
+import { type CorsSettings, corsResponseHeaders } from '../../core/settings/cors';
 
 /**
  * Header and query-parameter names that can carry a credential. The echo never reflects them, so a

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyHandler } from 'aws-lambda';
-import { ENV } from '../core/config';
+import { ENV } from '../../core/settings/config';
 import { configuredSecretHeaders, echo } from './handler';
 
 /** The credential headers this deployment is configured with, hidden on top of the usual names. */

@@ -3,28 +3,28 @@
  * and the sweep for usage whose message was lost. Both flush through the same core (reporting.ts).
  */
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { type AlertPublisher, UsageAlerts } from '../core/alerts';
-import type { AccessConfig } from '../core/config';
-import { credentialIdPrefix } from '../core/credentials';
-import { parseReportMessage } from '../core/message';
-import { SERVICE_NAME } from '../core/metric-names';
+import type { RedisConnection } from '../../core/budget/redis-client';
+import { credentialIdPrefix } from '../../core/credentials';
+import { SERVICE_NAME } from '../../core/observability/metric-names';
 import {
   createLogger,
   createMetrics,
   errorMessage,
   type LogPort,
   type MetricsPort,
-} from '../core/observability';
-import { ApplicationDirectory } from '../core/platform/application-directory';
-import type { PlatformPort } from '../core/platform/types';
-import type { RedisConnection } from '../core/redis-client';
+} from '../../core/observability/observability';
+import { ApplicationDirectory } from '../../core/platform/application-directory';
+import type { PlatformPort } from '../../core/platform/types';
+import { type AlertPublisher, UsageAlerts } from '../../core/reporting/alerts';
+import { parseReportMessage } from '../../core/reporting/message';
 import {
   createUsageFlusher,
   type ReportingDeps,
   type SweepResult,
   sweepMinAgeMs,
   sweepUnreported,
-} from '../core/reporting';
+} from '../../core/reporting/reporting';
+import type { AccessConfig } from '../../core/settings/config';
 
 export const REPORTER_SERVICE_NAME = SERVICE_NAME.reporter;
 

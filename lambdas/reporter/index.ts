@@ -6,10 +6,10 @@
 
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSEvent } from 'aws-lambda';
-import { snsAlertPublisher } from '../core/alerts';
-import { ConfigError } from '../core/config';
-import { SNS_CLIENT_SETTINGS } from '../core/message';
-import { loadRuntime, oncePerContainer } from '../core/runtime';
+import { snsAlertPublisher } from '../../core/reporting/alerts';
+import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
+import { ConfigError } from '../../core/settings/config';
+import { loadRuntime, oncePerContainer } from '../runtime';
 import {
   createReporterHandler,
   createSweepHandler,

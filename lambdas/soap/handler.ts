@@ -4,15 +4,20 @@
  * built from the same ports: `createSoapAccessProxyHandler`); the backend call is the `forward` port.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { createAccessAuthorizerOnSns } from '../../core/decision/access';
+import { SERVICE_NAME } from '../../core/observability/metric-names';
+import {
+  createLogger,
+  createMetrics,
+  type LogPort,
+  type MetricsPort,
+} from '../../core/observability/observability';
+import type { SoapCredentialMode } from '../../core/soap/access-header';
+import type { SoapAnswer } from '../../core/soap/envelope';
+import { type ForwardPort, forwardToBackend, SOAP_ACTION_HEADER } from '../../core/soap/forward';
+import { createSoapProxy, type DecideAccess, decideWithAccessCore } from '../../core/soap/proxy';
+import type { SoapSettings } from '../../core/soap/settings';
 import type { AuthorizerDeps } from '../authorizer/handler';
-import { createAccessAuthorizerOnSns } from '../core/access';
-import { SERVICE_NAME } from '../core/metric-names';
-import { createLogger, createMetrics, type LogPort, type MetricsPort } from '../core/observability';
-import type { SoapCredentialMode } from '../core/soap/access-header';
-import type { SoapAnswer } from '../core/soap/envelope';
-import { type ForwardPort, forwardToBackend, SOAP_ACTION_HEADER } from '../core/soap/forward';
-import { createSoapProxy, type DecideAccess, decideWithAccessCore } from '../core/soap/proxy';
-import type { SoapSettings } from '../core/soap/settings';
 
 export const SOAP_PROXY_SERVICE_NAME = SERVICE_NAME.soapProxy;
 

@@ -5,12 +5,12 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { SNS_CLIENT_SETTINGS } from '../core/message';
-import { createLogger, errorMessage } from '../core/observability';
-import { loadRuntime, oncePerContainer } from '../core/runtime';
-import { versionOfContentType } from '../core/soap/envelope';
-import { faultAnswer } from '../core/soap/faults';
-import { SOAP_DEFAULTS, SOAP_ENV, soapSettingsFromEnv } from '../core/soap/settings';
+import { createLogger, errorMessage } from '../../core/observability/observability';
+import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
+import { versionOfContentType } from '../../core/soap/envelope';
+import { faultAnswer } from '../../core/soap/faults';
+import { SOAP_DEFAULTS, SOAP_ENV, soapSettingsFromEnv } from '../../core/soap/settings';
+import { loadRuntime, oncePerContainer } from '../runtime';
 import {
   createSoapAccessProxyHandler,
   headerValue,

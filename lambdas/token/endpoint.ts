@@ -15,15 +15,15 @@
  * - The platform unreachable or refusing our configuration: 503 temporarily_unavailable, never a 500.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { AccessConfig } from '../core/config';
 import {
   checkedValue,
   credentialIdPrefix,
   MALFORMED_PROBLEM,
   MAX_CREDENTIAL_BYTES,
-} from '../core/credentials';
-import type { LogPort } from '../core/observability';
-import type { AuthOutcome, PlatformPort } from '../core/platform/types';
+} from '../../core/credentials';
+import type { LogPort } from '../../core/observability/observability';
+import type { AuthOutcome, PlatformPort } from '../../core/platform/types';
+import type { AccessConfig } from '../../core/settings/config';
 import { type Admission, type GuessBounds, type GuessCounter, GuessLimit } from './guess-limit';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from './routes';
 import { TOKEN_ALGORITHM, type TokenSigner } from './signer';

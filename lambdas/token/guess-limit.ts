@@ -11,10 +11,14 @@
  * warning; neither every guess nor no request gets through.
  */
 import { createHash } from 'node:crypto';
-import { credentialIdOf, credentialIdPrefix } from '../core/credentials';
-import { errorMessage, type LogPort } from '../core/observability';
-import { ensureConnected, REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../core/redis-client';
-import type { SettingValues } from '../core/settings';
+import {
+  ensureConnected,
+  REDIS_COMMAND_TIMEOUT_MS,
+  type RedisConnection,
+} from '../../core/budget/redis-client';
+import { credentialIdOf, credentialIdPrefix } from '../../core/credentials';
+import { errorMessage, type LogPort } from '../../core/observability/observability';
+import type { SettingValues } from '../../core/settings/settings';
 
 export type GuessBounds = Pick<
   SettingValues,

@@ -3,7 +3,7 @@
  * /.well-known/jwks.json and GET /.well-known/openid-configuration, none behind the access authorizer.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { errorMessage, type LogPort } from '../core/observability';
+import { errorMessage, type LogPort } from '../../core/observability/observability';
 import type { TokenEndpoint, TokenHttpRequest } from './endpoint';
 
 export function tokenHttpRequest(event: APIGatewayProxyEvent): TokenHttpRequest {

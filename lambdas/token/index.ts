@@ -3,10 +3,10 @@
  * container. In AWS the issuer's key is the KMS key named by TOKEN_SIGNING_KEY_ID.
  */
 import { KMSClient } from '@aws-sdk/client-kms';
-import { ConfigError } from '../core/config';
-import { SERVICE_NAME } from '../core/metric-names';
-import { createLogger } from '../core/observability';
-import { loadRuntime, oncePerContainer } from '../core/runtime';
+import { SERVICE_NAME } from '../../core/observability/metric-names';
+import { createLogger } from '../../core/observability/observability';
+import { ConfigError } from '../../core/settings/config';
+import { loadRuntime, oncePerContainer } from '../runtime';
 import { redisFailedClients, TokenEndpoint } from './endpoint';
 import { guessCounterOf } from './guess-limit';
 import { createTokenHandler } from './handler';

@@ -6,8 +6,8 @@
  * not hold answers 200; a refresh the platform did not answer 503, so the platform delivers it again.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { SERVICE_NAME } from '../core/metric-names';
-import { errorMessage, METRIC } from '../core/observability';
+import { SERVICE_NAME } from '../../core/observability/metric-names';
+import { errorMessage, METRIC } from '../../core/observability/observability';
 import {
   applyPlatformEvent,
   eventXmlOf,
@@ -15,7 +15,7 @@ import {
   tokenMatches,
   WebhookBodyError,
   type WebhookPorts,
-} from '../core/webhooks';
+} from '../../core/platform/webhooks';
 
 export { WEBHOOK_PATH, WEBHOOK_ROUTE } from './route';
 export const WEBHOOKS_SERVICE_NAME = SERVICE_NAME.webhooks;

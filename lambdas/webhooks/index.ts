@@ -7,10 +7,10 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { accessCacheOf, sealerOf } from '../core/access';
-import { ConfigError } from '../core/config';
-import { redisTokensNotBefore } from '../core/credentials/token-not-before';
-import { loadRuntime, oncePerContainer, readSecret } from '../core/runtime';
+import { redisTokensNotBefore } from '../../core/credentials/token-not-before';
+import { accessCacheOf, sealerOf } from '../../core/decision/access';
+import { ConfigError } from '../../core/settings/config';
+import { loadRuntime, oncePerContainer, readSecret } from '../runtime';
 import { createWebhookHandler, WEBHOOKS_SERVICE_NAME, type WebhookHandler } from './handler';
 import { WEBHOOK_ENV } from './route';
 

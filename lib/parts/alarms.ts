@@ -11,7 +11,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lambdas/core/metric-names';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../core/observability/metric-names';
 import type { AlarmSpec } from './part';
 
 /** The period every alarm evaluates over. */

@@ -4,7 +4,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { type AccessConfig, configToEnv, type RedisMode } from '../../lambdas/core/config';
+import { type AccessConfig, configToEnv, type RedisMode } from '../../core/settings/config';
 
 /** Where the Lambdas reach Redis. */
 export interface RedisEndpoint {

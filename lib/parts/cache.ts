@@ -12,7 +12,7 @@ import {
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { DEFAULT_REDIS_PORT, type RedisMode } from '../../lambdas/core/config';
+import { DEFAULT_REDIS_PORT, type RedisMode } from '../../core/settings/config';
 import { ALARM_PERIOD, maxOf } from './alarms';
 import type { RedisEndpoint } from './bindings';
 import type { AccessNetwork } from './network';

@@ -8,7 +8,7 @@ import {
   TextWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from '../../lambdas/core/metric-names';
+import { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from '../../core/observability/metric-names';
 import type { AccessPart, AlarmSpec } from './part';
 
 /** The period each dashboard point sums. */
@@ -42,7 +42,7 @@ const HEIGHT = 6;
 /**
  * A CloudWatch dashboard of the service's traffic per platform metric: calls allowed, calls denied and
  * usage alerts published, each summed per 5 minutes, from the counts the authorizer core and the reporter
- * publish with the `metric` dimension (lambdas/core/observability.ts).
+ * publish with the `metric` dimension (core/observability/observability.ts).
  */
 export class UsageDashboard implements AccessPart {
   public readonly alarms: readonly AlarmSpec[] = [];

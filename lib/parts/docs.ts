@@ -10,7 +10,7 @@ import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
-import { type AccessConfig, configToEnv } from '../../lambdas/core/config';
+import { type AccessConfig, configToEnv } from '../../core/settings/config';
 import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
 import { accessFunction } from '../access-function';
 import type { HttpApiProtection } from './http-api-protection';

@@ -12,7 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ConfigError } from '../../lambdas/core/validation';
+import { ConfigError } from '../../core/settings/validation';
 import type { FunctionNetwork } from '../access-function';
 import type { AccessPart, AlarmSpec } from './part';
 

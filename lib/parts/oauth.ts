@@ -28,7 +28,7 @@ import {
   ENV,
   externalIssuer,
   parseConfig,
-} from '../../lambdas/core/config';
+} from '../../core/settings/config';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/routes';
 import { functionErrorsOf } from './alarms';
 import { basePathOf } from './docs';

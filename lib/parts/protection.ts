@@ -20,7 +20,7 @@ import {
   type UnprotectedMethods,
   unprotectedMethods,
 } from '../../contract/gateway-responses';
-import { type AccessConfig, ConfigError } from '../../lambdas/core/config';
+import { type AccessConfig, ConfigError } from '../../core/settings/config';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
 import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';

@@ -1,7 +1,7 @@
 import { CfnResource, type IAspect } from 'aws-cdk-lib';
 import { CfnIntegration, type CfnRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { IConstruct } from 'constructs';
-import { RATE_LIMIT_CONTEXT } from '../../lambdas/core/rate-limit-fields';
+import { RATE_LIMIT_CONTEXT } from '../../core/decision/rate-limit-fields';
 
 /**
  * The statuses of an allowed call's answer that carry the RateLimit fields. An HTTP API maps response
@@ -11,7 +11,7 @@ export const RATE_LIMIT_STATUS_CODES = ['200', '201', '202', '203', '204', '205'
 
 /**
  * `RateLimit-Policy` and `RateLimit` on every answer of the API's backends, copied by API Gateway from the
- * authorizer's context (it computes nothing: lambdas/core/rate-limit-fields.ts formats them). A call with
+ * authorizer's context (it computes nothing: core/decision/rate-limit-fields.ts formats them). A call with
  * no limit gets them empty: an empty List of structured fields, which says nothing.
  */
 export const RATE_LIMIT_MAPPING: Readonly<Record<string, string>> = Object.fromEntries(

@@ -6,8 +6,8 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { ConfigError, knownFields } from '../../lambdas/core/config';
-import { METRIC } from '../../lambdas/core/metric-names';
+import { METRIC } from '../../core/observability/metric-names';
+import { ConfigError, knownFields } from '../../core/settings/config';
 import {
   DEFAULT_SOAP_PATH,
   parseSoapSettings,
@@ -15,7 +15,7 @@ import {
   type SoapSettings,
   type SoapSettingsInput,
   soapSettingsToEnv,
-} from '../../lambdas/core/soap/settings';
+} from '../../core/soap/settings';
 import { accessMetric, functionErrorsOf } from './alarms';
 import type { HttpApiProtection } from './http-api-protection';
 import { addOpenHttpRoutes } from './http-api-routes';
@@ -23,7 +23,7 @@ import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
 import type { ApiProtection } from './protection';
 
-/** The SOAP route's settings: the proxy's own (lambdas/core/soap/settings.ts) and the route's path. */
+/** The SOAP route's settings: the proxy's own (core/soap/settings.ts) and the route's path. */
 export type SoapRouteSettings = SoapSettingsInput & {
   /**
    * Path of the route, `POST` only; a literal path.

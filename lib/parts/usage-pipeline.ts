@@ -8,7 +8,7 @@ import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { METRIC } from '../../lambdas/core/metric-names';
+import { METRIC } from '../../core/observability/metric-names';
 import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';

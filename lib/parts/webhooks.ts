@@ -5,7 +5,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { METRIC } from '../../lambdas/core/metric-names';
+import { METRIC } from '../../core/observability/metric-names';
 import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../lambdas/webhooks/route';
 import { accessMetric, functionErrorsOf } from './alarms';
 import type { HttpApiProtection } from './http-api-protection';

@@ -12,8 +12,8 @@
  * and metrics are named by their config names, and a limit by its period, where the real API uses ids.
  */
 import type { IncomingMessage } from 'node:http';
-import { PERIODS } from '../../lambdas/core/periods';
-import type { Period } from '../../lambdas/core/platform/types';
+import { PERIODS } from '../../core/budget/periods';
+import type { Period } from '../../core/platform/types';
 import { readBody } from '../http-server';
 import { MAX_LIMIT_VALUE } from './config';
 import type { Application, PlatformModel, Service } from './model';

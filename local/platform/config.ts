@@ -2,6 +2,10 @@
  * The `platform` section of the local stack file: services, their metric tree, plans with limits, and
  * applications. Validated once at start-up; a bad value throws a ConfigError that names the setting.
  */
+
+import { PERIODS } from '../../core/budget/periods';
+import { checkedValue } from '../../core/credentials/values';
+import type { Period } from '../../core/platform/types';
 import {
   ConfigError,
   type CredentialMode,
@@ -11,10 +15,7 @@ import {
   nonEmpty,
   oneOf,
   optionalNonEmpty,
-} from '../../lambdas/core/config';
-import { checkedValue } from '../../lambdas/core/credentials/values';
-import { PERIODS } from '../../lambdas/core/periods';
-import type { Period } from '../../lambdas/core/platform/types';
+} from '../../core/settings/config';
 
 export type ApplicationState = 'active' | 'suspended';
 export type ServiceState = 'active' | 'suspended';

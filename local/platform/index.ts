@@ -5,8 +5,8 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { generate } from 'selfsigned';
-import { PERIODS } from '../../lambdas/core/periods';
-import type { Period } from '../../lambdas/core/platform/types';
+import { PERIODS } from '../../core/budget/periods';
+import type { Period } from '../../core/platform/types';
 import { version } from '../../package.json';
 import { closeServer, LOOPBACK, listenOnLoopback } from '../http-server';
 import { applicationView } from './admin';

@@ -4,8 +4,8 @@
  * period and period window.
  */
 
-import { PERIODS, periodWindow } from '../../lambdas/core/periods';
-import type { Period } from '../../lambdas/core/platform/types';
+import { PERIODS, periodWindow } from '../../core/budget/periods';
+import type { Period } from '../../core/platform/types';
 import type { ApplicationState, MetricConfig, PlatformConfig, ServiceConfig, ServiceState } from './config';
 
 export interface Metric {

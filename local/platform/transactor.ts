@@ -5,8 +5,8 @@
  * check and the increment that follows it cannot interleave with another request.
  */
 
-import { PERIODS, periodWindow } from '../../lambdas/core/periods';
-import type { Period } from '../../lambdas/core/platform/types';
+import { PERIODS, periodWindow } from '../../core/budget/periods';
+import type { Period } from '../../core/platform/types';
 import type { Application, Limit, PlatformModel, Service, UsageDelta } from './model';
 import { isParamHash, type ParamHash, type Params, type ParamValue } from './params';
 import { errorXml, type StatusView, statusXml, type UsageReportView } from './xml';

@@ -4,7 +4,7 @@
  * change that caused it; each delivery has a deadline, and a failure is logged (the real platform retries
  * a few times, then keeps the failure for the provider to read).
  */
-import type { LogPort } from '../../lambdas/core/observability';
+import type { LogPort } from '../../core/observability/observability';
 
 export const WEBHOOK_TIMEOUT_MS = 5000;
 

@@ -1,8 +1,8 @@
 /** The platform's XML answers, built as strings in exactly its shape (no whitespace between elements). */
 
-import type { PeriodWindow } from '../../lambdas/core/periods';
-import { formatPlatformTime } from '../../lambdas/core/platform/encoding';
-import type { Period } from '../../lambdas/core/platform/types';
+import type { PeriodWindow } from '../../core/budget/periods';
+import { formatPlatformTime } from '../../core/platform/encoding';
+import type { Period } from '../../core/platform/types';
 import type { PlatformAuthentication } from './config';
 
 export const XML_CONTENT_TYPE = 'application/vnd.3scale-v2.0+xml';

@@ -6,7 +6,7 @@
  * never saw. Every call that was allowed reaches the platform once it is back.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { FailureMode } from '../../lambdas/core/settings';
+import type { FailureMode } from '../../core/settings/settings';
 import { startPlatform } from '../../local/platform';
 import { startLocalStack } from '../../local/stack';
 import { startFaultProxy } from '../reliability/support/fault-proxy';

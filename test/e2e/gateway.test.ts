@@ -12,8 +12,8 @@ import type {
 import { afterEach, describe, expect, it } from 'vitest';
 import { accessGatewayResponses } from '../../contract/gateway-responses';
 import { parseRoute, type Route } from '../../contract/routes';
-import { parseConfig } from '../../lambdas/core/config';
-import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../lambdas/core/cors';
+import { parseConfig } from '../../core/settings/config';
+import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../core/settings/cors';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
 import { corsPreflightMethods } from '../../local/cors-preflight';
 import {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRedisClient, ensureConnected, isCluster } from '../../lambdas/core/redis-client';
+import { createRedisClient, ensureConnected, isCluster } from '../../core/budget/redis-client';
 import { findOnPath, type LocalRedis, type LocalRedisCluster, startLocalRedis } from '../../local/redis';
 
 const started: LocalRedis[] = [];

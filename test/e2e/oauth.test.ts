@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultOf } from '../../lambdas/core/settings';
+import { defaultOf } from '../../core/settings/settings';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { API_KINDS } from './fixtures';
 

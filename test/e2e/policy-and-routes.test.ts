@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findRoute, parseRoute } from '../../contract/routes';
-import { ConfigError } from '../../lambdas/core/config';
+import { ConfigError } from '../../core/settings/config';
 import { evaluateAuthorizerResult, MalformedAuthorizerResultError } from '../../local/policy';
 
 const ARN = 'arn:aws:execute-api:us-east-1:123456789012:local/prod/GET/v1/words/hello.json';

@@ -5,7 +5,7 @@
  * 502 Fault and its allowed call stays counted, as a REST call whose integration fails.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Period } from '../../lambdas/core/platform/types';
+import type { Period } from '../../core/platform/types';
 import { bannerLines } from '../../local/banner';
 import { freePort } from '../../local/redis';
 import { type LocalStack, startLocalStack } from '../../local/stack';

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lambdas/core/config';
+import { ConfigError } from '../../core/settings/config';
 import {
   DEMO_STACK_FILE,
   gatewayConfig,

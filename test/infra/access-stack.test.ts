@@ -1,7 +1,7 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, ENV, LOCAL_SECRET_ENV } from '../../lambdas/core/config';
+import { configFromEnv, ENV, LOCAL_SECRET_ENV } from '../../core/settings/config';
 import { exemptMethodIds, logicalId, resourcesOfType, stackFromContext } from './fixtures';
 
 const template = Template.fromStack(stackFromContext({ serviceId: '2555417735060' }));

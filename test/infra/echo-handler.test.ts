@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ENV } from '../../lambdas/core/config';
+import { ENV } from '../../core/settings/config';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
 
 function requestEvent(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {

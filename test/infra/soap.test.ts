@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { SOAP_ENV } from '../../lambdas/core/soap/settings';
+import { SOAP_ENV } from '../../core/soap/settings';
 import { bundleDirectory } from '../../lib/lambda-bundles';
 import { type Resources, resourcesOfType, stackFromContext } from './fixtures';
 

@@ -5,8 +5,8 @@
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { ENV } from '../../lambdas/core/config';
-import { METRIC } from '../../lambdas/core/metric-names';
+import { METRIC } from '../../core/observability/metric-names';
+import { ENV } from '../../core/settings/config';
 import { logicalId, type Resources, resourcesOfType, stackFromContext } from './fixtures';
 import { emailSubscribers, searchesOf } from './parts/fixtures';
 

@@ -7,11 +7,11 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { credentialIdOf } from '../../core/credentials';
+import { silentMetrics } from '../../core/observability/observability';
+import { type PlatformClient, platformClientFromConfig } from '../../core/platform/client';
+import { type AccessConfig, type AccessConfigInput, parseConfig } from '../../core/settings/config';
 import { type AuthorizerHandler, createAuthorizerHandler } from '../../lambdas/authorizer/handler';
-import { type AccessConfig, type AccessConfigInput, parseConfig } from '../../lambdas/core/config';
-import { credentialIdOf } from '../../lambdas/core/credentials';
-import { silentMetrics } from '../../lambdas/core/observability';
-import { type PlatformClient, platformClientFromConfig } from '../../lambdas/core/platform/client';
 import { createReporterHandler, createSweepHandler } from '../../lambdas/reporter/handler';
 import { type PlatformConfig, type RunningPlatform, startPlatform } from '../../local/platform';
 import {

@@ -6,18 +6,15 @@
  */
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../lambdas/core/alerts';
-import { applicationNameKey } from '../../lambdas/core/keys';
-import {
-  type AdminApiSettings,
-  ApplicationDirectory,
-} from '../../lambdas/core/platform/application-directory';
-import { createRedisClient, ensureConnected } from '../../lambdas/core/redis-client';
-import type { ResyncedUsage } from '../../lambdas/core/reporting';
+import { applicationNameKey } from '../../core/budget/keys';
+import { createRedisClient, ensureConnected } from '../../core/budget/redis-client';
+import { type AdminApiSettings, ApplicationDirectory } from '../../core/platform/application-directory';
+import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../core/reporting/alerts';
+import type { ResyncedUsage } from '../../core/reporting/reporting';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { type LocalRedis, startRedisServer } from '../../local/redis';
 import { CapturingLogger, CapturingMetrics, hourly } from '../unit/core/fakes';
-import { startCannedServer } from '../unit/platform/canned-server';
+import { startCannedServer } from '../unit/core/platform/canned-server';
 
 const SERVICE = '2555417735060';
 const PROVIDER_KEY = 'pk-directory';

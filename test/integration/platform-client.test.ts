@@ -1,7 +1,7 @@
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPlatformClient, type PlatformClient } from '../../lambdas/core/platform/client';
-import type { Credential, Transaction } from '../../lambdas/core/platform/types';
+import { createPlatformClient, type PlatformClient } from '../../core/platform/client';
+import type { Credential, Transaction } from '../../core/platform/types';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 
 const SERVICE_ID = '2555417735060';

@@ -14,7 +14,6 @@ import { promisify } from 'node:util';
 import Redis, { Cluster, type ClusterOptions } from 'ioredis';
 import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RedisSettings } from '../../lambdas/core/config';
 import {
   CLUSTER_RETRY_DELAY_MS,
   clusterOptions,
@@ -23,7 +22,8 @@ import {
   REDIS_COMMAND_TIMEOUT_MS,
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
-} from '../../lambdas/core/redis-client';
+} from '../../core/budget/redis-client';
+import type { RedisSettings } from '../../core/settings/config';
 import {
   type ClusterNodeProcess,
   findOnPath,

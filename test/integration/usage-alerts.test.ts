@@ -5,12 +5,12 @@
  */
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../lambdas/core/alerts';
-import type { AlertLevel } from '../../lambdas/core/config';
-import { credentialKeys } from '../../lambdas/core/keys';
-import type { UsageReport } from '../../lambdas/core/platform/types';
-import { createRedisClient, ensureConnected } from '../../lambdas/core/redis-client';
-import type { ResyncedUsage } from '../../lambdas/core/reporting';
+import { credentialKeys } from '../../core/budget/keys';
+import { createRedisClient, ensureConnected } from '../../core/budget/redis-client';
+import type { UsageReport } from '../../core/platform/types';
+import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../core/reporting/alerts';
+import type { ResyncedUsage } from '../../core/reporting/reporting';
+import type { AlertLevel } from '../../core/settings/config';
 import { type LocalRedis, startRedisServer } from '../../local/redis';
 import { CapturingLogger, CapturingMetrics, hourly } from '../unit/core/fakes';
 

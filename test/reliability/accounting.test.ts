@@ -21,8 +21,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LogAttributes, type LogPort, METRIC } from '../../lambdas/core/observability';
-import { defaultOf } from '../../lambdas/core/settings';
+import { type LogAttributes, type LogPort, METRIC } from '../../core/observability/observability';
+import { defaultOf } from '../../core/settings/settings';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
 import type { Application } from './support/fixture';

@@ -9,12 +9,12 @@
 import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessCache } from '../../lambdas/core/cache';
-import { credentialIdOf, keyIdOf } from '../../lambdas/core/credentials';
-import { credentialKeys } from '../../lambdas/core/keys';
-import type { Credential } from '../../lambdas/core/platform/types';
-import { createRedisClient } from '../../lambdas/core/redis-client';
-import { createCredentialSealer } from '../../lambdas/core/seal';
+import { AccessCache } from '../../core/budget/cache';
+import { credentialKeys } from '../../core/budget/keys';
+import { createRedisClient } from '../../core/budget/redis-client';
+import { credentialIdOf, keyIdOf } from '../../core/credentials';
+import { createCredentialSealer } from '../../core/credentials/seal';
+import type { Credential } from '../../core/platform/types';
 import { usageIn } from '../unit/core/fakes';
 import { startTestRedis, type TestRedisServer } from './support/redis-server';
 import { reliabilitySeed } from './support/seed';

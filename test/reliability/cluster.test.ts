@@ -9,12 +9,12 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstCallWaitMs } from '../../lambdas/core/access';
-import type { AccessConfig } from '../../lambdas/core/config';
-import { credentialIdOf } from '../../lambdas/core/credentials';
-import { credentialKeys } from '../../lambdas/core/keys';
-import { METRIC } from '../../lambdas/core/observability';
-import { REDIS_COMMAND_TIMEOUT_MS } from '../../lambdas/core/redis-client';
+import { credentialKeys } from '../../core/budget/keys';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../core/budget/redis-client';
+import { credentialIdOf } from '../../core/credentials';
+import { firstCallWaitMs } from '../../core/decision/access';
+import { METRIC } from '../../core/observability/observability';
+import type { AccessConfig } from '../../core/settings/config';
 import type { PlatformConfig } from '../../local/platform';
 import { terminateProcess } from '../../local/redis';
 import { type LocalStack, startLocalStack } from '../../local/stack';

@@ -7,9 +7,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { credentialKeys } from '../../lambdas/core/keys';
-import { METRIC } from '../../lambdas/core/observability';
-import { REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS } from '../../lambdas/core/redis-client';
+import { credentialKeys } from '../../core/budget/keys';
+import { REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS } from '../../core/budget/redis-client';
+import { METRIC } from '../../core/observability/observability';
 import { THROTTLING } from '../../local/sns-endpoint';
 import { usageIn } from '../unit/core/fakes';
 import type { Answer } from './support/answers';

@@ -14,10 +14,10 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisClient, type RedisConnection } from '../../core/budget/redis-client';
+import { METRIC, silentLogger } from '../../core/observability/observability';
+import { createPlatformClient, type PlatformClient } from '../../core/platform/client';
 import { createAuthorizerHandler } from '../../lambdas/authorizer/handler';
-import { METRIC, silentLogger } from '../../lambdas/core/observability';
-import { createPlatformClient, type PlatformClient } from '../../lambdas/core/platform/client';
-import { createRedisClient, type RedisConnection } from '../../lambdas/core/redis-client';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import {
   LOCAL_AWS_CREDENTIALS,

@@ -11,11 +11,11 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SOAP_METRIC } from '../../lambdas/core/soap/proxy';
-import { parseSoapSettings, SOAP_LARGEST_BOUNDS, type SoapSettings } from '../../lambdas/core/soap/settings';
+import { SOAP_METRIC } from '../../core/soap/proxy';
+import { parseSoapSettings, SOAP_LARGEST_BOUNDS, type SoapSettings } from '../../core/soap/settings';
 import type { SoapProxyHandler } from '../../lambdas/soap/handler';
 import { type SoapEchoServer, startSoapEcho } from '../../local/soap-echo';
-import { CONTENT_TYPES, envelope, NS, proxyEvent, SOAP11, SOAP12 } from '../unit/soap/fixtures';
+import { CONTENT_TYPES, envelope, NS, proxyEvent, SOAP11, SOAP12 } from '../unit/core/soap/fixtures';
 import { type CountingMetrics, countingMetrics } from './support/capture';
 import { type Harness, startHarness } from './support/harness';
 import { reliabilitySeed } from './support/seed';

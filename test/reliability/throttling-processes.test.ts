@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configToEnv, LOCAL_SECRET_ENV } from '../../lambdas/core/config';
+import { configToEnv, LOCAL_SECRET_ENV } from '../../core/settings/config';
 import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION } from '../../local/sns-endpoint';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { startRedisTopology, type TestRedis } from '../support/redis-topology';

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
-import type { RedisNode } from '../../lambdas/core/config';
+import type { RedisNode } from '../../core/settings/config';
 
 const ADMIN_TIMEOUT_MS = 5000;
 const MIGRATE_BATCH = 100;

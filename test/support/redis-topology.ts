@@ -5,14 +5,14 @@
  * visit every primary (flush, keys), so the same suite runs unchanged on each.
  */
 import { afterAll, beforeAll, describe } from 'vitest';
-import type { RedisSettings } from '../../lambdas/core/config';
 import {
   createRedisClient,
   ensureConnected,
   onEveryPrimary,
   type RedisClientOptions,
   type RedisConnection,
-} from '../../lambdas/core/redis-client';
+} from '../../core/budget/redis-client';
+import type { RedisSettings } from '../../core/settings/config';
 import {
   findOnPath,
   type LocalRedis,

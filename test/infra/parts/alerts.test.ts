@@ -4,7 +4,7 @@ import { Schedule } from 'aws-cdk-lib/aws-events';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
-import { type AccessConfigInput, ENV, parseConfig } from '../../../lambdas/core/config';
+import { type AccessConfigInput, ENV, parseConfig } from '../../../core/settings/config';
 import { AccessAlarms } from '../../../lib/parts/alarms';
 import { UsageAlerts } from '../../../lib/parts/alerts';
 import { UsagePipeline } from '../../../lib/parts/usage-pipeline';

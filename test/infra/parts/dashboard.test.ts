@@ -5,7 +5,7 @@ import {
   METRIC,
   METRIC_DIMENSION,
   METRICS_NAMESPACE,
-} from '../../../lambdas/core/observability';
+} from '../../../core/observability/observability';
 import { UsageDashboard } from '../../../lib/parts/dashboard';
 import { captureProcessOutput, type OutputCapture } from '../../reliability/support/capture';
 import { partScope, searchesOf } from './fixtures';

@@ -4,7 +4,7 @@ import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { ENV } from '../../../lambdas/core/config';
+import { ENV } from '../../../core/settings/config';
 import { DOCS_ENV, DOCS_PATH } from '../../../lambdas/docs/handler';
 import { docsHandlerFromEnv } from '../../../lambdas/docs/index';
 import { ApiAccessAuthorizer } from '../../../lib/api-access-authorizer';

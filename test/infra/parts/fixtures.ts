@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { parseConfig } from '../../../lambdas/core/config';
+import { parseConfig } from '../../../core/settings/config';
 import { AccessBindings } from '../../../lib/parts/bindings';
 import { AccessNetwork, VPC_AZS } from '../../../lib/parts/network';
 import { testApp } from '../fixtures';

@@ -5,7 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
-import { ENV } from '../../../lambdas/core/config';
+import { ENV } from '../../../core/settings/config';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../../lambdas/token/routes';
 import { ApiAccessAuthorizer } from '../../../lib/api-access-authorizer';
 import { bundleDirectory } from '../../../lib/lambda-bundles';

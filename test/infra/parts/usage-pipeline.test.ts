@@ -2,7 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
-import { METRIC, METRICS_NAMESPACE } from '../../../lambdas/core/observability';
+import { METRIC, METRICS_NAMESPACE } from '../../../core/observability/observability';
 import { REPORTER_SERVICE_NAME } from '../../../lambdas/reporter/handler';
 import { AccessAlarms } from '../../../lib/parts/alarms';
 import { UsagePipeline } from '../../../lib/parts/usage-pipeline';

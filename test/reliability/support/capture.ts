@@ -4,7 +4,7 @@ import type {
   LogPort,
   MetricsPort,
   MetricUnitName,
-} from '../../../lambdas/core/observability';
+} from '../../../core/observability/observability';
 
 export interface CapturedLogger extends LogPort {
   /** One JSON line per call: level, message and every attribute object given. */

@@ -12,7 +12,7 @@ import {
   type AccessConfigInput,
   type CredentialMode,
   parseConfig,
-} from '../../../lambdas/core/config';
+} from '../../../core/settings/config';
 import type { PlatformConfig } from '../../../local/platform';
 
 export const SERVICE_ID = '2555417735060';

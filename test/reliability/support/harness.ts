@@ -14,17 +14,17 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
+import { SINCE_KEY_PATTERN } from '../../../core/budget/keys';
+import { createRedisClient } from '../../../core/budget/redis-client';
+import { credentialIdOf } from '../../../core/credentials';
+import { redisTokensNotBefore } from '../../../core/credentials/token-not-before';
+import { accessCacheOf, sealerOf } from '../../../core/decision/access';
+import type { LogPort, MetricsPort } from '../../../core/observability/observability';
+import { createPlatformClient, type PlatformClient } from '../../../core/platform/client';
+import type { PlatformPort } from '../../../core/platform/types';
+import type { AccessConfig, AccessConfigInput, CredentialMode } from '../../../core/settings/config';
+import type { SoapSettings } from '../../../core/soap/settings';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
-import { accessCacheOf, sealerOf } from '../../../lambdas/core/access';
-import type { AccessConfig, AccessConfigInput, CredentialMode } from '../../../lambdas/core/config';
-import { credentialIdOf } from '../../../lambdas/core/credentials';
-import { redisTokensNotBefore } from '../../../lambdas/core/credentials/token-not-before';
-import { SINCE_KEY_PATTERN } from '../../../lambdas/core/keys';
-import type { LogPort, MetricsPort } from '../../../lambdas/core/observability';
-import { createPlatformClient, type PlatformClient } from '../../../lambdas/core/platform/client';
-import type { PlatformPort } from '../../../lambdas/core/platform/types';
-import { createRedisClient } from '../../../lambdas/core/redis-client';
-import type { SoapSettings } from '../../../lambdas/core/soap/settings';
 import {
   createReporterHandler,
   createSweepHandler,

@@ -9,7 +9,7 @@
  *   reporter's re-check of the application, which follows the first report message the authorizer
  *   publishes once the report window open at the change has closed.
  */
-import { parseReportMessage } from '../../../lambdas/core/message';
+import { parseReportMessage } from '../../../core/reporting/message';
 import type { RunningPlatform, WebhookAction } from '../../../local/platform';
 import { WEBHOOK_TIMEOUT_MS } from '../../../local/platform/webhooks';
 import type { Answer } from './answers';

@@ -6,9 +6,9 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LogPort } from '../../../lambdas/core/observability';
-import type { PlatformPort } from '../../../lambdas/core/platform/types';
-import { defaultOf } from '../../../lambdas/core/settings';
+import type { LogPort } from '../../../core/observability/observability';
+import type { PlatformPort } from '../../../core/platform/types';
+import { defaultOf } from '../../../core/settings/settings';
 import {
   type FailedClients,
   JWKS_PATH,

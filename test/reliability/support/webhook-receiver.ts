@@ -4,7 +4,7 @@
  * client (its own Lambda), and the platform told to send its webhooks there.
  */
 import { randomBytes } from 'node:crypto';
-import type { WebhookPorts } from '../../../lambdas/core/webhooks';
+import type { WebhookPorts } from '../../../core/platform/webhooks';
 import { createWebhookHandler, WEBHOOK_PATH, WEBHOOK_ROUTE } from '../../../lambdas/webhooks/handler';
 import { type LocalGateway, openMethods, startGateway } from '../../../local/gateway';
 import type { RunningPlatform } from '../../../local/platform';

@@ -17,10 +17,10 @@ import {
 } from '../../../bench/fixture';
 import { countSentCommands } from '../../../bench/redis-counter';
 import { createSnsClientWithLatency } from '../../../bench/sns-client';
-import { type AccessConfig, parseConfig } from '../../../lambdas/core/config';
-import type { PlatformClient } from '../../../lambdas/core/platform/client';
-import { platformClientFromConfig } from '../../../lambdas/core/platform/client';
-import { createRedisClient, type RedisConnection } from '../../../lambdas/core/redis-client';
+import { createRedisClient, type RedisConnection } from '../../../core/budget/redis-client';
+import type { PlatformClient } from '../../../core/platform/client';
+import { platformClientFromConfig } from '../../../core/platform/client';
+import { type AccessConfig, parseConfig } from '../../../core/settings/config';
 import { type RunningPlatform, startPlatform } from '../../../local/platform';
 import { findOnPath, type LocalRedis, startRedisServer } from '../../../local/redis';
 import {

@@ -51,12 +51,12 @@ describe('bundleComposition', () => {
       'node_modules/ioredis/built/Pipeline.js': { bytesInOutput: 300 },
       'node_modules/@smithy/core/dist-cjs/index.js': { bytesInOutput: 900 },
       'node_modules/ioredis/node_modules/debug/src/index.js': { bytesInOutput: 50 },
-      'lambdas/core/config.ts': { bytesInOutput: 120 },
+      'core/settings/config.ts': { bytesInOutput: 120 },
     });
     expect(composition).toEqual([
       { module: '@smithy/core', bytes: 900 },
       { module: 'ioredis', bytes: 800 },
-      { module: '(project) lambdas/core/config.ts', bytes: 120 },
+      { module: '(project) core/settings/config.ts', bytes: 120 },
       { module: 'debug', bytes: 50 },
     ]);
   });

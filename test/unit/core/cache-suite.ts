@@ -4,11 +4,11 @@
  * and every script must stay within one slot).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../lambdas/core/cache';
-import { credentialKeys } from '../../../lambdas/core/keys';
-import type { AuthorizationStatus, UsageReport } from '../../../lambdas/core/platform/types';
-import type { RedisConnection } from '../../../lambdas/core/redis-client';
-import { ACTIVE, type CredentialAnswer } from '../../../lambdas/core/snapshot';
+import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../core/budget/cache';
+import { credentialKeys } from '../../../core/budget/keys';
+import type { RedisConnection } from '../../../core/budget/redis-client';
+import { ACTIVE, type CredentialAnswer } from '../../../core/budget/snapshot';
+import type { AuthorizationStatus, UsageReport } from '../../../core/platform/types';
 import type { TestRedis } from '../../support/redis-topology';
 
 const MINUTE = 60_000;

@@ -3,12 +3,13 @@
  * capture, and a Redis proxy that counts commands.
  */
 import type { Cluster, default as Redis } from 'ioredis';
+import { onEveryPrimary, type RedisConnection } from '../../../core/budget/redis-client';
 import type {
   LogAttributes,
   LogPort,
   MetricsPort,
   MetricUnitName,
-} from '../../../lambdas/core/observability';
+} from '../../../core/observability/observability';
 import type {
   AuthOutcome,
   Credential,
@@ -19,8 +20,7 @@ import type {
   Transaction,
   Usage,
   UsageReport,
-} from '../../../lambdas/core/platform/types';
-import { onEveryPrimary, type RedisConnection } from '../../../lambdas/core/redis-client';
+} from '../../../core/platform/types';
 
 export type PlatformCall =
   | { readonly op: 'authorize' | 'authrep'; readonly credential: Credential; readonly usage: Usage }

@@ -4,12 +4,12 @@
  * (AccessCache's test-only `throttleClock`) moves the buckets; one test leaves it out, as production does.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AccessCache, type CheckRequest } from '../../../lambdas/core/cache';
-import { credentialKeys } from '../../../lambdas/core/keys';
-import type { Usage, UsageReport } from '../../../lambdas/core/platform/types';
-import type { RedisConnection } from '../../../lambdas/core/redis-client';
-import { ACTIVE } from '../../../lambdas/core/snapshot';
-import type { Throttles } from '../../../lambdas/core/throttles';
+import { AccessCache, type CheckRequest } from '../../../core/budget/cache';
+import { credentialKeys } from '../../../core/budget/keys';
+import type { RedisConnection } from '../../../core/budget/redis-client';
+import { ACTIVE } from '../../../core/budget/snapshot';
+import type { Throttles } from '../../../core/budget/throttles';
+import type { Usage, UsageReport } from '../../../core/platform/types';
 import type { TestRedis } from '../../support/redis-topology';
 
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);

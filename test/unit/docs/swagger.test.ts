@@ -7,7 +7,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { accessGatewayResponses } from '../../../contract/gateway-responses';
 import { parseRoute } from '../../../contract/routes';
-import { parseConfig } from '../../../lambdas/core/config';
+import { parseConfig } from '../../../core/settings/config';
 import {
   type CountedPath,
   DEFAULT_DOCS_VERSION,

@@ -1,6 +1,6 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ENV, LOCAL_SECRET_ENV } from '../../../lambdas/core/config';
+import { ENV, LOCAL_SECRET_ENV } from '../../../core/settings/config';
 import { freePort as closedPort } from '../../../local/redis';
 
 const ARN = 'arn:aws:execute-api:us-east-1:123456789012:abc/prod/GET/';

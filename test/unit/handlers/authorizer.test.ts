@@ -6,12 +6,12 @@ import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AUTHORIZER_ERROR } from '../../../contract/authorizer-context';
+import { credentialKeys, KEY_PREFIX } from '../../../core/budget/keys';
+import { createRedisClient } from '../../../core/budget/redis-client';
+import { createLogger } from '../../../core/observability/observability';
+import { parseReportMessage } from '../../../core/reporting/message';
+import type { AccessConfigInput } from '../../../core/settings/config';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
-import type { AccessConfigInput } from '../../../lambdas/core/config';
-import { credentialKeys, KEY_PREFIX } from '../../../lambdas/core/keys';
-import { parseReportMessage } from '../../../lambdas/core/message';
-import { createLogger } from '../../../lambdas/core/observability';
-import { createRedisClient } from '../../../lambdas/core/redis-client';
 import { captureProcessOutput } from '../../reliability/support/capture';
 import {
   authorized,
@@ -91,7 +91,7 @@ afterEach(() => {
 
 const HOUR = 3_600_000;
 
-/** The keys in Redis but the per-second count of first calls (lambdas/core/first-call-gate.ts). */
+/** The keys in Redis but the per-second count of first calls (core/decision/first-call-gate.ts). */
 async function cacheKeys(): Promise<string[]> {
   const counters = `${KEY_PREFIX}:first-calls:`;
   return (await store.keys('*')).filter((key) => !key.startsWith(counters));

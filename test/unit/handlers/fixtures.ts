@@ -1,9 +1,9 @@
 /** Configuration and events shared by the handler tests. */
 import type { APIGatewayRequestAuthorizerEvent, SQSEvent } from 'aws-lambda';
-import { restRequestOf } from '../../../lambdas/authorizer/adapters/rest-request';
-import { type AccessConfigInput, parseConfig } from '../../../lambdas/core/config';
-import { credentialIdOf } from '../../../lambdas/core/credentials';
-import type { GatewayRequest } from '../../../lambdas/core/request';
+import { restRequestOf } from '../../../adapters/gateway/rest-request';
+import { credentialIdOf } from '../../../core/credentials';
+import type { GatewayRequest } from '../../../core/decision/request';
+import { type AccessConfigInput, parseConfig } from '../../../core/settings/config';
 
 export const SERVICE = '2555417735060';
 export const KEY = 'demo-key-1';

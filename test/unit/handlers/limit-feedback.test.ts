@@ -1,10 +1,6 @@
 /** Limit feedback: the authorizer's context values and the echo backend's RateLimit headers. */
 import { describe, expect, it } from 'vitest';
-import {
-  limitContext,
-  rateLimitContext,
-  throttleContext,
-} from '../../../lambdas/authorizer/adapters/context';
+import { limitContext, rateLimitContext, throttleContext } from '../../../adapters/gateway/context';
 import { rateLimitHeaders } from '../../../lambdas/echo/handler';
 
 const NOW = Date.UTC(2030, 0, 1, 10, 59, 30, 200);

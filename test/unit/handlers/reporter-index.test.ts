@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ENV, LOCAL_SECRET_ENV } from '../../../lambdas/core/config';
+import { ENV, LOCAL_SECRET_ENV } from '../../../core/settings/config';
 import { sqsEvent } from './fixtures';
 
 afterEach(() => {

@@ -4,14 +4,14 @@ import { mockClient } from 'aws-sdk-client-mock';
 import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { credentialKeys } from '../../../core/budget/keys';
+import { credentialIdOf } from '../../../core/credentials';
+import type { AlertPublisher, UsageAlert } from '../../../core/reporting/alerts';
+import { encodeReportMessage, reportMessage } from '../../../core/reporting/message';
+import { sweepMinAgeMs } from '../../../core/reporting/reporting';
+import type { AccessConfigInput, AlertLevel } from '../../../core/settings/config';
+import { defaultOf } from '../../../core/settings/settings';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
-import type { AlertPublisher, UsageAlert } from '../../../lambdas/core/alerts';
-import type { AccessConfigInput, AlertLevel } from '../../../lambdas/core/config';
-import { credentialIdOf } from '../../../lambdas/core/credentials';
-import { credentialKeys } from '../../../lambdas/core/keys';
-import { encodeReportMessage, reportMessage } from '../../../lambdas/core/message';
-import { sweepMinAgeMs } from '../../../lambdas/core/reporting';
-import { defaultOf } from '../../../lambdas/core/settings';
 import { createReporterHandler, createSweepHandler } from '../../../lambdas/reporter/handler';
 import {
   authorized,

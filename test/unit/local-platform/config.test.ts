@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../lambdas/core/config';
+import { ConfigError } from '../../../core/settings/config';
 import { loadPlatformConfig, startPlatform } from '../../../local/platform';
 
 function service(overrides: Record<string, unknown> = {}) {

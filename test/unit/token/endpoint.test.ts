@@ -4,9 +4,9 @@
  */
 import { createLocalJWKSet } from 'jose';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../lambdas/core/config';
-import { AccessTokenVerifier } from '../../../lambdas/core/credentials/oauth';
-import type { Credential } from '../../../lambdas/core/platform/types';
+import { AccessTokenVerifier } from '../../../core/credentials/oauth';
+import type { Credential } from '../../../core/platform/types';
+import { parseConfig } from '../../../core/settings/config';
 import {
   type FailedClients,
   TOKEN_PATH,

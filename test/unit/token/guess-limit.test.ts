@@ -3,8 +3,8 @@
  * fallback to memory while Redis fails, hashed names only, and the bounds' order in the settings.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../lambdas/core/config';
-import { createRedisClient } from '../../../lambdas/core/redis-client';
+import { createRedisClient } from '../../../core/budget/redis-client';
+import { ConfigError, parseConfig } from '../../../core/settings/config';
 import {
   type GuessCounter,
   GuessLimit,

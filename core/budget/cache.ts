@@ -1,0 +1,772 @@
+/**
+ * The Redis cache of one service: typed calls of the Lua scripts (cache-scripts.ts) over the key
+ * layout of keys.ts. ioredis sends each script once per connection (EVAL) and then calls it by SHA
+ * (EVALSHA), falling back to EVAL when the server answers NOSCRIPT.
+ */
+import type Redis from 'ioredis';
+import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from '../platform/types';
+import {
+  ACKNOWLEDGE_SCRIPT,
+  ADMIT_SCRIPT,
+  CHECK_SCRIPT,
+  DRAIN_SCRIPT,
+  GIVE_BACK_SCRIPT,
+  RELEASE_SCRIPT,
+  SCRIPTS,
+  type ScriptDefinition,
+  STORE_SCRIPT,
+} from './cache-scripts';
+import {
+  credentialIdOfKey,
+  credentialIdOfSinceKey,
+  credentialKeys,
+  REJECTED_KEY_PATTERN,
+  SINCE_KEY_PATTERN,
+} from './keys';
+import { periodWindow } from './periods';
+import {
+  commandTimeoutOf,
+  ensureConnected,
+  onEveryPrimary,
+  primariesOf,
+  REDIS_CONNECT_TIMEOUT_MS,
+  type RedisConnection,
+} from './redis-client';
+import {
+  type CredentialAnswer,
+  type CredentialState,
+  decodeState,
+  encodeState,
+  isKeyRefusal,
+  snapshotFields,
+  stateOf,
+} from './snapshot';
+import { type Throttles, type ThrottleTable, throttleTable } from './throttles';
+
+/** How long a budget's snapshot and key facts live without a new platform answer. */
+export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** A limit of the plan, as a consumer may be told of it. */
+export interface LimitInfo {
+  readonly metric: string;
+  readonly period: Period;
+  readonly max: number;
+  /** When the period ends (epoch ms); undefined for eternity. */
+  readonly resetAt?: number;
+}
+
+/** The most constrained limit of an allowed call, and what it leaves. */
+export interface LimitFeedback extends LimitInfo {
+  /** Calls like this one still allowed in the period. */
+  readonly remaining: number;
+}
+
+/** A throttle (throttles.ts) as the hot path applied it. */
+export interface ThrottleInfo {
+  /** The metric it counts; undefined for a throttle of every call. */
+  readonly metric?: string;
+  /** Calls per second sustained. */
+  readonly rate: number;
+  /** Calls at once. */
+  readonly burst: number;
+}
+
+/** The tightest throttle of an allowed call, and what it leaves. */
+export interface ThrottleFeedback extends ThrottleInfo {
+  /** Calls like this one still allowed at once. */
+  readonly remaining: number;
+  /** Until the bucket is rested (the whole burst allowed again). */
+  readonly fullInMs: number;
+}
+
+/** The throttle that refused a call. */
+export interface ThrottleRefusal extends ThrottleInfo {
+  /** Until the same call would be admitted. */
+  readonly retryInMs: number;
+}
+
+export type CheckResult =
+  /**
+   * No snapshot of the budget: the platform must be asked. `claimed`: the check took the budget's
+   * first-call lock for the caller (CheckRequest's firstCallLock), so the caller is the one to ask.
+   */
+  | { readonly kind: 'miss'; readonly claimed: boolean }
+  /** The budget has a snapshot, the presented key was never checked with the platform. */
+  | { readonly kind: 'key_unknown' }
+  | {
+      readonly kind: 'cached';
+      readonly state: Exclude<CredentialState, { kind: 'active' }>;
+      /** Publish the report message: the reporter refreshes the refused budget. */
+      readonly publish: boolean;
+    }
+  | { readonly kind: 'limited'; readonly plan: string; readonly publish: boolean; readonly limit: LimitInfo }
+  /** A throttle of the plan refused the call; nothing was counted and no report is due. */
+  | {
+      readonly kind: 'throttled';
+      readonly plan: string;
+      readonly publish: false;
+      readonly throttle: ThrottleRefusal;
+    }
+  | {
+      readonly kind: 'allow';
+      readonly plan: string;
+      readonly publish: boolean;
+      readonly overLimit: boolean;
+      /** Undefined when no limit applies to the call. */
+      readonly limit?: LimitFeedback;
+      /** The pending bucket the call's usage went to (see RecordedUsage). */
+      readonly bucket: number;
+      /** When the platform last confirmed the budget's snapshot (epoch ms; 0 unknown). */
+      readonly confirmedAt: number;
+      /** Undefined when no throttle applies to the call. */
+      readonly throttle?: ThrottleFeedback;
+    };
+
+/** Usage a decision added to the budget's pending usage: what `giveBack` can take back. */
+export interface RecordedUsage {
+  /** Start of the pending bucket it went to. */
+  readonly bucket: number;
+  readonly usage: Usage;
+}
+
+export interface CheckRequest {
+  /** The budget (credentialIdOf). */
+  readonly credentialId: string;
+  /** The presented key (keyIdOf); '' when there is no key to check. */
+  readonly keyId: string;
+  readonly usage: Usage;
+  readonly now: number;
+  readonly windowMs: number;
+  readonly softLimits: boolean;
+  /** The lock to claim if the budget has no snapshot; without it a miss claims nothing. */
+  readonly firstCallLock?: FirstCallLock;
+}
+
+/**
+ * A budget's first-call lock (the `first` key): the one call holding it asks the platform, concurrent
+ * first calls wait for its answer instead of asking too.
+ */
+export interface FirstCallLock {
+  readonly token: string;
+  readonly ttlMs: number;
+}
+
+/** What the platform said of a presented key, kept under the budget. */
+export type KeyFact =
+  | { readonly valid: true; readonly sealedCredential: string }
+  | { readonly valid: false; readonly code: InvalidCredentialCode };
+
+/** What a first call hands over with the answer it stores, so the store script settles it in one step. */
+export interface FirstCallHandover {
+  /** The first-call lock the caller holds, given back with the store. */
+  readonly firstCallToken?: string;
+  /**
+   * The answered call's usage, when the answer admits it: it takes its throttle cells whatever the
+   * buckets hold, as the platform counted it already.
+   */
+  readonly admittedUsage?: Usage;
+}
+
+export interface StoredAnswer extends FirstCallHandover {
+  readonly credentialId: string;
+  readonly now: number;
+  /** What the answer says of the budget; absent when it speaks of the key only. */
+  readonly budget?: {
+    readonly state: CredentialState;
+    readonly sealedCredential: string;
+    readonly status?: AuthorizationStatus;
+  };
+  readonly key?: { readonly id: string; readonly fact: KeyFact };
+}
+
+/** A platform answer about a credential, as the authorizer's first call and the reporter's resync store it. */
+export interface AnswerToStore extends FirstCallHandover {
+  readonly credentialId: string;
+  /** The presented key (keyIdOf); '' when there is none to keep a fact about. */
+  readonly keyId: string;
+  /** The credential as presented, sealed under the budget's id. */
+  readonly sealedCredential: string;
+  readonly answer: CredentialAnswer;
+  readonly now: number;
+}
+
+/** Usage of one period bucket, as the reporter sends it. */
+export interface UsageBucket {
+  /** Start of the bucket; undefined for usage kept before buckets existed (reported as of now). */
+  readonly start?: number;
+  /** When the bucket's last call was allowed. */
+  readonly lastCallAt?: number;
+  readonly usage: Usage;
+}
+
+/** A limit a refused call hit, for usage alerts: a refusal counts as reaching 100 %. */
+export interface LimitRefusal {
+  readonly metric: string;
+  readonly period: Period;
+  /** When a call was last refused at the limit (the period it happened in). */
+  readonly at: number;
+}
+
+export type DrainResult =
+  | { readonly kind: 'busy' }
+  | {
+      readonly kind: 'empty';
+      /** The budget's credential when it has one: the reporter refreshes the budget all the same. */
+      readonly sealedCredential?: string;
+      readonly refusals: readonly LimitRefusal[];
+    }
+  | { readonly kind: 'unreadable' }
+  | {
+      readonly kind: 'ready';
+      readonly sealedCredential: string;
+      readonly buckets: readonly UsageBucket[];
+      /** The buckets added up. */
+      readonly usage: Usage;
+      /** The usage was left in flight by an earlier attempt: pending usage may wait behind it. */
+      readonly resent: boolean;
+      readonly refusals: readonly LimitRefusal[];
+    };
+
+/** Usage the platform refuses to take, kept under its budget. */
+export interface RejectedUsage {
+  readonly credentialId: string;
+  readonly usage: Usage;
+}
+
+export interface AccessCacheOptions {
+  readonly negativeTtlMs: number;
+  /** Lease of a reporter on a credential's in-flight usage; longer than one flush can take. */
+  readonly leaseMs: number;
+  readonly entryTtlMs?: number;
+  /** Real time (epoch ms) for the hot path's deadline; default Date.now. Not the injectable business clock. */
+  readonly wallClock?: () => number;
+  /**
+   * How long after sending it the hot-path script may still run; default the client's command timeout
+   * (past it the caller has given up) plus DEADLINE_SKEW_MS. Undefined with a client without one.
+   */
+  readonly hotPathDeadlineMs?: number;
+  /** How long a call waits for a reconnecting client; default the connect timeout. */
+  readonly readyWaitMs?: number;
+  /** Per-plan throttles the hot path enforces; default none. */
+  readonly throttles?: Throttles;
+  /**
+   * Tests only: the throttles' clock (epoch ms). Without it, as in production, the script reads Redis's
+   * TIME, the one clock every instance shares.
+   */
+  readonly throttleClock?: () => number;
+}
+
+/** Allowance for the Redis server's clock running ahead of ours. */
+export const DEADLINE_SKEW_MS = 100;
+
+type ScriptCall = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
+
+function usagePairs(usage: Usage): string[] {
+  return Object.entries(usage).flatMap(([metric, value]) => [metric, String(value)]);
+}
+
+function pairsToUsage(flat: readonly string[]): Usage {
+  const usage: Record<string, number> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) usage[flat[i]] = Number(flat[i + 1]);
+  return usage;
+}
+
+const BUCKET_FIELD = /^(\d+):(.+)$/;
+const LAST_CALL_FIELD = /^t:(\d+)$/;
+
+/** The in-flight hash's fields (`<bucket start>:<metric>`, `t:<bucket start>`) as buckets, oldest first. */
+export function bucketsOf(flat: readonly string[]): UsageBucket[] {
+  const usageOf = new Map<number | undefined, Record<string, number>>();
+  const lastCallOf = new Map<number, number>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const field = flat[i] as string;
+    const value = Number(flat[i + 1]);
+    const lastCall = LAST_CALL_FIELD.exec(field);
+    if (lastCall) {
+      lastCallOf.set(Number(lastCall[1]), value);
+      continue;
+    }
+    const bucket = BUCKET_FIELD.exec(field);
+    const start = bucket ? Number(bucket[1]) : undefined;
+    const metric = bucket ? (bucket[2] as string) : field;
+    const usage = usageOf.get(start) ?? {};
+    usage[metric] = (usage[metric] ?? 0) + value;
+    usageOf.set(start, usage);
+  }
+  return [...usageOf.entries()]
+    .sort(([a], [b]) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY))
+    .map(([start, usage]) => ({
+      ...(start !== undefined && { start }),
+      ...(start !== undefined && lastCallOf.has(start) && { lastCallAt: lastCallOf.get(start) }),
+      usage,
+    }));
+}
+
+export function totalUsage(buckets: readonly UsageBucket[]): Usage {
+  const total: Record<string, number> = {};
+  for (const bucket of buckets) {
+    for (const [metric, value] of Object.entries(bucket.usage)) total[metric] = (total[metric] ?? 0) + value;
+  }
+  return total;
+}
+
+/** The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. */
+function periodStarts(now: number): number[] {
+  return (['minute', 'hour', 'day', 'week', 'month', 'year'] as const).map(
+    (period) => periodWindow(period, now).start,
+  );
+}
+
+/** The bucket of usage admitted unchecked: the minute, as nothing tells which periods the plan limits. */
+export function admittedBucketOf(now: number): number {
+  return periodWindow('minute', now).start;
+}
+
+function encodeKeyFact(fact: KeyFact, until: number): string {
+  return fact.valid ? `ok ${fact.sealedCredential}` : `bad ${Math.trunc(until)} ${fact.code}`;
+}
+
+/** A valid key's sealed credential from its fact, or undefined for any other value. */
+function validKeyCredential(value: string): string | undefined {
+  return value.startsWith('ok ') ? value.slice(3) : undefined;
+}
+
+function strings(reply: unknown): string[] {
+  if (!Array.isArray(reply)) throw new Error(`unexpected script reply: ${typeof reply}`);
+  return reply.map((item) => String(item));
+}
+
+/** When a limit's period ends: -1 is eternity, -2 the period `now` is in (the snapshot knew an earlier one). */
+function resetAtOf(period: Period, encodedEnd: string, now: number): number | undefined {
+  const end = Number(encodedEnd);
+  if (end === -1) return undefined;
+  return end === -2 ? periodWindow(period, now).end : end;
+}
+
+function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo {
+  const period = reply[at + 1] as Period;
+  const resetAt = resetAtOf(period, reply[at + 3] ?? '-1', now);
+  return {
+    metric: reply[at] as string,
+    period,
+    max: Number(reply[at + 2]),
+    ...(resetAt !== undefined && { resetAt }),
+  };
+}
+
+/** The throttle a reply names by its plan and field (see CHECK_SCRIPT); undefined when the table has none. */
+function throttleInfoOf(throttles: ThrottleTable, plan: string, field: string): ThrottleInfo | undefined {
+  const entry = throttles.entryOf(plan, field);
+  if (entry === undefined) return undefined;
+  return {
+    ...(entry.metric !== undefined && { metric: entry.metric }),
+    rate: entry.rate,
+    burst: entry.burst,
+  };
+}
+
+/**
+ * The allowed call's throttle feedback, at `at` of the reply when a throttle applied. The script names a
+ * field of this cache's own table; were it another, the call is still allowed (its usage is recorded
+ * already, so an error here would have the platform count it twice), without feedback.
+ */
+function throttleFeedbackOf(
+  reply: readonly string[],
+  at: number,
+  throttles: ThrottleTable,
+): ThrottleFeedback | undefined {
+  if (reply.length <= at) return undefined;
+  const throttle = throttleInfoOf(throttles, reply[1] as string, reply[at] as string);
+  if (throttle === undefined) return undefined;
+  return { ...throttle, remaining: Number(reply[at + 1]), fullInMs: Number(reply[at + 2]) };
+}
+
+/** The throttle that refused a call; nothing was recorded, so an unknown one may fail the check. */
+function throttleRefusalOf(reply: readonly string[], throttles: ThrottleTable): ThrottleRefusal {
+  const throttle = throttleInfoOf(throttles, reply[2] as string, reply[4] as string);
+  if (throttle === undefined) {
+    throw new Error(`check reply names a throttle this cache does not have: ${reply[4]}`);
+  }
+  return { ...throttle, retryInMs: Number(reply[5]) };
+}
+
+/** The check script's reply (see CHECK_SCRIPT) as a result. */
+export function checkResultOf(reply: readonly string[], now: number, throttles: ThrottleTable): CheckResult {
+  switch (reply[0]) {
+    case 'expired':
+      throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
+    case 'miss':
+      return { kind: 'miss', claimed: reply[1] === '1' };
+    case 'key_unknown':
+      return { kind: 'key_unknown' };
+    case 'cached': {
+      const state = decodeState(reply[1] as string);
+      if (state.kind === 'active') return { kind: 'miss', claimed: false };
+      return { kind: 'cached', state, publish: reply[2] === '1' };
+    }
+    case 'deny':
+      if (reply[1] === 'rate_limited') {
+        return {
+          kind: 'throttled',
+          plan: reply[2] as string,
+          publish: false,
+          throttle: throttleRefusalOf(reply, throttles),
+        };
+      }
+      return {
+        kind: 'limited',
+        plan: reply[2] as string,
+        publish: reply[3] === '1',
+        limit: limitInfoOf(reply, 4, now),
+      };
+    case 'allow': {
+      const throttle = throttleFeedbackOf(reply, 11, throttles);
+      const base = {
+        kind: 'allow',
+        plan: reply[1] as string,
+        publish: reply[2] === '1',
+        overLimit: reply[3] === '1',
+        bucket: Number(reply[9]),
+        confirmedAt: Number(reply[10] ?? 0),
+        ...(throttle !== undefined && { throttle }),
+      } as const;
+      if (reply[4] === '') return base;
+      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
+    }
+    default:
+      throw new Error(`unexpected check reply: ${reply[0]}`);
+  }
+}
+
+const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
+
+/** The refusals hash's `<period>:<metric>` fields, each followed by the time of its last refusal. */
+function refusalsOf(flat: readonly string[]): LimitRefusal[] {
+  const refusals: LimitRefusal[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const match = REFUSAL_FIELD.exec(flat[i] as string);
+    if (match)
+      refusals.push({ period: match[1] as Period, metric: match[2] as string, at: Number(flat[i + 1]) });
+  }
+  return refusals;
+}
+
+export class AccessCache {
+  private readonly entryTtlMs: number;
+  private readonly wallClock: () => number;
+  private readonly hotPathDeadlineMs: number | undefined;
+  private readonly throttles: ThrottleTable;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly options: AccessCacheOptions,
+  ) {
+    this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
+    this.wallClock = options.wallClock ?? Date.now;
+    this.throttles = throttleTable(options.throttles ?? {});
+    const commandTimeout = commandTimeoutOf(redis);
+    this.hotPathDeadlineMs =
+      options.hotPathDeadlineMs ??
+      (commandTimeout === undefined ? undefined : commandTimeout + DEADLINE_SKEW_MS);
+    const commands = redis as unknown as Record<string, unknown>;
+    for (const script of SCRIPTS) {
+      if (typeof commands[script.name] !== 'function') {
+        redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+      }
+    }
+  }
+
+  /** The hot path: one script, one round trip. */
+  async check(request: CheckRequest): Promise<CheckResult> {
+    const keys = credentialKeys(request.credentialId);
+    const reply = strings(
+      await this.run(
+        CHECK_SCRIPT,
+        [
+          keys.negative,
+          keys.app,
+          keys.keys,
+          keys.pending,
+          keys.inFlight,
+          keys.since,
+          keys.refusals,
+          keys.firstCall,
+        ],
+        [
+          request.now,
+          request.keyId,
+          request.windowMs,
+          request.softLimits ? '1' : '0',
+          this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
+          ...periodStarts(request.now),
+          this.throttles.text,
+          this.throttleClockArg(),
+          request.firstCallLock?.token ?? '',
+          request.firstCallLock?.ttlMs ?? 0,
+          ...usagePairs(request.usage),
+        ],
+      ),
+    );
+    return checkResultOf(reply, request.now, this.throttles);
+  }
+
+  /** The throttle's test clock in µs, as the scripts take it; '' (Redis's TIME) unless a test set one. */
+  private throttleClockArg(): string {
+    const clock = this.options.throttleClock;
+    return clock === undefined ? '' : String(Math.trunc(clock() * 1000));
+  }
+
+  async store(answer: StoredAnswer): Promise<void> {
+    const keys = credentialKeys(answer.credentialId);
+    const { budget, key, admittedUsage } = answer;
+    const throttled = admittedUsage !== undefined && this.throttles.text !== '';
+    const takenUsage = throttled ? usagePairs(admittedUsage) : [];
+    await this.run(
+      STORE_SCRIPT,
+      [keys.negative, keys.app, keys.keys, keys.since, keys.firstCall],
+      [
+        budget ? encodeState(budget.state) : '',
+        this.options.negativeTtlMs,
+        this.entryTtlMs,
+        budget?.sealedCredential ?? '',
+        budget?.status?.plan ?? '',
+        answer.now,
+        key?.id ?? '',
+        key ? encodeKeyFact(key.fact, answer.now + this.options.negativeTtlMs) : '',
+        answer.firstCallToken ?? '',
+        throttled ? this.throttles.text : '',
+        this.throttleClockArg(),
+        takenUsage.length / 2,
+        ...takenUsage,
+        ...(budget?.status ? snapshotFields(budget.status).flat() : []),
+      ],
+    );
+  }
+
+  /**
+   * Stores what a platform answer says: of the presented key (valid, or refused for a while), and of the
+   * budget (its state and, unless invalid, its snapshot). A refused app key says nothing of the budget:
+   * the platform checks the key first and stops there.
+   */
+  async storeAnswer(stored: AnswerToStore): Promise<void> {
+    const { credentialId, keyId, sealedCredential, answer, now, firstCallToken, admittedUsage } = stored;
+    const held: FirstCallHandover = {
+      ...(firstCallToken !== undefined && { firstCallToken }),
+      ...(admittedUsage !== undefined && { admittedUsage }),
+    };
+    if (isKeyRefusal(answer)) {
+      if (keyId === '' && firstCallToken === undefined) return;
+      await this.store({
+        credentialId,
+        now,
+        ...held,
+        ...(keyId !== '' && { key: { id: keyId, fact: { valid: false, code: 'application_key_invalid' } } }),
+      });
+      return;
+    }
+    const state = stateOf(answer);
+    await this.store({
+      credentialId,
+      now,
+      ...held,
+      budget: {
+        state,
+        sealedCredential,
+        ...(answer.kind !== 'invalid_credential' && { status: answer }),
+      },
+      ...(keyId !== '' &&
+        state.kind !== 'invalid' && { key: { id: keyId, fact: { valid: true, sealedCredential } } }),
+    });
+  }
+
+  /** The sealed credentials of the budget's keys the platform last said were valid. */
+  async validKeyCredentials(credentialId: string): Promise<string[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const facts = await this.redis.hvals(credentialKeys(credentialId).keys);
+    return facts.map(validKeyCredential).filter((sealed): sealed is string => sealed !== undefined);
+  }
+
+  /** Whether the cache holds an answer about the budget (so a change at the platform has something to reach). */
+  async hasBudget(credentialId: string): Promise<boolean> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    return (await this.redis.exists(credentialKeys(credentialId).app)) === 1;
+  }
+
+  /**
+   * Forgets what the platform said of every key of the budget but those kept (key ids, keyIdOf): a key
+   * deleted at the platform is asked about again on its next call, and refused then.
+   */
+  async forgetKeysExcept(credentialId: string, keptKeyIds: readonly string[]): Promise<number> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const key = credentialKeys(credentialId).keys;
+    const kept = new Set(keptKeyIds);
+    const gone = (await this.redis.hkeys(key)).filter((keyId) => !kept.has(keyId));
+    return gone.length === 0 ? 0 : this.redis.hdel(key, ...gone);
+  }
+
+  /** Gives the budget's first-call lock back, when a first call ends without storing an answer. */
+  async releaseFirstCall(credentialId: string, token: string): Promise<void> {
+    await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).firstCall], [token]);
+  }
+
+  /** Records usage without any check; returns whether the caller must publish the report message. */
+  async admit(credentialId: string, sealedCredential: string, usage: Usage, now: number, windowMs: number) {
+    const keys = credentialKeys(credentialId);
+    const reply = await this.run(
+      ADMIT_SCRIPT,
+      [keys.app, keys.pending, keys.since],
+      [now, windowMs, sealedCredential, this.entryTtlMs, admittedBucketOf(now), ...usagePairs(usage)],
+    );
+    return String(reply) === '1';
+  }
+
+  /**
+   * Takes back usage a decision recorded, as far as it is still pending (GIVE_BACK_SCRIPT); returns what
+   * was taken back. Usage a reporter took meanwhile stays counted: it is on its way to the platform.
+   */
+  async giveBack(credentialId: string, recorded: RecordedUsage): Promise<Usage> {
+    const keys = credentialKeys(credentialId);
+    const reply = strings(
+      await this.run(
+        GIVE_BACK_SCRIPT,
+        [keys.app, keys.pending, keys.inFlight, keys.since],
+        [this.entryTtlMs, recorded.bucket, ...usagePairs(recorded.usage)],
+      ),
+    );
+    return pairsToUsage(reply);
+  }
+
+  async drain(credentialId: string, leaseToken: string): Promise<DrainResult> {
+    const keys = credentialKeys(credentialId);
+    const reply = strings(
+      await this.run(
+        DRAIN_SCRIPT,
+        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals],
+        [leaseToken, this.options.leaseMs],
+      ),
+    );
+    const [kind, sealedCredential = '', ...rest] = reply;
+    if (kind === 'ready') {
+      const [resent, refusalCount, ...fields] = rest;
+      const count = Number(refusalCount);
+      const buckets = bucketsOf(fields.slice(count));
+      return {
+        kind,
+        sealedCredential,
+        buckets,
+        usage: totalUsage(buckets),
+        resent: resent === '1',
+        refusals: refusalsOf(fields.slice(0, count)),
+      };
+    }
+    if (kind === 'empty') {
+      return { kind, ...(sealedCredential !== '' && { sealedCredential }), refusals: refusalsOf(rest) };
+    }
+    if (kind === 'busy' || kind === 'unreadable') return { kind };
+    throw new Error(`unexpected drain reply: ${kind}`);
+  }
+
+  async acknowledge(credentialId: string, leaseToken: string, now: number): Promise<void> {
+    const keys = credentialKeys(credentialId);
+    await this.run(
+      ACKNOWLEDGE_SCRIPT,
+      [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease],
+      [now, leaseToken, this.entryTtlMs],
+    );
+  }
+
+  async release(credentialId: string, leaseToken: string): Promise<void> {
+    await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).lease], [leaseToken]);
+  }
+
+  /** Keeps usage the platform refuses to take (a metric it does not have), for a person to look at. */
+  async keepRejected(credentialId: string, usage: Usage): Promise<void> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const key = credentialKeys(credentialId).rejected;
+    // Commands of their own, not a pipeline: see docs/redis-cluster.md on cluster pipelines.
+    await Promise.all(Object.entries(usage).map(([metric, value]) => this.redis.hincrby(key, metric, value)));
+  }
+
+  /**
+   * Every budget's usage the platform refused to take, from every primary. Unlike the sweep, this view
+   * fails when a primary cannot be read rather than leave that primary's usage out.
+   */
+  async rejectedUsage(): Promise<RejectedUsage[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const perPrimary = await Promise.all(
+      (await primariesOf(this.redis)).map((primary) => rejectedOn(primary)),
+    );
+    return perPrimary.flat();
+  }
+
+  /**
+   * Credentials with usage unreported since `before` or earlier, at most `limit`. Found by SCAN over
+   * the `since` keys of every primary: a global index would be another slot, which the hot-path script
+   * must not touch on a sharded Redis. A primary that cannot be scanned (a failover under way) is left
+   * to the next sweep; the others' credentials are still returned, taken in turn from each primary.
+   */
+  async unreportedSince(before: number, limit: number): Promise<string[]> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const perPrimary = await onEveryPrimary(this.redis, (primary) => unreportedOn(primary, before, limit));
+    const found = new Set<string>();
+    for (let i = 0; found.size < limit && perPrimary.some((ids) => i < ids.length); i++) {
+      for (const ids of perPrimary) {
+        const id = ids[i];
+        if (id !== undefined && found.size < limit) found.add(id);
+      }
+    }
+    return [...found];
+  }
+
+  private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
+    return call.call(this.redis, ...keys, ...args);
+  }
+}
+
+/** The keys of one node that match `pattern`, a batch per SCAN reply (a key may come twice). */
+async function* scanOn(node: Redis, pattern: string): AsyncGenerator<string[]> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    yield keys;
+  } while (cursor !== '0');
+}
+
+/** One node's credentials with usage unreported since `before`, at most `limit`. */
+async function unreportedOn(node: Redis, before: number, limit: number): Promise<string[]> {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  for await (const keys of scanOn(node, SINCE_KEY_PATTERN)) {
+    const fresh = keys.filter((key) => !seen.has(key));
+    for (const key of fresh) seen.add(key);
+    // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
+    const pipeline = node.pipeline();
+    for (const key of fresh) pipeline.get(key);
+    const values = fresh.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    fresh.forEach((key, i) => {
+      const id = credentialIdOfSinceKey(key);
+      const [error, value] = values[i] ?? [null, null];
+      if (!id || error || typeof value !== 'string' || found.length >= limit) return;
+      if (Number(value) <= before) found.push(id);
+    });
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
+/** One node's usage the platform refused to take, by budget. */
+async function rejectedOn(node: Redis): Promise<RejectedUsage[]> {
+  const found = new Map<string, RejectedUsage>();
+  for await (const keys of scanOn(node, REJECTED_KEY_PATTERN)) {
+    for (const key of keys) {
+      const credentialId = credentialIdOfKey(key);
+      if (credentialId === undefined || found.has(credentialId)) continue;
+      const usage = pairsToUsage(Object.entries(await node.hgetall(key)).flat());
+      if (Object.keys(usage).length > 0) found.set(credentialId, { credentialId, usage });
+    }
+  }
+  return [...found.values()];
+}

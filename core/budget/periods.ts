@@ -1,0 +1,45 @@
+import type { Period } from '../platform/types';
+
+/** Longest first: the order in which the platform lists an application's limits for one metric. */
+export const PERIODS: readonly Period[] = ['eternity', 'year', 'month', 'week', 'day', 'hour', 'minute'];
+
+export interface PeriodWindow {
+  /** Epoch ms of the first instant of the period; 0 for eternity. */
+  readonly start: number;
+  /** Epoch ms of the first instant after the period; undefined for eternity. */
+  readonly end?: number;
+}
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+function floorTo(at: number, unit: number): number {
+  return Math.floor(at / unit) * unit;
+}
+
+/** The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). */
+export function periodWindow(period: Period, at: number): PeriodWindow {
+  const date = new Date(at);
+  const year = date.getUTCFullYear();
+  const month = date.getUTCMonth();
+  switch (period) {
+    case 'eternity':
+      return { start: 0 };
+    case 'minute':
+      return { start: floorTo(at, MINUTE_MS), end: floorTo(at, MINUTE_MS) + MINUTE_MS };
+    case 'hour':
+      return { start: floorTo(at, HOUR_MS), end: floorTo(at, HOUR_MS) + HOUR_MS };
+    case 'day':
+      return { start: floorTo(at, DAY_MS), end: floorTo(at, DAY_MS) + DAY_MS };
+    case 'week': {
+      const daysSinceMonday = (date.getUTCDay() + 6) % 7;
+      const start = floorTo(at, DAY_MS) - daysSinceMonday * DAY_MS;
+      return { start, end: start + 7 * DAY_MS };
+    }
+    case 'month':
+      return { start: Date.UTC(year, month, 1), end: Date.UTC(year, month + 1, 1) };
+    case 'year':
+      return { start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) };
+  }
+}

@@ -1,0 +1,716 @@
+/**
+ * The authorizer's decision for one request (docs/architecture.md: hot path and invariants), with its
+ * ports as arguments: the cache (Redis), the report publisher (SNS), the platform and the clock.
+ *
+ * - Malformed credential: 401 before any Redis, platform or SNS call.
+ * - No mapping rule matched: Deny `no_mapping_rule`, before any call either (as APIcast answers its
+ *   "no mapping rule" before asking the platform).
+ * - A budget (the application) with a snapshot: one Lua script decides and counts, whatever the
+ *   endpoint; one SNS message when it set the report window flag. An app key the budget has not seen is
+ *   checked with the platform (authorize, which records nothing), then the script decides.
+ * - A budget without a snapshot: one call asks the platform (authrep, which reports the call) and stores
+ *   the answer; concurrent first calls of the budget wait for that answer instead of asking too, so no
+ *   burst of first calls passes a limit the platform cannot see.
+ * - Platform unavailable: the failure mode's handler decides (failure-modes.ts). `strict` lets the
+ *   budget's snapshot allow calls only within strictTrustSeconds of the platform's last confirmation,
+ *   then asks the platform and refuses when it cannot answer; `resilient` answers from the snapshot
+ *   however old, else refuses; `allow` does the same and lets an unknown credential through with its
+ *   usage kept pending for the reporter. A refusal is a Deny (403) with reason `platform_unavailable`:
+ *   never a 5xx, and never a 401, which would tell a consumer with a good key that the key is wrong.
+ * - Platform refuses our own configuration (provider key, service id, metric names): Deny
+ *   `platform_misconfigured`, logged as an error.
+ * - Redis unreachable: authrep directly, as without a cache.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  AccessCache,
+  admittedBucketOf,
+  type CheckResult,
+  type FirstCallHandover,
+  type FirstCallLock,
+  type LimitFeedback,
+  type LimitInfo,
+  type RecordedUsage,
+  type ThrottleFeedback,
+  type ThrottleRefusal,
+} from '../budget/cache';
+import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
+import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from '../budget/snapshot';
+import {
+  type CredentialReader,
+  credentialIdOf,
+  credentialIdPrefix,
+  credentialReaderOf,
+  keyIdOf,
+} from '../credentials';
+import { type CredentialSealer, createCredentialSealer } from '../credentials/seal';
+import { redisTokensNotBefore } from '../credentials/token-not-before';
+import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
+import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from '../platform/types';
+import { type ReportPublisher, reportMessage, snsReportPublisher } from '../reporting/message';
+import type { SnsClientSource } from '../reporting/sns-on-demand';
+import { type AccessConfig, ConfigError } from '../settings/config';
+import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
+import { FirstCallGate } from './first-call-gate';
+import { compileMappingRules, type QueryParameters, type UsageMapper } from './mapping';
+import { RefusalMemory } from './refusal-memory';
+import type { GatewayRequest } from './request';
+
+export type DenyReason =
+  | DenialReason
+  | 'no_mapping_rule'
+  | 'platform_unavailable'
+  | 'platform_misconfigured'
+  | 'rate_limited'
+  | 'platform_busy';
+
+export type AccessDecision =
+  | { readonly effect: 'unauthorized' }
+  | {
+      readonly effect: 'allow' | 'deny';
+      readonly credentialId: string;
+      readonly reason?: DenyReason;
+      /** Plan name; empty when no platform answer told it. */
+      readonly plan: string;
+      /** Metric names the request maps to, comma-joined. */
+      readonly metrics: string;
+      /** The app id in app_id mode (user keys do not reveal their application). */
+      readonly applicationId?: string;
+      /**
+       * The limit that refused the call, or the most constrained limit of an allowed one with what it
+       * leaves; undefined when the cache did not decide the call or no limit applies to it.
+       */
+      readonly limit?: LimitInfo & { readonly remaining?: number };
+      /**
+       * The throttle that refused the call (`rate_limited`), or the tightest throttle of an allowed one
+       * with what it leaves; undefined when no throttle applies (docs/throttling.md).
+       */
+      readonly throttle?: ThrottleFeedback | ThrottleRefusal;
+      /**
+       * The usage an allowed call added to the budget's pending usage, which `giveBack` can take back;
+       * undefined when the platform counted it already (a first call's authrep) or nothing was kept.
+       */
+      readonly recorded?: RecordedUsage;
+    };
+
+/** A call to decide with its credential read, whatever carried it (a gateway's event, a SOAP envelope). */
+export interface AccessRequest {
+  readonly credential: Credential;
+  readonly method: string;
+  /** The path as the client sent it (mapping rules match its normalized form). */
+  readonly path: string;
+  readonly query: QueryParameters;
+}
+
+export interface AccessAuthorizerDeps {
+  readonly config: AccessConfig;
+  /** Undefined: no cache, every call is an authrep. */
+  readonly redis?: RedisConnection;
+  /** Required with redis. */
+  readonly publisher?: ReportPublisher;
+  readonly platform: PlatformPort;
+  readonly now: () => number;
+  readonly logger: LogPort;
+  readonly metrics: MetricsPort;
+}
+
+/** Lease of a reporter on a credential: longer than any flush (reports, resync) can take. */
+export function reportLeaseMs(config: AccessConfig): number {
+  return Math.max(60_000, 3 * config.reportTimeoutMs + 2 * config.platformTimeoutMs);
+}
+
+/**
+ * How long a budget's first call may take to ask the platform and store its answer: concurrent first
+ * calls wait this long for it before they decide as if the platform were down.
+ */
+export function firstCallWaitMs(config: AccessConfig): number {
+  return config.platformTimeoutMs + FIRST_CALL_STORE_MS;
+}
+
+/** Time a first call has, after the platform's answer, to store it. */
+const FIRST_CALL_STORE_MS = 500;
+/** How often a waiting first call looks for the answer (one round trip each). */
+const FIRST_CALL_POLL_MS = 10;
+
+/** The cache for a configuration, shared by the authorizer and the reporter. */
+export function accessCacheOf(
+  redis: RedisConnection,
+  config: AccessConfig,
+  readyWaitMs?: number,
+): AccessCache {
+  return new AccessCache(redis, {
+    negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
+    leaseMs: reportLeaseMs(config),
+    throttles: config.throttles,
+    ...(readyWaitMs !== undefined && { readyWaitMs }),
+  });
+}
+
+/** The sealer both Lambdas derive from the provider key or service token. */
+export function sealerOf(config: AccessConfig): CredentialSealer {
+  if (!config.platformCredential) {
+    throw new ConfigError(
+      'platformCredential',
+      'is required with redis: it keys the sealing of cached credentials',
+    );
+  }
+  return createCredentialSealer(config.platformCredential, config.serviceId);
+}
+
+interface RequestFacts {
+  readonly credential: Credential;
+  /** The budget. */
+  readonly credentialId: string;
+  /** The presented key under the budget; '' when there is none to check. */
+  readonly keyId: string;
+  readonly usage: Usage;
+  readonly now: number;
+  readonly metrics: string;
+  readonly applicationId?: string;
+}
+
+/**
+ * Why the platform's answer could not be had: no snapshot of the budget at all, or not of this key, or a
+ * snapshot the failure mode no longer trusts.
+ */
+type Unknown = 'budget' | 'key' | 'unconfirmed';
+
+interface CacheParts {
+  readonly cache: AccessCache;
+  readonly publisher: ReportPublisher;
+  readonly sealer: CredentialSealer;
+  readonly firstCallGate: FirstCallGate;
+}
+
+export class AccessAuthorizer {
+  private readonly mapper: UsageMapper;
+  private readonly windowMs: number;
+  private readonly softLimits: boolean;
+  private readonly failureMode: FailureModeHandler;
+  private readonly trustMs: number;
+  private readonly cached: CacheParts | undefined;
+  private readonly readCredential: CredentialReader;
+  private readonly refusals: RefusalMemory;
+
+  constructor(private readonly deps: AccessAuthorizerDeps) {
+    const { config } = deps;
+    this.refusals = new RefusalMemory(config.refusalMemoryMs);
+    this.readCredential = credentialReaderOf(
+      config,
+      deps.redis && { tokensNotBefore: redisTokensNotBefore(deps.redis, config.serviceId, deps.logger) },
+    );
+    this.mapper = compileMappingRules(config.mappingRules);
+    this.windowMs = config.reportWindowSeconds * 1000;
+    this.softLimits = config.limitMode === 'soft';
+    this.failureMode = FAILURE_MODE_HANDLERS[config.failureMode];
+    this.trustMs = config.strictTrustSeconds * 1000;
+    if (deps.redis && !deps.publisher) {
+      throw new ConfigError('topicArn', 'is required with redis: report messages are published to it');
+    }
+    this.cached = deps.redis &&
+      deps.publisher && {
+        // A reconnecting Redis gets one command timeout; then the call goes to the platform.
+        cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
+        publisher: deps.publisher,
+        sealer: sealerOf(config),
+        firstCallGate: new FirstCallGate(deps.redis, config.unseenCredentialCallsPerSecond),
+      };
+  }
+
+  /** The decision for a call as a gateway adapter read it from its event. */
+  async decide(request: GatewayRequest): Promise<AccessDecision> {
+    const { logger } = this.deps;
+    // A token is verified here, before any Redis, platform or SNS call (a reader that cannot fetch the
+    // issuer's keys throws: the handler answers authorizer_error, not 401).
+    const extraction = await this.readCredential(request);
+    if (!extraction.ok) {
+      this.count(METRIC.malformedCredential);
+      logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
+      return { effect: 'unauthorized' };
+    }
+    const { method, path, query } = request;
+    return this.decideCall({ credential: extraction.credential, method, path, query });
+  }
+
+  /** The decision for a call whose credential was read and validated already. */
+  async decideCall(request: AccessRequest): Promise<AccessDecision> {
+    const { config } = this.deps;
+    const { credential } = request;
+    const usage = this.mapper.usageOf(request);
+    const facts: RequestFacts = {
+      credential,
+      credentialId: credentialIdOf(config.serviceId, credential),
+      keyId: keyIdOf(config.serviceId, credential),
+      usage: usage ?? {},
+      now: this.deps.now(),
+      metrics: Object.keys(usage ?? {}).join(','),
+      ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
+    };
+    if (!usage) {
+      this.count(METRIC.noMappingRule);
+      return this.deny(facts, 'no_mapping_rule');
+    }
+    const decision = this.fromMemory(facts) ?? this.remembered(facts, await this.decideMapped(facts));
+    this.countPerMetric(facts, decision);
+    return decision;
+  }
+
+  /** A refusal this instance remembers for the call: answered without Redis, counted as the first was. */
+  private fromMemory(facts: RequestFacts): AccessDecision | undefined {
+    const refusal = this.refusals.refusalOf(facts.credentialId, facts.keyId, facts.usage, facts.now);
+    if (refusal === undefined) return undefined;
+    this.count(METRIC.refusedFromMemory);
+    if (refusal.kind === 'invalid') return { effect: 'unauthorized' };
+    this.count(METRIC.limitsExceeded);
+    return this.deny(facts, 'limits_exceeded', refusal.plan, refusal.limit);
+  }
+
+  /** Keeps a refusal over a limit, or of a credential the platform refused, in the instance's memory. */
+  private remembered(facts: RequestFacts, decision: AccessDecision): AccessDecision {
+    if (decision.effect === 'unauthorized') {
+      this.refusals.rememberInvalid(facts.credentialId, facts.keyId, facts.now);
+    } else if (decision.reason === 'limits_exceeded' && decision.limit !== undefined) {
+      this.refusals.rememberLimited(
+        facts.credentialId,
+        facts.usage,
+        decision.plan,
+        decision.limit,
+        facts.now,
+      );
+    }
+    return decision;
+  }
+
+  /** The decision for a call that maps to metrics. */
+  private async decideMapped(facts: RequestFacts): Promise<AccessDecision> {
+    const cached = this.cached;
+    if (!cached) return this.direct(facts);
+    const lock = this.firstCallLock();
+    const result = await this.check(cached, facts, facts.keyId, lock);
+    if (result === undefined) return this.direct(facts);
+    switch (result.kind) {
+      case 'miss':
+        this.count(METRIC.cacheMiss);
+        return this.firstCall(cached, facts, lock, result.claimed);
+      case 'key_unknown':
+        this.count(METRIC.cacheMiss);
+        return this.checkKey(cached, facts);
+      default:
+        this.count(METRIC.cacheHit);
+        if (result.kind === 'allow') {
+          const confirmation = { confirmedAt: result.confirmedAt, now: facts.now, trustMs: this.trustMs };
+          if (!this.failureMode.trusts(confirmation)) return this.reconfirm(cached, facts, result);
+        }
+        return this.fromCheck(cached, facts, result);
+    }
+  }
+
+  /**
+   * A cached allow the failure mode no longer trusts (strict, past its bound): the usage the script
+   * recorded is given back, and the platform is asked as for a key the budget has not seen, so its fresh
+   * answer decides (and confirms the snapshot), or the call is refused when it cannot answer. A refusal
+   * stays a refusal however old: only an allow needs the platform's word.
+   */
+  private async reconfirm(
+    cached: CacheParts,
+    facts: RequestFacts,
+    result: Extract<CheckResult, { kind: 'allow' }>,
+  ): Promise<AccessDecision> {
+    if (result.publish) await this.publish(cached, facts);
+    try {
+      await cached.cache.giveBack(facts.credentialId, { bucket: result.bucket, usage: facts.usage });
+    } catch (error) {
+      // Left counted: over, never under (as a Redis command that timed out but ran).
+      this.deps.logger.warn('unconfirmed call not given back', { error: errorMessage(error) });
+    }
+    return this.checkKey(cached, facts, 'unconfirmed');
+  }
+
+  private count(name: string): void {
+    this.deps.metrics.addMetric(name, 'Count', 1);
+  }
+
+  /** Allowed or Denied once per platform metric the call maps to (the dashboard's per-metric counts). */
+  private countPerMetric(facts: RequestFacts, decision: AccessDecision): void {
+    const name = decision.effect === 'allow' ? METRIC.allowed : METRIC.denied;
+    for (const metric of Object.keys(facts.usage)) this.deps.metrics.addCountPerMetric(name, metric, 1);
+  }
+
+  private decision(
+    facts: RequestFacts,
+    effect: 'allow' | 'deny',
+    plan: string,
+    reason?: DenyReason,
+    limit?: LimitInfo,
+  ): Exclude<AccessDecision, { effect: 'unauthorized' }> {
+    return {
+      effect,
+      credentialId: facts.credentialId,
+      ...(reason !== undefined && { reason }),
+      plan,
+      metrics: facts.metrics,
+      ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
+      ...(limit !== undefined && { limit }),
+    };
+  }
+
+  private allow(
+    facts: RequestFacts,
+    plan: string,
+    limit?: LimitFeedback,
+    recorded?: RecordedUsage,
+  ): Exclude<AccessDecision, { effect: 'unauthorized' }> {
+    const decision = this.decision(facts, 'allow', plan, undefined, limit);
+    return recorded === undefined ? decision : { ...decision, recorded };
+  }
+
+  /**
+   * Takes back the usage an allowed call recorded (its backend failed), as far as no reporter took it
+   * yet; returns what was taken back. Nothing to take back, or no cache: nothing is done.
+   */
+  async giveBack(decision: AccessDecision): Promise<Usage> {
+    if (decision.effect !== 'allow' || decision.recorded === undefined || !this.cached) return {};
+    return this.cached.cache.giveBack(decision.credentialId, decision.recorded);
+  }
+
+  private deny(facts: RequestFacts, reason: DenyReason, plan = '', limit?: LimitInfo): AccessDecision {
+    return this.decision(facts, 'deny', plan, reason, limit);
+  }
+
+  private refusedFor(
+    facts: RequestFacts,
+    state: Exclude<CredentialState, { kind: 'active' }>,
+  ): AccessDecision {
+    return state.kind === 'invalid' ? { effect: 'unauthorized' } : this.deny(facts, state.reason);
+  }
+
+  /** The hot-path script; undefined when Redis cannot answer. */
+  private async check(
+    cached: CacheParts,
+    facts: RequestFacts,
+    keyId: string,
+    firstCallLock?: FirstCallLock,
+  ): Promise<CheckResult | undefined> {
+    try {
+      return await cached.cache.check({
+        ...facts,
+        keyId,
+        windowMs: this.windowMs,
+        softLimits: this.softLimits,
+        ...(firstCallLock !== undefined && { firstCallLock }),
+      });
+    } catch (error) {
+      this.count(METRIC.cacheUnavailable);
+      this.deps.logger.warn('redis unavailable: asking the platform directly', {
+        error: errorMessage(error),
+      });
+      return undefined;
+    }
+  }
+
+  private async publish(cached: CacheParts, facts: RequestFacts): Promise<void> {
+    try {
+      await cached.publisher.publish(reportMessage(this.deps.config.serviceId, facts.credentialId));
+      this.count(METRIC.reportPublished);
+    } catch (error) {
+      this.count(METRIC.reportPublishFailed);
+      this.deps.logger.warn('report message not published: the usage stays pending for the sweep', {
+        credential: credentialIdPrefix(facts.credentialId),
+        error: errorMessage(error),
+      });
+    }
+  }
+
+  private async fromCheck(
+    cached: CacheParts,
+    facts: RequestFacts,
+    result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
+  ): Promise<AccessDecision> {
+    // A refusal publishes too, once per window: the reporter then refreshes the budget from the platform.
+    if (result.publish) await this.publish(cached, facts);
+    switch (result.kind) {
+      case 'cached':
+        this.count(METRIC.negativeCacheHit);
+        return this.refusedFor(facts, result.state);
+      case 'limited':
+        this.count(METRIC.limitsExceeded);
+        return this.deny(facts, 'limits_exceeded', result.plan, result.limit);
+      case 'throttled':
+        this.count(METRIC.rateLimited);
+        return { ...this.decision(facts, 'deny', result.plan, 'rate_limited'), throttle: result.throttle };
+      case 'allow': {
+        if (result.overLimit) this.count(METRIC.softLimitExceeded);
+        const allowed = this.allow(facts, result.plan, result.limit, {
+          bucket: result.bucket,
+          usage: facts.usage,
+        });
+        return result.throttle === undefined ? allowed : { ...allowed, throttle: result.throttle };
+      }
+    }
+  }
+
+  /** Whether a platform answer lets its call through: an active budget within its limits, or soft limits. */
+  private admits(answer: CredentialAnswer): boolean {
+    return stateOf(answer).kind === 'active' && (answer.kind !== 'denied' || this.softLimits);
+  }
+
+  /** The decision a platform answer gives; `recordOverLimit` keeps soft-limit usage. */
+  private async answerOf(
+    facts: RequestFacts,
+    answer: CredentialAnswer,
+    recordOverLimit: () => Promise<RecordedUsage | undefined>,
+  ): Promise<AccessDecision> {
+    const state = stateOf(answer);
+    if (state.kind !== 'active') return this.refusedFor(facts, state);
+    const plan = answer.kind === 'invalid_credential' ? '' : (answer.plan ?? '');
+    if (answer.kind !== 'denied') return this.allow(facts, plan);
+    this.count(METRIC.limitsExceeded);
+    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
+    // Soft limits: the platform refused to record this call; it is let through and reported later.
+    this.count(METRIC.softLimitExceeded);
+    return this.allow(facts, plan, undefined, await recordOverLimit());
+  }
+
+  private misconfigured(facts: RequestFacts, outcome: Extract<AuthOutcome, { kind: 'misconfigured' }>) {
+    this.count(METRIC.platformMisconfigured);
+    this.deps.logger.error(
+      'the platform refused our configuration: check the provider key, service id and mapping rules',
+      {
+        code: outcome.code,
+        status: outcome.status,
+        detail: outcome.message,
+        credential: credentialIdPrefix(facts.credentialId),
+      },
+    );
+    return this.deny(facts, 'platform_misconfigured');
+  }
+
+  private unavailable(outcome: Extract<AuthOutcome, { kind: 'unavailable' }>): void {
+    this.count(METRIC.platformUnavailable);
+    this.deps.logger.warn('platform unavailable', { cause: outcome.cause, detail: outcome.message });
+  }
+
+  /** The double failure where an allowed call cannot be kept for reporting: said loudly. */
+  private noteUnrecorded(facts: RequestFacts, why: string): void {
+    this.count(METRIC.usageNotRecorded);
+    this.deps.logger.error('call allowed without its usage recorded', {
+      why,
+      credential: credentialIdPrefix(facts.credentialId),
+      usage: facts.usage,
+    });
+  }
+
+  /**
+   * Keeps usage the platform did not record, for the reporter; the call is allowed either way. Returns
+   * where the usage went, undefined when it could not be kept.
+   */
+  private async keepPending(
+    cached: CacheParts,
+    facts: RequestFacts,
+    sealedCredential: string,
+  ): Promise<RecordedUsage | undefined> {
+    try {
+      const { credentialId, usage, now } = facts;
+      if (await cached.cache.admit(credentialId, sealedCredential, usage, now, this.windowMs)) {
+        await this.publish(cached, facts);
+      }
+      return { bucket: admittedBucketOf(now), usage };
+    } catch (error) {
+      this.noteUnrecorded(facts, `redis unavailable: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  /** Stores a platform answer (with what a first call hands over, see FirstCallHandover); never throws. */
+  private async storeAnswer(
+    cached: CacheParts,
+    facts: RequestFacts,
+    answer: CredentialAnswer,
+    firstCall: FirstCallHandover = {},
+  ): Promise<{ readonly sealedCredential: string; readonly stored: boolean }> {
+    const sealedCredential = cached.sealer.seal(facts.credentialId, facts.credential);
+    try {
+      await cached.cache.storeAnswer({
+        credentialId: facts.credentialId,
+        keyId: facts.keyId,
+        sealedCredential,
+        answer,
+        now: facts.now,
+        ...firstCall,
+      });
+      return { sealedCredential, stored: true };
+    } catch (error) {
+      this.count(METRIC.cacheWriteFailed);
+      this.deps.logger.warn('platform answer not cached', { error: errorMessage(error) });
+      return { sealedCredential, stored: false };
+    }
+  }
+
+  /**
+   * What the failure mode does with a call the cache left to the platform when the platform cannot be
+   * asked: refuse it, or admit it, deciding from the budget's snapshot when it has one.
+   */
+  private async platformDown(cached: CacheParts, facts: RequestFacts, unknown: Unknown) {
+    if (this.failureMode.undecided === 'refuse') return this.deny(facts, 'platform_unavailable');
+    if (unknown !== 'budget') {
+      const result = await this.check(cached, facts, '');
+      if (result !== undefined && result.kind !== 'miss' && result.kind !== 'key_unknown') {
+        return this.fromCheck(cached, facts, result);
+      }
+    }
+    const sealed = cached.sealer.seal(facts.credentialId, facts.credential);
+    return this.allow(facts, '', undefined, await this.keepPending(cached, facts, sealed));
+  }
+
+  /** A fresh first-call lock for a call to claim should its budget have no snapshot. */
+  private firstCallLock(): FirstCallLock {
+    return { token: randomUUID(), ttlMs: firstCallWaitMs(this.deps.config) };
+  }
+
+  /**
+   * A budget without a snapshot: the one call whose check claimed its first-call lock asks the platform;
+   * the others wait for that answer and then decide from the cache, so the platform's authrep (which
+   * sees no usage pending here) is asked once, not once per concurrent call. Each check of a waiting
+   * call claims the lock if the budget still has no snapshot, so a holder that gave up without an answer
+   * (the platform down, the gate closed) hands over at once.
+   */
+  private async firstCall(
+    cached: CacheParts,
+    facts: RequestFacts,
+    lock: FirstCallLock,
+    claimed: boolean,
+  ): Promise<AccessDecision> {
+    const deadline = Date.now() + lock.ttlMs;
+    let holding = claimed;
+    for (;;) {
+      if (holding) return this.askPlatform(cached, facts, lock.token);
+      if (Date.now() + FIRST_CALL_POLL_MS > deadline) {
+        this.count(METRIC.firstCallWaitTimedOut);
+        return this.platformDown(cached, facts, 'budget');
+      }
+      await sleep(FIRST_CALL_POLL_MS);
+      const result = await this.check(cached, facts, facts.keyId, lock);
+      if (result === undefined) return this.direct(facts);
+      if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
+      if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
+      holding = result.claimed;
+    }
+  }
+
+  /**
+   * authrep for a budget without a snapshot, by the call holding its first-call lock: it reports this
+   * call, and its answer is stored, the lock given back and, when the answer admits the call, its
+   * throttle cells taken, in one script. Every other way out gives the lock back on its own.
+   */
+  private async askPlatform(
+    cached: CacheParts,
+    facts: RequestFacts,
+    lockToken: string,
+  ): Promise<AccessDecision> {
+    let released = false;
+    try {
+      if (!(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+      this.count(METRIC.platformCall);
+      const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
+      if (!isCredentialAnswer(outcome)) {
+        if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+        this.unavailable(outcome);
+        return this.platformDown(cached, facts, 'budget');
+      }
+      const stored = await this.storeAnswer(cached, facts, outcome, {
+        firstCallToken: lockToken,
+        ...(this.admits(outcome) && { admittedUsage: facts.usage }),
+      });
+      released = stored.stored;
+      return await this.answerOf(facts, outcome, () =>
+        this.keepPending(cached, facts, stored.sealedCredential),
+      );
+    } finally {
+      if (!released)
+        await cached.cache.releaseFirstCall(facts.credentialId, lockToken).catch(() => undefined);
+    }
+  }
+
+  /**
+   * An app key the budget has not seen (or a snapshot to confirm): the platform says whether it is one
+   * of the application's keys (authorize records nothing), and the budget's snapshot, refreshed by the
+   * answer, then decides the call as for any key.
+   */
+  private async checkKey(
+    cached: CacheParts,
+    facts: RequestFacts,
+    unknown: Unknown = 'key',
+  ): Promise<AccessDecision> {
+    // A key never seen is bounded like a budget never seen; confirming a known budget never is.
+    if (unknown === 'key' && !(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+    this.count(METRIC.platformCall);
+    const outcome = await this.deps.platform.authorize(facts.credential);
+    if (!isCredentialAnswer(outcome)) {
+      if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+      this.unavailable(outcome);
+      return this.platformDown(cached, facts, unknown);
+    }
+    await this.storeAnswer(cached, facts, outcome);
+    const state = stateOf(outcome);
+    if (state.kind !== 'active') return this.refusedFor(facts, state);
+    const result = await this.check(cached, facts, facts.keyId);
+    if (result === undefined || result.kind === 'miss' || result.kind === 'key_unknown') {
+      return this.direct(facts);
+    }
+    return this.fromCheck(cached, facts, result);
+  }
+
+  /** A credential never seen, past the bound of such platform calls per second: refused at once. */
+  private platformBusy(facts: RequestFacts): AccessDecision {
+    this.count(METRIC.platformBusy);
+    return this.deny(facts, 'platform_busy');
+  }
+
+  /** Without a cache: every call is an authrep, and soft-limit usage is reported at once. */
+  private async direct(facts: RequestFacts): Promise<AccessDecision> {
+    const { platform } = this.deps;
+    this.count(METRIC.platformCall);
+    const outcome = await platform.authrep(facts.credential, facts.usage);
+    if (isCredentialAnswer(outcome)) {
+      return this.answerOf(facts, outcome, async () => {
+        this.count(METRIC.platformCall);
+        const reported = await platform.report([{ credential: facts.credential, usage: facts.usage }]);
+        if (reported.kind !== 'accepted') this.noteUnrecorded(facts, `report failed: ${reported.message}`);
+        return undefined;
+      });
+    }
+    if (outcome.kind === 'misconfigured') return this.misconfigured(facts, outcome);
+    this.unavailable(outcome);
+    if (this.failureMode.undecided === 'refuse') return this.deny(facts, 'platform_unavailable');
+    this.noteUnrecorded(facts, 'platform unavailable, no cache');
+    return this.allow(facts, '');
+  }
+}
+
+export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {
+  return new AccessAuthorizer(deps);
+}
+
+/**
+ * The core as the Lambdas that decide calls (the authorizer, the SOAP proxy) build it: report
+ * messages go to the configured topic through their SNS client.
+ */
+export function createAccessAuthorizerOnSns(
+  deps: Omit<AccessAuthorizerDeps, 'publisher' | 'now'> & {
+    readonly sns: SnsClientSource;
+    /** Default Date.now. */
+    readonly now?: () => number;
+  },
+): AccessAuthorizer {
+  const { config, redis, sns, platform, logger, metrics } = deps;
+  return new AccessAuthorizer({
+    config,
+    ...(redis && { redis }),
+    ...(config.topicArn && { publisher: snsReportPublisher(sns, config.topicArn) }),
+    platform,
+    now: deps.now ?? Date.now,
+    logger,
+    metrics,
+  });
+}

@@ -1,0 +1,102 @@
+/**
+ * A bound on the platform calls made for credentials never seen, per second, across every authorizer
+ * instance (issue 23): a flood of made-up keys is a flood of first calls, and each would be an `authrep`
+ * against the provider's platform, which has rate limits of its own. One Redis counter per second, touched
+ * on the first-call path only (a cache hit never reaches it); past the bound such a first call is refused
+ * at once (`platform_busy`). A credential with a snapshot never comes here, so known ones are never refused.
+ *
+ * An instance takes the second's calls from the counter in leases (INCRBY), not one at a time: the first
+ * lease of a second is one call, each next one twice the last, up to a sixteenth of the bound. An instance
+ * seeing one first call pays one round trip for it; one in a burst of first calls pays about one per
+ * lease. Leases never exceed the bound together, so the bound stays exact across instances; the price is
+ * that a lease's unused calls are lost with its second, at most as many as the instance used in it.
+ */
+import { KEY_PREFIX } from '../budget/keys';
+import type { RedisConnection } from '../budget/redis-client';
+
+/** The counter of one second; it outlives its second a little, so a late INCRBY never starts it again. */
+export function firstCallCounterKey(now: number): string {
+  return `${KEY_PREFIX}:first-calls:${Math.floor(now / 1000)}`;
+}
+
+const COUNTER_TTL_MS = 2000;
+
+/** The largest lease, as a share of the bound: other instances keep most of the second to lease from. */
+const LEASE_SHARE_OF_BOUND = 16;
+
+/** INCRBY, with the expiry set by the call that creates the counter: one round trip. Returns the new count. */
+const LEASE_SCRIPT = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if n == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return n`;
+
+/** The calls this instance holds for one second. */
+interface Lease {
+  readonly second: number;
+  /** Calls leased and not used yet. */
+  left: number;
+  /** The size of the next lease of this second. */
+  next: number;
+  /** The counter reached the bound: no more leases this second. */
+  closed: boolean;
+  /** The lease on its way to Redis (false: Redis failed), which callers that find none left wait for. */
+  pending?: Promise<boolean> | undefined;
+}
+
+export class FirstCallGate {
+  private lease: Lease = { second: -1, left: 0, next: 1, closed: false };
+  private readonly maxLease: number;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    /** Setting `unseenCredentialCallsPerSecond`. */
+    private readonly perSecond: number,
+  ) {
+    this.maxLease = Math.max(1, Math.floor(perSecond / LEASE_SHARE_OF_BOUND));
+  }
+
+  /**
+   * Whether a platform call for a credential never seen may be made now. A Redis failure lets it through:
+   * the bound protects the platform, it must not refuse good first calls.
+   */
+  async admits(now: number): Promise<boolean> {
+    const second = Math.floor(now / 1000);
+    for (;;) {
+      const lease = this.leaseFor(second);
+      if (lease.left > 0) {
+        lease.left--;
+        return true;
+      }
+      if (lease.closed) return false;
+      lease.pending ??= this.extend(lease)
+        .then(
+          () => true,
+          () => false,
+        )
+        .finally(() => {
+          lease.pending = undefined;
+        });
+      if (!(await lease.pending)) return true;
+    }
+  }
+
+  /**
+   * The lease a call stamped in `second` takes from. Leases only move forward: a call stamped in a second
+   * the instance has left counts in the newer one, for handing the instance back to an older second
+   * would start its lease again for every such call, and calls of two seconds would do so in turn forever.
+   */
+  private leaseFor(second: number): Lease {
+    if (second > this.lease.second) this.lease = { second, left: 0, next: 1, closed: false };
+    return this.lease;
+  }
+
+  /** Leases the next calls of the lease's second from the shared counter. */
+  private async extend(lease: Lease): Promise<void> {
+    const size = lease.next;
+    const key = firstCallCounterKey(lease.second * 1000);
+    const count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, size, COUNTER_TTL_MS));
+    const granted = Math.max(0, Math.min(size, this.perSecond - (count - size)));
+    lease.left += granted;
+    lease.next = Math.min(size * 2, this.maxLease);
+    if (count >= this.perSecond) lease.closed = true;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * A call to decide, as every gateway format carries it once its adapter has read the event
+ * (adapters/gateway): the core never sees a gateway's event.
+ */
+
+/** Values by name, every value of each: query parameters, or header values under their spelling. */
+export type ParameterValues = Readonly<Record<string, readonly string[]>>;
+
+export interface GatewayRequest {
+  readonly method: string;
+  /**
+   * The path the API sees, as the client sent it (still percent-encoded; mapping rules match its
+   * normalized form), without the query string, the stage or a custom domain's base path.
+   */
+  readonly path: string;
+  /** Query parameters, decoded, in the order sent. */
+  readonly query: ParameterValues;
+  /** Header values under each spelling the gateway handed over (names are matched case-insensitively). */
+  readonly headers: ParameterValues;
+}
+
+/** Longest raw query string read; API Gateway's own limits keep real ones far below it. */
+export const MAX_QUERY_STRING_BYTES = 64 * 1024;
+
+/**
+ * The parameters of a raw query string (`a=1&a=2&b`), each value decoded as a form value: the only
+ * place a format that joins repeated values with commas (HTTP API payload 2.0) keeps them apart.
+ * Bounded and linear: a string beyond MAX_QUERY_STRING_BYTES is refused, not read in part.
+ */
+export function parsedQueryString(raw: string): ParameterValues {
+  if (raw.length > MAX_QUERY_STRING_BYTES) {
+    throw new RangeError(`query string longer than ${MAX_QUERY_STRING_BYTES} characters`);
+  }
+  // A Map, then own properties: a parameter named __proto__ stays a parameter.
+  const query = new Map<string, string[]>();
+  for (const [name, value] of new URLSearchParams(raw)) {
+    const values = query.get(name);
+    if (values === undefined) query.set(name, [value]);
+    else values.push(value);
+  }
+  return Object.fromEntries(query);
+}

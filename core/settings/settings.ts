@@ -1,0 +1,567 @@
+/**
+ * The settings table: every setting of the authorizer and reporter, once, with its environment variable,
+ * its check, its default and where a provider may give it. The Lambda environment reader and writer
+ * (config.ts), the local stack file (local/stack-file.ts), the CDK context (lib/access-context.ts) and the
+ * construct's props (lib/api-access-authorizer-props.ts) are all derived from it, so a new setting is one
+ * entry here and the compiler points at every place that must offer it.
+ */
+
+import { type Throttles, validateThrottles } from '../budget/throttles';
+import {
+  ConfigError,
+  emailAddress,
+  headerName,
+  httpUrl,
+  integer,
+  knownFields,
+  nonEmpty,
+  oneOf,
+} from './validation';
+
+export const DEFAULT_PLATFORM_URL = 'https://su1.3scale.net';
+
+/** The longest a built-in issuer's access token may live: a day. */
+export const MAX_TOKEN_TTL_SECONDS = 86_400;
+
+/** SQS caps the delivery delay, and so the report window, at 15 minutes. */
+export const MAX_REPORT_WINDOW_SECONDS = 900;
+
+export const CREDENTIAL_MODES = ['user_key', 'app_id', 'oauth'] as const;
+export type CredentialMode = (typeof CREDENTIAL_MODES)[number];
+export const FAILURE_MODES = ['strict', 'resilient', 'allow'] as const;
+export type FailureMode = (typeof FAILURE_MODES)[number];
+export const LIMIT_MODES = ['hard', 'soft'] as const;
+export type LimitMode = (typeof LIMIT_MODES)[number];
+export const PLATFORM_AUTH_KINDS = ['provider_key', 'service_token'] as const;
+export type PlatformAuthKind = (typeof PLATFORM_AUTH_KINDS)[number];
+/** Where user_key and app_id credentials travel: request headers (API Gateway's habit) or the query string. */
+export const CREDENTIAL_LOCATIONS = ['header', 'query'] as const;
+export type CredentialLocation = (typeof CREDENTIAL_LOCATIONS)[number];
+/** The claim of an access token that names the client (the platform application). */
+export const TOKEN_CLIENT_ID_CLAIMS = ['client_id', 'azp'] as const;
+export type TokenClientIdClaim = (typeof TOKEN_CLIENT_ID_CLAIMS)[number];
+/**
+ * Signature algorithms an access token may use: asymmetric ones only. `none` would accept anything, and an
+ * HMAC (HS*) key would have to be the issuer's public key, which anyone can fetch and sign with.
+ */
+export const TOKEN_ALGORITHMS = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'EdDSA',
+] as const;
+export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
+
+/** The usage percentages the platform lets a service alert at (apisonator's ALERT_BINS, without 0). */
+export const ALERT_LEVELS = [50, 80, 90, 100, 120, 150, 200, 300] as const;
+export type AlertLevel = (typeof ALERT_LEVELS)[number];
+
+/** Alert levels from ALERT_LEVELS, each once, sorted ascending; an empty list turns alerts off. */
+export function validateAlertLevels(levels: unknown, setting = 'alertLevels'): AlertLevel[] {
+  if (!Array.isArray(levels)) {
+    throw new ConfigError(setting, `must be an array of percentages from ${ALERT_LEVELS.join(', ')}`);
+  }
+  const valid = levels.map((level: unknown, i) => {
+    if (!ALERT_LEVELS.includes(level as AlertLevel)) {
+      throw new ConfigError(
+        `${setting}[${i}]`,
+        `must be one of ${ALERT_LEVELS.join(', ')} (got ${JSON.stringify(level)})`,
+      );
+    }
+    return level as AlertLevel;
+  });
+  return [...new Set(valid)].sort((a, b) => a - b);
+}
+
+export interface MappingRule {
+  /** HTTP method, upper case, or `ANY`. */
+  readonly method: string;
+  /** Path pattern: `{param}` wildcards, optional trailing `$` anchor, optional query part. */
+  readonly pattern: string;
+  /** Metric or method system name. */
+  readonly metric: string;
+  /** Usage added per match; a non-negative integer. */
+  readonly delta: number;
+}
+
+/**
+ * Where a provider may give a setting besides the Lambda environment: `stackFile` (a gateway of the local
+ * stack file) and `cdk` (a `-c` context key of the stack and a prop of the construct, same name).
+ */
+export type SettingSource = 'stackFile' | 'cdk';
+
+export interface Setting<T> {
+  /** The environment variable the CDK writes and the Lambdas read. */
+  readonly env: string;
+  readonly sources: readonly SettingSource[];
+  /** One line for error messages and docs. */
+  readonly description: string;
+  /** Applies the default to an absent value and checks the result; throws a ConfigError naming `setting`. */
+  parse(setting: string, value: unknown): T;
+  /** A value as an environment variable or `-c` context carries it, before `parse`. */
+  fromText(setting: string, text: string): unknown;
+  /** The environment variable's text of a parsed value; undefined leaves the variable out. */
+  toText(value: T): string | undefined;
+}
+
+interface Entry {
+  readonly env: string;
+  readonly sources?: readonly SettingSource[];
+  readonly description: string;
+}
+
+/** A setting whose sources are known to the compiler, so each source's list of names is a type. */
+type Sourced<T, E extends Entry> = Setting<T> & {
+  readonly sources: E['sources'] extends readonly SettingSource[] ? E['sources'] : readonly [];
+};
+
+const asString = (_setting: string, text: string): unknown => text;
+
+function setting<T, const E extends Entry>(
+  entry: E,
+  parse: Setting<T>['parse'],
+  fromText: Setting<T>['fromText'] = asString,
+  toText: Setting<T>['toText'] = (value) => (value === undefined ? undefined : String(value)),
+): Sourced<T, E> {
+  return { sources: [], ...entry, parse, fromText, toText } as unknown as Sourced<T, E>;
+}
+
+function required<const E extends Entry>(entry: E): Sourced<string, E> {
+  return setting(entry, nonEmpty);
+}
+
+function optional<const E extends Entry>(entry: E): Sourced<string | undefined, E> {
+  return setting(entry, (name, value) => (value === undefined ? undefined : nonEmpty(name, value)));
+}
+
+function choice<T extends string, const E extends Entry>(
+  entry: E,
+  allowed: readonly T[],
+  fallback: T,
+): Sourced<T, E> {
+  return setting(entry, (name, value) => oneOf(name, value ?? fallback, allowed));
+}
+
+function wholeNumber<const E extends Entry>(
+  entry: E,
+  bounds: { min: number; max: number },
+  fallback: number,
+): Sourced<number, E> {
+  return setting(
+    entry,
+    (name, value) => integer(name, value ?? fallback, bounds.min, bounds.max),
+    (name, text) => {
+      const value = Number(text);
+      if (text.trim() === '' || !Number.isFinite(value)) {
+        throw new ConfigError(name, `must be a number (got ${JSON.stringify(text)})`);
+      }
+      return value;
+    },
+  );
+}
+
+function header<const E extends Entry>(entry: E, fallback: string): Sourced<string, E> {
+  return setting(entry, (name, value) => headerName(name, value ?? fallback));
+}
+
+function baseUrl<const E extends Entry>(entry: E, fallback: string): Sourced<string, E> {
+  return setting(entry, (name, value) => {
+    httpUrl(name, value ?? fallback);
+    return String(value ?? fallback).replace(/\/+$/, '');
+  });
+}
+
+function json<T, const E extends Entry>(entry: E, parse: Setting<T>['parse']): Sourced<T, E> {
+  return setting(
+    entry,
+    parse,
+    (name, text) => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new ConfigError(name, 'must be valid JSON');
+      }
+    },
+    (value) => JSON.stringify(value),
+  );
+}
+
+function optionalChoice<T extends string, const E extends Entry>(
+  entry: E,
+  allowed: readonly T[],
+): Sourced<T | undefined, E> {
+  return setting(entry, (name, value) => (value === undefined ? undefined : oneOf(name, value, allowed)));
+}
+
+function optionalUrl<const E extends Entry>(entry: E): Sourced<string | undefined, E> {
+  return setting(entry, (name, value) => {
+    if (value === undefined) return undefined;
+    httpUrl(name, value);
+    return String(value).replace(/\/+$/, '');
+  });
+}
+
+/** A non-empty list of allowed values, written as `a,b` in the environment and in `-c` context. */
+function list<T extends string, const E extends Entry>(
+  entry: E,
+  allowed: readonly T[],
+  fallback: readonly T[],
+): Sourced<readonly T[], E> {
+  return setting(
+    entry,
+    (name, value) => {
+      const given = value ?? fallback;
+      if (!Array.isArray(given) || given.length === 0) {
+        throw new ConfigError(name, `must list at least one of ${allowed.join(', ')}`);
+      }
+      return [...new Set(given.map((item, i) => oneOf(`${name}[${i}]`, item, allowed)))];
+    },
+    (_name, text) => text.split(',').map((item) => item.trim()),
+    (value) => value.join(','),
+  );
+}
+
+/** E-mail addresses, possibly none, written as `a@example.com,b@example.com`; each once. */
+function emailList<const E extends Entry>(entry: E): Sourced<readonly string[], E> {
+  return setting(
+    entry,
+    (name, value) => {
+      const given = value ?? [];
+      if (!Array.isArray(given)) throw new ConfigError(name, 'must be a list of email addresses');
+      return [...new Set(given.map((item, i) => emailAddress(`${name}[${i}]`, item)))];
+    },
+    (_name, text) => text.split(',').map((item) => item.trim()),
+    (value) => (value.length === 0 ? undefined : value.join(',')),
+  );
+}
+
+const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY']);
+
+export function validateMappingRules(rules: unknown, setting = 'mappingRules'): MappingRule[] {
+  if (!Array.isArray(rules)) throw new ConfigError(setting, 'must be an array of mapping rules');
+  return rules.map((value: unknown, i) => {
+    const at = `${setting}[${i}]`;
+    const rule: Partial<MappingRule> = knownFields(at, value, ['method', 'pattern', 'metric', 'delta']);
+    const method = nonEmpty(`${at}.method`, rule.method).toUpperCase();
+    if (!HTTP_METHODS.has(method)) {
+      throw new ConfigError(`${at}.method`, `must be an HTTP method or ANY (got ${rule.method})`);
+    }
+    const pattern = nonEmpty(`${at}.pattern`, rule.pattern);
+    if (!pattern.startsWith('/'))
+      throw new ConfigError(`${at}.pattern`, `must start with / (got ${pattern})`);
+    const metric = nonEmpty(`${at}.metric`, rule.metric);
+    const delta = integer(`${at}.delta`, rule.delta ?? 1, 0, 1_000_000);
+    return { method, pattern, metric, delta };
+  });
+}
+
+const EVERYWHERE = ['stackFile', 'cdk'] as const;
+
+export const SETTINGS = {
+  serviceId: required({
+    env: 'SERVICE_ID',
+    sources: EVERYWHERE,
+    description: "the platform's service id",
+  }),
+  platformUrl: baseUrl(
+    {
+      env: 'PLATFORM_URL',
+      sources: EVERYWHERE,
+      description: "base URL of the platform's Service Management API",
+    },
+    DEFAULT_PLATFORM_URL,
+  ),
+  platformAuthKind: choice(
+    {
+      env: 'PLATFORM_AUTH_KIND',
+      sources: ['cdk'],
+      description: 'what the platform credential is: a provider key or a service token',
+    },
+    PLATFORM_AUTH_KINDS,
+    'provider_key',
+  ),
+  platformCredentialSecretArn: optional({
+    env: 'PLATFORM_CREDENTIAL_SECRET_ARN',
+    description: 'Secrets Manager ARN holding the provider key or service token as its SecretString (AWS)',
+  }),
+  credentialMode: choice(
+    {
+      env: 'CREDENTIAL_MODE',
+      sources: EVERYWHERE,
+      description: "how consumers identify: a user key, or an application's id and key",
+    },
+    CREDENTIAL_MODES,
+    'user_key',
+  ),
+  credentialHeader: header(
+    {
+      env: 'CREDENTIAL_HEADER',
+      sources: EVERYWHERE,
+      description: 'the header carrying the user key; matched case-insensitively',
+    },
+    'apikey',
+  ),
+  appIdHeader: header(
+    { env: 'APP_ID_HEADER', sources: EVERYWHERE, description: 'the header carrying the app id' },
+    'app_id',
+  ),
+  appKeyHeader: header(
+    { env: 'APP_KEY_HEADER', sources: EVERYWHERE, description: 'the header carrying the app key' },
+    'app_key',
+  ),
+  credentialLocation: choice(
+    {
+      env: 'CREDENTIAL_LOCATION',
+      sources: EVERYWHERE,
+      description:
+        'where user_key and app_id credentials travel: headers, or the query string as the platform gateway reads them',
+    },
+    CREDENTIAL_LOCATIONS,
+    'header',
+  ),
+  oidcIssuer: optionalUrl({
+    env: 'OIDC_ISSUER',
+    sources: EVERYWHERE,
+    description:
+      "oauth mode: the tokens' issuer (`iss`); without oidcJwksUrl, the built-in issuer at this URL",
+  }),
+  oidcJwksUrl: optionalUrl({
+    env: 'OIDC_JWKS_URL',
+    sources: EVERYWHERE,
+    description: "oauth mode: an external OpenID provider's JWKS; default the built-in issuer's",
+  }),
+  oidcAudience: optional({
+    env: 'OIDC_AUDIENCE',
+    sources: EVERYWHERE,
+    description: 'oauth mode: the `aud` a token must carry; default the issuer URL',
+  }),
+  oidcAlgorithms: list(
+    {
+      env: 'OIDC_ALGORITHMS',
+      sources: EVERYWHERE,
+      description: 'oauth mode: signature algorithms accepted (asymmetric only)',
+    },
+    TOKEN_ALGORITHMS,
+    ['ES256', 'RS256'],
+  ),
+  oidcClientIdClaim: optionalChoice(
+    {
+      env: 'OIDC_CLIENT_ID_CLAIM',
+      sources: EVERYWHERE,
+      description: 'oauth mode: the claim naming the client; default client_id, then azp',
+    },
+    TOKEN_CLIENT_ID_CLAIMS,
+  ),
+  tokenTtlSeconds: wholeNumber(
+    {
+      env: 'TOKEN_TTL_SECONDS',
+      sources: EVERYWHERE,
+      description: "lifetime of the built-in issuer's access tokens",
+    },
+    { min: 60, max: MAX_TOKEN_TTL_SECONDS },
+    3600,
+  ),
+  tokenGuessWindowSeconds: wholeNumber(
+    {
+      env: 'TOKEN_GUESS_WINDOW_SECONDS',
+      sources: EVERYWHERE,
+      description: "built-in issuer: the window in which a client's and an address's failed checks count",
+    },
+    { min: 10, max: 86_400 },
+    300,
+  ),
+  tokenGuessesPerAddress: wholeNumber(
+    {
+      env: 'TOKEN_GUESSES_PER_ADDRESS',
+      sources: EVERYWHERE,
+      description: 'built-in issuer: failed client checks from one source address per window, then 429',
+    },
+    { min: 1, max: 10_000 },
+    10,
+  ),
+  tokenGuessesPerClient: wholeNumber(
+    {
+      env: 'TOKEN_GUESSES_PER_CLIENT',
+      sources: EVERYWHERE,
+      description:
+        'built-in issuer: failed checks of one client id per window, then 429; above the per-address bound',
+    },
+    { min: 2, max: 100_000 },
+    100,
+  ),
+  tokenSigningKeyId: optional({
+    env: 'TOKEN_SIGNING_KEY_ID',
+    description: 'the KMS key the built-in issuer signs with (AWS)',
+  }),
+  mappingRules: json(
+    {
+      env: 'MAPPING_RULES',
+      sources: EVERYWHERE,
+      description: 'which calls count on which metric; none: every call counts 1 hit',
+    },
+    (name, value): readonly MappingRule[] => validateMappingRules(value ?? [], name),
+  ),
+  failureMode: choice(
+    {
+      env: 'FAILURE_MODE',
+      sources: EVERYWHERE,
+      description: 'what happens while the platform is unreachable',
+    },
+    FAILURE_MODES,
+    'strict',
+  ),
+  strictTrustSeconds: wholeNumber(
+    {
+      env: 'STRICT_TRUST_SECONDS',
+      sources: EVERYWHERE,
+      description:
+        "failureMode strict: how long a budget's cached answer allows calls after the platform last confirmed it",
+    },
+    { min: 1, max: 86_400 },
+    60,
+  ),
+  limitMode: choice(
+    {
+      env: 'LIMIT_MODE',
+      sources: EVERYWHERE,
+      description: '`hard` refuses calls over a limit; `soft` lets them through and counts them',
+    },
+    LIMIT_MODES,
+    'hard',
+  ),
+  reportWindowSeconds: wholeNumber(
+    {
+      env: 'REPORT_WINDOW_SECONDS',
+      sources: EVERYWHERE,
+      description:
+        'at most one usage message per budget per window; also the queue delay; 0 reports every call',
+    },
+    { min: 0, max: MAX_REPORT_WINDOW_SECONDS },
+    10,
+  ),
+  negativeCacheTtlSeconds: wholeNumber(
+    {
+      env: 'NEGATIVE_CACHE_TTL_SECONDS',
+      sources: EVERYWHERE,
+      description: 'how long an unknown or invalid credential stays refused from the cache',
+    },
+    { min: 1, max: 86_400 },
+    60,
+  ),
+  platformTimeoutMs: wholeNumber(
+    {
+      env: 'PLATFORM_TIMEOUT_MS',
+      sources: ['stackFile'],
+      description: 'deadline of the authorize and authrep calls on the request path',
+    },
+    { min: 50, max: 5000 },
+    1000,
+  ),
+  refusalMemoryMs: wholeNumber(
+    {
+      env: 'REFUSAL_MEMORY_MS',
+      sources: ['stackFile'],
+      description:
+        "how long an authorizer instance refuses from memory a call over a limit (no longer than the limit's reset) or a credential the platform refused; 0 turns it off",
+    },
+    { min: 0, max: 10_000 },
+    1000,
+  ),
+  unseenCredentialCallsPerSecond: wholeNumber(
+    {
+      env: 'UNSEEN_CREDENTIAL_CALLS_PER_SECOND',
+      sources: ['stackFile'],
+      description:
+        'platform calls per second, across all instances, for credentials the cache has never seen; past it such first calls are refused (platform_busy)',
+    },
+    { min: 1, max: 100_000 },
+    100,
+  ),
+  reportTimeoutMs: wholeNumber(
+    {
+      env: 'REPORT_TIMEOUT_MS',
+      sources: ['stackFile'],
+      description: "deadline of the reporter's platform calls, off the request path",
+    },
+    { min: 50, max: 60_000 },
+    5000,
+  ),
+  topicArn: optional({ env: 'TOPIC_ARN', description: 'the SNS topic usage messages go to (AWS)' }),
+  throttles: json(
+    {
+      env: 'THROTTLES',
+      sources: EVERYWHERE,
+      description:
+        'per plan: { "rate": calls per second, "burst": calls at once }, optionally per metric (docs/throttling.md); none: no throttle',
+    },
+    (name, value): Throttles => validateThrottles(value ?? {}, name),
+  ),
+  alertLevels: json(
+    {
+      env: 'ALERT_LEVELS',
+      sources: EVERYWHERE,
+      description: 'usage alerts at these percentages of a limit; [] turns alerts off',
+    },
+    (name, value): readonly AlertLevel[] => validateAlertLevels(value ?? [80, 100], name),
+  ),
+  alertEmails: emailList({
+    env: 'ALERT_EMAILS',
+    sources: ['cdk'],
+    description: 'e-mail addresses the CDK subscribes to the alerts topic (each confirms first)',
+  }),
+  alertsTopicArn: optional({
+    env: 'ALERTS_TOPIC_ARN',
+    description: 'the SNS topic usage alerts go to; without it the reporter sends none (AWS)',
+  }),
+  adminApiUrl: optionalUrl({
+    env: 'ADMIN_API_URL',
+    sources: EVERYWHERE,
+    description:
+      "the admin portal's origin (Account Management API): with an admin token, usage alerts name user_key applications (docs/alerts.md)",
+  }),
+  adminTokenSecretArn: optional({
+    env: 'ADMIN_TOKEN_SECRET_ARN',
+    sources: ['cdk'],
+    description:
+      'Secrets Manager ARN holding an Account Management API access token (read) as its SecretString: the reporter names user_key applications in alerts (AWS)',
+  }),
+} as const;
+
+type Table = typeof SETTINGS;
+export type SettingName = keyof Table;
+type ValueOf<S> = S extends Setting<infer T> ? T : never;
+type OptionalName = { [K in SettingName]: undefined extends ValueOf<Table[K]> ? K : never }[SettingName];
+
+/** The parsed settings: optional ones (no default) may be absent. */
+export type SettingValues = {
+  readonly [K in Exclude<SettingName, OptionalName>]: ValueOf<Table[K]>;
+} & { readonly [K in OptionalName]?: Exclude<ValueOf<Table[K]>, undefined> };
+
+/** The settings a source offers. */
+export type SettingNameIn<S extends SettingSource> = {
+  [K in SettingName]: Table[K]['sources'] extends readonly (infer U)[] ? (S extends U ? K : never) : never;
+}[SettingName];
+
+export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+export function settingNamesIn<S extends SettingSource>(source: S): SettingNameIn<S>[] {
+  return SETTING_NAMES.filter((name) => SETTINGS[name].sources.includes(source)) as SettingNameIn<S>[];
+}
+
+/** Environment variable names of the settings: the CDK writes them, the handlers read them. */
+export const SETTING_ENV = Object.fromEntries(SETTING_NAMES.map((name) => [name, SETTINGS[name].env])) as {
+  readonly [K in SettingName]: Table[K]['env'];
+};
+
+/** The value a setting takes when nobody gives it. */
+export function defaultOf<K extends Exclude<SettingName, OptionalName | 'serviceId'>>(
+  name: K,
+): ValueOf<Table[K]> {
+  return SETTINGS[name].parse(name, undefined) as ValueOf<Table[K]>;
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { bucketsOf, checkResultOf } from '../../../../core/budget/cache';
+import { throttleTable } from '../../../../core/budget/throttles';
+import { describeOnTopologies } from '../../../support/redis-topology';
+import { describeAccessCache } from '../cache-suite';
+
+// The in-memory stand-in has no command timeout: ioredis-mock's TIME is off by up to a second and a
+// half, so the hot-path deadline runs only where it is set explicitly (and in the same suite on Redis).
+describeOnTopologies(['in-memory'], describeAccessCache);
+
+describe('bucketsOf', () => {
+  it('reads in-flight fields as buckets, oldest first, with usage kept before buckets existed last', () => {
+    expect(
+      bucketsOf(['200:hits', '2', 't:200', '250', '100:hits', '1', '100:get_word', '1', 'legacy', '4']),
+    ).toEqual([
+      { start: 100, usage: { hits: 1, get_word: 1 } },
+      { start: 200, lastCallAt: 250, usage: { hits: 2 } },
+      { usage: { legacy: 4 } },
+    ]);
+  });
+});
+
+describe('checkResultOf: the throttle a reply names', () => {
+  const table = throttleTable({ Pro: { rate: 10, burst: 20 } });
+  const NOW = Date.UTC(2030, 0, 1);
+  const allowed = (field: string) =>
+    ['allow', 'Pro', '0', '0', '', '', '0', '-1', '0', String(NOW), '0', field, '19', '100'] as const;
+
+  it("maps an allowed call's field to the throttle of its plan", () => {
+    expect(checkResultOf(allowed('throttle:call@10'), NOW, table)).toMatchObject({
+      kind: 'allow',
+      throttle: { rate: 10, burst: 20, remaining: 19, fullInMs: 100 },
+    });
+  });
+
+  it('keeps an allowed call allowed, without feedback, when the field is not in the table: its usage is recorded already', () => {
+    const result = checkResultOf(allowed('throttle:call@5'), NOW, table);
+    expect(result.kind).toBe('allow');
+    expect(result).not.toHaveProperty('throttle');
+  });
+
+  it('fails a refusal that names a throttle the table does not have: nothing was recorded', () => {
+    expect(() =>
+      checkResultOf(['deny', 'rate_limited', 'Pro', '0', 'throttle:call@5', '100'], NOW, table),
+    ).toThrow(/throttle this cache does not have: throttle:call@5/);
+  });
+});

@@ -1,0 +1,72 @@
+import type Redis from 'ioredis';
+import RedisMock from 'ioredis-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { FirstCallGate, firstCallCounterKey } from '../../../../core/decision/first-call-gate';
+
+const T0 = 1_700_000_000_000;
+
+/** A client whose eval calls are counted: each is one round trip of the gate. */
+function countedClient(): { redis: Redis; evals: () => number } {
+  const redis = new RedisMock() as unknown as Redis;
+  let evals = 0;
+  const evaluate = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+  redis.eval = ((...args: unknown[]) => {
+    evals++;
+    return evaluate(...args);
+  }) as typeof redis.eval;
+  return { redis, evals: () => evals };
+}
+
+async function admittedOf(gate: FirstCallGate, calls: number, now = T0): Promise<number> {
+  const answers = await Promise.all(Array.from({ length: calls }, () => gate.admits(now)));
+  return answers.filter(Boolean).length;
+}
+
+describe('FirstCallGate', () => {
+  beforeEach(async () => {
+    await new RedisMock().flushall();
+  });
+
+  it('admits exactly the bound per second across instances, then refuses until the next second', async () => {
+    const one = new FirstCallGate(countedClient().redis, 100);
+    const other = new FirstCallGate(countedClient().redis, 100);
+    const [fromOne, fromOther] = await Promise.all([admittedOf(one, 150), admittedOf(other, 150)]);
+    expect(fromOne + fromOther).toBe(100);
+    expect(await one.admits(T0 + 999)).toBe(false);
+    expect(await admittedOf(one, 30, T0 + 1_000)).toBe(30);
+  });
+
+  it('leases calls by doubling: one round trip for a lone first call, a few for a burst', async () => {
+    const { redis, evals } = countedClient();
+    const gate = new FirstCallGate(redis, 1_600);
+    expect(await gate.admits(T0)).toBe(true);
+    expect(evals()).toBe(1);
+    expect(await admittedOf(gate, 99)).toBe(99);
+    // Leases of 2, 4, 8, 16, 32, 64 after the first: 127 calls leased for 100 used.
+    expect(evals()).toBe(7);
+    expect(await redis.get(firstCallCounterKey(T0))).toBe('127');
+  });
+
+  it('counts calls stamped in a second the instance has left in the newer one, without leasing again', async () => {
+    const { redis, evals } = countedClient();
+    const gate = new FirstCallGate(redis, 1_600);
+    const stamps = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? T0 + 999 : T0 + 1_000));
+    const answers = await Promise.all(stamps.map((now) => gate.admits(now)));
+    expect(answers.every(Boolean)).toBe(true);
+    expect(evals()).toBeLessThanOrEqual(10);
+    expect(Number(await redis.get(firstCallCounterKey(T0)))).toBeLessThanOrEqual(1);
+  });
+
+  it('never leases more than a sixteenth of the bound at once', async () => {
+    const { redis } = countedClient();
+    const gate = new FirstCallGate(redis, 32);
+    expect(await admittedOf(gate, 5)).toBe(5);
+    expect(await redis.get(firstCallCounterKey(T0))).toBe('5');
+  });
+
+  it('lets first calls through while Redis fails: the bound protects the platform, not against good calls', async () => {
+    const { redis } = countedClient();
+    redis.eval = (() => Promise.reject(new Error('connection lost'))) as unknown as typeof redis.eval;
+    expect(await admittedOf(new FirstCallGate(redis, 1), 3)).toBe(3);
+  });
+});

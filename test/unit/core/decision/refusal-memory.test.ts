@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import type { LimitInfo } from '../../../../core/budget/cache';
+import { RefusalMemory } from '../../../../core/decision/refusal-memory';
+
+const BUDGET = 'a'.repeat(64);
+const OTHER = 'b'.repeat(64);
+const T0 = 1_700_000_000_000;
+const perMinute = (resetAt?: number): LimitInfo => ({
+  metric: 'hits',
+  period: 'minute',
+  max: 10,
+  ...(resetAt !== undefined && { resetAt }),
+});
+
+describe('RefusalMemory', () => {
+  it('refuses the same metric of the same budget until the bound, then forgets', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, { hits: 1 }, 'basic', perMinute(T0 + 60_000), T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 999)).toEqual({
+      kind: 'limited',
+      plan: 'basic',
+      limit: perMinute(T0 + 60_000),
+    });
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)).toBeUndefined();
+  });
+
+  it("ends at the limit's reset when that comes before the bound", () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, { hits: 1 }, 'basic', perMinute(T0 + 300), T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 299)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 300)).toBeUndefined();
+  });
+
+  it('never refuses another budget, other metrics, or a call adding less than the refused one', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, { hits: 3, search: 1 }, 'basic', perMinute(), T0);
+    expect(memory.refusalOf(OTHER, '', { hits: 3, search: 1 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { search: 1 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 3 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 2, search: 1 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 3, search: 1 }, T0)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, '', { search: 1, hits: 5 }, T0)?.kind).toBe('limited');
+  });
+
+  it("keeps a refusal by a parent metric's limit for the call's own metrics", () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, { get_word: 1 }, 'basic', perMinute(), T0);
+    expect(memory.refusalOf(BUDGET, '', { get_word: 1 }, T0)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
+  });
+
+  it('refuses a credential the platform refused, for its key only, until the bound', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberInvalid(BUDGET, 'key-1', T0);
+    expect(memory.refusalOf(BUDGET, 'key-1', { hits: 1 }, T0 + 500)).toEqual({ kind: 'invalid' });
+    expect(memory.refusalOf(BUDGET, 'key-2', { hits: 1 }, T0 + 500)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, 'key-1', { hits: 1 }, T0 + 1000)).toBeUndefined();
+  });
+
+  it('keeps nothing with a bound of 0', () => {
+    const memory = new RefusalMemory(0);
+    memory.rememberLimited(BUDGET, { hits: 1 }, 'basic', perMinute(), T0);
+    memory.rememberInvalid(BUDGET, '', T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
+  });
+
+  it('keeps at most its maximum of entries, dropping the oldest', () => {
+    const memory = new RefusalMemory(1000, 2);
+    for (const id of ['1', '2', '3']) memory.rememberInvalid(id.repeat(64), '', T0);
+    expect(memory.refusalOf('1'.repeat(64), '', { hits: 1 }, T0)).toBeUndefined();
+    expect(memory.refusalOf('3'.repeat(64), '', { hits: 1 }, T0)).toEqual({ kind: 'invalid' });
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * The metrics the Lambdas publish (CloudWatch EMF through Powertools): the counts kept per platform
+ * metric carry the `metric` dimension in lines of their own; the other metrics keep `service` alone,
+ * which the alarms watch.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createMetrics,
+  METRIC,
+  METRIC_DIMENSION,
+  METRICS_NAMESPACE,
+} from '../../../../core/observability/observability';
+import { captureProcessOutput, type OutputCapture } from '../../../reliability/support/capture';
+
+interface EmfLine {
+  readonly _aws: {
+    readonly CloudWatchMetrics: readonly {
+      readonly Namespace: string;
+      readonly Dimensions: readonly (readonly string[])[];
+      readonly Metrics: readonly { readonly Name: string; readonly Unit: string }[];
+    }[];
+  };
+  readonly [field: string]: unknown;
+}
+
+let capture: OutputCapture;
+
+/** The EMF lines written since the capture began. */
+function emfLines(): EmfLine[] {
+  return capture
+    .text()
+    .split('\n')
+    .filter((line) => line.includes('"_aws"'))
+    .map((line) => JSON.parse(line) as EmfLine);
+}
+
+beforeEach(() => {
+  capture = captureProcessOutput();
+});
+
+afterEach(() => {
+  capture.restore();
+});
+
+describe('createMetrics', () => {
+  it('publishes counts per platform metric with the metric dimension, one line per platform metric, summed', () => {
+    const metrics = createMetrics('access-authorizer');
+    metrics.addMetric(METRIC.cacheHit, 'Count', 1);
+    metrics.addCountPerMetric(METRIC.allowed, 'hits', 1);
+    metrics.addCountPerMetric(METRIC.allowed, 'hits', 1);
+    metrics.addCountPerMetric(METRIC.denied, 'get_word', 1);
+    metrics.publishStoredMetrics();
+
+    const lines = emfLines();
+    expect(lines).toHaveLength(3);
+    const [plain, hits, getWord] = lines;
+    expect(plain?._aws.CloudWatchMetrics[0]).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: [['service']],
+      Metrics: [{ Name: METRIC.cacheHit, Unit: 'Count' }],
+    });
+    expect(plain).toMatchObject({ service: 'access-authorizer', [METRIC.cacheHit]: 1 });
+    expect(plain).not.toHaveProperty(METRIC_DIMENSION);
+    expect(hits?._aws.CloudWatchMetrics[0]).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: [['service', METRIC_DIMENSION]],
+      Metrics: [{ Name: METRIC.allowed, Unit: 'Count' }],
+    });
+    expect(hits).toMatchObject({ service: 'access-authorizer', [METRIC_DIMENSION]: 'hits', Allowed: 2 });
+    expect(getWord).toMatchObject({ [METRIC_DIMENSION]: 'get_word', Denied: 1 });
+    expect(getWord).not.toHaveProperty(METRIC.allowed);
+  });
+
+  it('publishes each count once: the next publish carries only what was added since', () => {
+    const metrics = createMetrics('access-reporter');
+    metrics.addCountPerMetric(METRIC.alertPublished, 'hits', 1);
+    metrics.publishStoredMetrics();
+    metrics.addCountPerMetric(METRIC.alertPublished, 'search', 1);
+    metrics.addMetric(METRIC.platformCall, 'Count', 1);
+    metrics.publishStoredMetrics();
+
+    const perMetric = emfLines().filter((line) => line[METRIC_DIMENSION] !== undefined);
+    expect(perMetric.map((line) => [line[METRIC_DIMENSION], line[METRIC.alertPublished]])).toEqual([
+      ['hits', 1],
+      ['search', 1],
+    ]);
+  });
+});
