@@ -1,15 +1,16 @@
 /**
- * The part of 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers) that
- * changes what the gateway enforces: suspend or resume an application, change its plan or its user key,
- * add or delete an app key, set a plan's limit; and find an application by its user key
+ * 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers): the caller (a
+ * token or the provider key, access-tokens.ts), the routes a developer portal calls (account-management.ts),
+ * and here the changes to what the gateway enforces: suspend or resume an application, change its plan
+ * or its user key, set a plan's limit; and find an application by its user key
  * (`GET applications/find.xml?user_key=`, optionally narrowed by `service_id`, 404 when no application
- * has the key, as porta's `Admin::Api::ApplicationsController#find`). Authenticated by the provider key,
- * as `provider_key` or as the `access_token` the real API takes (the local platform has no access
- * tokens: the provider key stands for one); answers in the API's XML. Each application change sends
- * the webhook the real platform sends for it; a limit change sends none (3scale has no such event).
+ * has the key, as porta's `Admin::Api::ApplicationsController#find`). Answers in the API's XML. Each
+ * application change sends the webhook the real platform sends for it, unless the provider turned "Actions
+ * in the admin portal also trigger webhooks" off; a limit change sends none (3scale has no such event).
  *
- * The local platform has no accounts: the `{account_id}` segment is taken as given. Applications, plans
- * and metrics are named by their config names, and a limit by its period, where the real API uses ids.
+ * Config applications belong to no account: for them the `{account_id}` segment is taken as given.
+ * Applications, plans and metrics are named by their config names, and a limit by its period, where the
+ * real API uses ids.
  */
 import type { IncomingMessage } from 'node:http';
 import { PERIODS } from '../../core/budget/periods';
