@@ -21,7 +21,7 @@ import { accountManagementRoute } from './account-management';
 import { required, text } from './admin-context';
 import { AdminApiError } from './admin-errors';
 import { applicationAnswerXml, applicationEventXml } from './admin-xml';
-import { findAccountApplication } from './applications-api';
+import { findAccountApplication, userKeyProblem } from './applications-api';
 import { MAX_LIMIT_VALUE } from './config';
 import type { Application, PlatformModel, Service } from './model';
 import { type ParamHash, parseUrlEncoded } from './params';
@@ -81,6 +81,8 @@ function changeApplication(
     if (userKey === undefined || userKey === application.userKey) return { status: 200 };
     if (service.authentication !== 'user_key')
       throw AdminApiError.invalid({ user_key: ['does not apply to this service'] });
+    const problem = userKeyProblem(userKey);
+    if (problem !== undefined) throw AdminApiError.invalid({ user_key: [problem] });
     try {
       service.changeUserKey(application, userKey);
     } catch {

@@ -32,6 +32,11 @@ const MAX_USER_KEY = 256;
 const APPLICATION_ID = /^[\x21-\x7E]{4,255}$/;
 const LIST_STATE = { live: 'active', suspended: 'suspended', pending: 'pending' } as const;
 
+/** porta's user key validation message, undefined for a valid key. */
+export function userKeyProblem(userKey: string): string | undefined {
+  return userKey.length > MAX_USER_KEY || !USER_KEY.test(userKey) ? 'is invalid' : undefined;
+}
+
 export function generatedKey(bytes = 16): string {
   return randomBytes(bytes).toString('hex');
 }
@@ -112,7 +117,8 @@ function credentials(service: Service, context: AdminContext, values: ParamHash)
   const errors: Record<string, string[]> = {};
   if (service.authentication === 'user_key') {
     const userKey = text(values, 'user_key') ?? generatedKey();
-    if (userKey.length > MAX_USER_KEY || !USER_KEY.test(userKey)) errors.user_key = ['is invalid'];
+    const problem = userKeyProblem(userKey);
+    if (problem !== undefined) errors.user_key = [problem];
     else if (service.applicationsByUserKey.has(userKey)) errors.user_key = ['has already been taken'];
     if (Object.keys(errors).length > 0) throw AdminApiError.invalid(errors);
     return { id: context.caller.tenant.nextId(), userKey, appKeys: [] };

@@ -90,6 +90,12 @@ describe('applications API', () => {
       user_key: 'has spaces',
     });
     expect(malformed.body.errors.error).toEqual(['User key is invalid']);
+    const app = (await api('POST', `accounts/${accountId}/applications.xml`, { plan_id: 'Basic', name: 'x' }))
+      .body.application[0];
+    const changed = await api('PUT', `accounts/${accountId}/applications/${app.id}.xml`, {
+      user_key: 'has spaces',
+    });
+    expect(changed).toMatchObject({ status: 422, body: { errors: { error: ['User key is invalid'] } } });
     const tooMany = await api('POST', `accounts/${accountId}/applications.xml`, {
       plan_id: 'Pro',
       name: 'x',
