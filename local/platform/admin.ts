@@ -16,7 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import { PERIODS } from '../../core/budget/periods';
 import type { Period } from '../../core/platform/types';
 import { readBody } from '../http-server';
-import { authorize, identify } from './access-tokens';
+import { authorize, basicCredential, identify } from './access-tokens';
 import { accountManagementRoute } from './account-management';
 import { required, text } from './admin-context';
 import { AdminApiError } from './admin-errors';
@@ -136,7 +136,7 @@ export async function adminEndpoint(
   };
   try {
     const values = await paramsOf(request);
-    const caller = identify(model, values);
+    const caller = identify(model, values, basicCredential(request.headers.authorization));
     const services = model.servicesOf(caller.tenant.providerKey);
     const routed = accountManagementRoute(
       { model, caller, services, values, notify, now: now() },

@@ -66,13 +66,24 @@ describe('access tokens', () => {
     expect(created.status).toBe(201);
   });
 
-  it('takes the provider key as provider_key or access_token, and answers Access denied to anything else', async () => {
+  it('takes the provider key as provider_key or access_token, a token by HTTP Basic too, and answers Access denied to anything else', async () => {
     const platform = await start();
     expect((await api('GET', 'accounts.xml', {}, PK)).status).toBe(200);
     const byKey = await fetch(new URL(`/admin/api/accounts.xml?provider_key=${PK}`, platform.url), {
       signal: AbortSignal.timeout(5000),
     });
     expect(byKey.status).toBe(200);
+    const basic = async (credential: string) =>
+      (
+        await fetch(new URL('/admin/api/accounts.xml', platform.url), {
+          headers: { authorization: `Basic ${Buffer.from(credential).toString('base64')}` },
+          signal: AbortSignal.timeout(5000),
+        })
+      ).status;
+    // porta's http_authentication: the user name, or the password when the user name is empty
+    expect(await basic(`:${TOKENS.adminRw}`)).toBe(200);
+    expect(await basic(`${PK}:`)).toBe(200);
+    expect(await basic(':nope')).toBe(403);
     for (const token of ['', 'nope']) {
       expect(await api('GET', 'accounts.xml', {}, token)).toMatchObject({ status: 403, text: DENIED });
     }
