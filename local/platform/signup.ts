@@ -37,9 +37,7 @@ function validate(context: AdminContext) {
   if (email === '') errors.email = ["can't be blank"];
   else if (email.length < 6 || email.length > 255) errors.email = ['is invalid'];
   if (text(values, 'password') === undefined) errors.password = ["can't be blank"];
-  const taken = context.caller.tenant.accounts.conflicts(username, email);
-  for (const message of taken) {
-    const field = message.startsWith('Username') ? 'username' : 'email';
+  for (const field of context.caller.tenant.accounts.taken(username, email)) {
     errors[field] = [...(errors[field] ?? []), 'has already been taken'];
   }
   if (Object.keys(errors).length > 0) throw AdminApiError.invalid(errors);
