@@ -98,6 +98,13 @@ describe('signup.xml', () => {
       password: 'p',
     });
     expect(badName.body.errors.error).toEqual(['Username use only letters, numbers, and .-_@+ please.']);
+    const shortEmail = await api('POST', 'signup.xml', {
+      org_name: 'O',
+      username: 'ok-name',
+      email: 'a@b',
+      password: 'p',
+    });
+    expect(shortEmail.body.errors.error).toEqual(['Email is too short (minimum is 6 characters)']);
   });
 
   it('does not read signups_enabled, as porta API does not: the portal must refuse itself', async () => {
