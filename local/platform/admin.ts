@@ -155,8 +155,10 @@ export async function adminEndpoint(
       const [, accountId, id, action] = app as unknown as [string, string, string, string | undefined];
       const { service, application } = findAccountApplication(services, accountId, id);
       const change = changeApplication(service, application, { method, action }, values);
-      if (change.event !== undefined)
+      if (change.event !== undefined) {
+        application.touch(now());
         notify(change.event, applicationEventXml(change.event, service, application));
+      }
       return { status: change.status, headers: {}, body: applicationAnswerXml(service, application) };
     }
     const limit = LIMIT.exec(path);

@@ -153,6 +153,8 @@ export function addApplication(context: AdminContext, input: NewApplication): Ap
   application.accountId = input.accountId;
   application.name = input.name;
   application.description = input.description;
+  application.createdAt = context.now;
+  application.updatedAt = context.now;
   service.addApplication(application);
   context.notify('created', applicationEventXml('created', service, application));
   return application;
@@ -214,6 +216,7 @@ export function acceptApplication(context: AdminContext, [, accountId, id]: read
   if (application.state !== 'pending')
     throw AdminApiError.invalid({ state: ['cannot transition via "accept"'] });
   application.state = 'active';
+  application.touch(context.now);
   context.notify('updated', applicationEventXml('updated', service, application));
   return { status: 200, headers: {}, body: applicationAnswerXml(service, application) };
 }

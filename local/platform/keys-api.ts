@@ -53,6 +53,7 @@ export function createKey(context: AdminContext, [, accountId, id]: readonly str
   if (application.appKeys.size >= keysLimit(service))
     throw AdminApiError.invalid({ base: ['Limit reached'] });
   application.appKeys.add(key);
+  application.touch(context.now);
   context.notify('key_created', applicationEventXml('key_created', service, application));
   return { status: 201, headers: {}, body: applicationAnswerXml(service, application) };
 }
@@ -71,6 +72,7 @@ export function deleteKey(context: AdminContext, [, accountId, id, key]: readonl
     throw AdminApiError.notFound();
   }
   if (!application.appKeys.delete(value)) throw AdminApiError.notFound();
+  application.touch(context.now);
   context.notify('key_deleted', applicationEventXml('key_deleted', service, application));
   return { status: 200, headers: {}, body: '' };
 }

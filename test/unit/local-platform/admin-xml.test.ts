@@ -37,8 +37,9 @@ describe('admin XML', () => {
     const app = new Application('7', 'k&y', new Set(), 'Basic', 'pending', []);
     app.accountId = '3';
     app.name = 'A <b>';
+    app.createdAt = AT;
     expect(applicationXml(service('user_key'), app)).toMatch(
-      /^<application><id>7<\/id><state>pending<\/state><user_account_id>3<\/user_account_id><service_id>svc<\/service_id><user_key>k&amp;y<\/user_key><plan .*<\/plan><name>A &lt;b&gt;<\/name><description><\/description><\/application>$/,
+      /^<application><id>7<\/id><created_at>2026-11-28T13:00:05Z<\/created_at><updated_at>2026-11-28T13:00:05Z<\/updated_at><state>pending<\/state><user_account_id>3<\/user_account_id><service_id>svc<\/service_id><user_key>k&amp;y<\/user_key><plan .*<\/plan><name>A &lt;b&gt;<\/name><description><\/description><\/application>$/,
     );
     const keyed = new Application('abcd1234', undefined, new Set(['k1', 'k2']), 'Basic', 'active', []);
     expect(applicationXml(service('app_id'), keyed)).toContain(

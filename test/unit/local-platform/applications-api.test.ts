@@ -114,6 +114,10 @@ describe('applications API', () => {
     expect(await authrep(query)).toBe(409);
     const accepted = await api('PUT', `accounts/${accountId}/applications/${pending.id}/accept.xml`);
     expect(accepted.body.application[0].state).toBe('live');
+    expect(accepted.body.application[0].created_at).toBe(pending.created_at);
+    expect(Date.parse(accepted.body.application[0].updated_at)).toBeGreaterThanOrEqual(
+      Date.parse(pending.created_at),
+    );
     expect(await authrep(query)).toBe(200);
     const again = await api('PUT', `accounts/${accountId}/applications/${pending.id}/accept.xml`);
     expect(again).toMatchObject({
@@ -121,6 +125,25 @@ describe('applications API', () => {
       body: { errors: { error: ['State cannot transition via "accept"'] } },
     });
     expect((await events(2)).map((e) => e.action)).toEqual(['created', 'updated']);
+  });
+
+  it('dates an application as porta does: created_at at creation, updated_at at each change', async () => {
+    const clock = { time: Date.UTC(2026, 0, 2, 3, 4, 5) };
+    await start({}, () => clock.time);
+    const account = await signUp('hana');
+    const created = (
+      await api('POST', `accounts/${account.id}/applications.xml`, { plan_id: 'Pro', name: 'x' })
+    ).body.application[0];
+    expect(created).toMatchObject({ created_at: '2026-01-02T03:04:05Z', updated_at: '2026-01-02T03:04:05Z' });
+    clock.time += 60_000;
+    const path = `accounts/${account.id}/applications/${created.id}`;
+    expect((await api('POST', `${path}/keys.xml`)).body.application[0]).toMatchObject({
+      created_at: '2026-01-02T03:04:05Z',
+      updated_at: '2026-01-02T03:05:05Z',
+    });
+    clock.time += 60_000;
+    await api('PUT', `${path}/suspend.xml`);
+    expect((await api('GET', `${path}.xml`)).body.application[0].updated_at).toBe('2026-01-02T03:06:05Z');
   });
 
   it("lists and reads an account's applications, by state too, and not another account's", async () => {
