@@ -273,6 +273,7 @@ export class AccessAuthorizer {
     } else if (decision.reason === 'limits_exceeded' && decision.limit !== undefined) {
       this.refusals.rememberLimited(
         facts.credentialId,
+        facts.keyId,
         facts.usage,
         decision.plan,
         decision.limit,

@@ -523,6 +523,18 @@ describe('keys of an application (app_id mode)', () => {
     expect(await decide.decide(withKey('k-1'))).toEqual(appAllowed());
   });
 
+  it("a wrong key after the application's limit refusal is 401, revealing nothing of its usage", async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
+    platform.authorizeAnswer = () => denied('application_key_invalid');
+    const decide = authorizer({ ...appConfig, refusalMemoryMs: 1000 });
+    await decide.decide(withKey('k-1'));
+    expect(await decide.decide(withKey('k-1'))).toMatchObject({ effect: 'deny', reason: 'limits_exceeded' });
+    // The memory holds the limit refusal now; a key it has not verified still goes to be checked.
+    expect(await decide.decide(withKey('wrong'))).toEqual({ effect: 'unauthorized' });
+    expect(await decide.decide(withKey('k-1'))).toMatchObject({ effect: 'deny', reason: 'limits_exceeded' });
+    expect(metrics.counts.RefusedFromMemory).toBe(1);
+  });
+
   it('with the platform down, an unknown key is refused unless the failure mode is allow', async () => {
     platform.authrepAnswer = () => authorized([hourly('hits', 100, 1, END)]);
     platform.authorizeAnswer = () => UNAVAILABLE;
