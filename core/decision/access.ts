@@ -36,6 +36,7 @@ import {
   type ThrottleRefusal,
 } from '../budget/cache';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
+import { redisSeenMarks, type SeenMarks } from '../budget/seen-marks';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from '../budget/snapshot';
 import {
   type CredentialReader,
@@ -101,6 +102,8 @@ export interface AccessRequest {
   /** The path as the client sent it (mapping rules match its normalized form). */
   readonly path: string;
   readonly query: QueryParameters;
+  /** The client's IP address, when the gateway gave it (GatewayRequest.sourceAddress). */
+  readonly sourceAddress?: string;
 }
 
 export interface AccessAuthorizerDeps {
@@ -168,6 +171,7 @@ interface RequestFacts {
   readonly now: number;
   readonly metrics: string;
   readonly applicationId?: string;
+  readonly sourceAddress?: string;
 }
 
 /**
@@ -181,6 +185,7 @@ interface CacheParts {
   readonly publisher: ReportPublisher;
   readonly sealer: CredentialSealer;
   readonly firstCallGate: FirstCallGate;
+  readonly seen: SeenMarks;
 }
 
 export class AccessAuthorizer {
@@ -215,6 +220,7 @@ export class AccessAuthorizer {
         publisher: deps.publisher,
         sealer: sealerOf(config),
         firstCallGate: new FirstCallGate(deps.redis, config.unseenCredentialCallsPerSecond),
+        seen: redisSeenMarks(deps.redis),
       };
   }
 
@@ -229,8 +235,14 @@ export class AccessAuthorizer {
       logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
       return { effect: 'unauthorized' };
     }
-    const { method, path, query } = request;
-    return this.decideCall({ credential: extraction.credential, method, path, query });
+    const { method, path, query, sourceAddress } = request;
+    return this.decideCall({
+      credential: extraction.credential,
+      method,
+      path,
+      query,
+      ...(sourceAddress !== undefined && { sourceAddress }),
+    });
   }
 
   /** The decision for a call whose credential was read and validated already. */
@@ -246,6 +258,7 @@ export class AccessAuthorizer {
       now: this.deps.now(),
       metrics: Object.keys(usage ?? {}).join(','),
       ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
+      ...(request.sourceAddress !== undefined && { sourceAddress: request.sourceAddress }),
     };
     if (!usage) {
       this.count(METRIC.noMappingRule);
@@ -611,7 +624,7 @@ export class AccessAuthorizer {
   ): Promise<AccessDecision> {
     let released = false;
     try {
-      if (!(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+      if (!(await this.firstCallAdmitted(cached, facts))) return this.platformBusy(facts);
       this.count(METRIC.platformCall);
       const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
       if (!isCredentialAnswer(outcome)) {
@@ -624,6 +637,7 @@ export class AccessAuthorizer {
         ...(this.admits(outcome) && { admittedUsage: facts.usage }),
       });
       released = stored.stored;
+      await this.markSeen(cached, facts, outcome);
       return await this.answerOf(facts, outcome, () =>
         this.keepPending(cached, facts, stored.sealedCredential),
       );
@@ -644,7 +658,7 @@ export class AccessAuthorizer {
     unknown: Unknown = 'key',
   ): Promise<AccessDecision> {
     // A key never seen is bounded like a budget never seen; confirming a known budget never is.
-    if (unknown === 'key' && !(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+    if (unknown === 'key' && !(await this.firstCallAdmitted(cached, facts))) return this.platformBusy(facts);
     this.count(METRIC.platformCall);
     const outcome = await this.deps.platform.authorize(facts.credential);
     if (!isCredentialAnswer(outcome)) {
@@ -653,6 +667,7 @@ export class AccessAuthorizer {
       return this.platformDown(cached, facts, unknown);
     }
     await this.storeAnswer(cached, facts, outcome);
+    await this.markSeen(cached, facts, outcome);
     const state = stateOf(outcome);
     if (state.kind !== 'active') return this.refusedFor(facts, state);
     const result = await this.check(cached, facts, facts.keyId);
@@ -660,6 +675,23 @@ export class AccessAuthorizer {
       return this.direct(facts);
     }
     return this.fromCheck(cached, facts, result);
+  }
+
+  /**
+   * Whether the platform may be asked about a credential the cache has no answer for: always for one it
+   * has seen (its snapshot expired or was evicted), else within the first-call gate's bound.
+   */
+  private async firstCallAdmitted(cached: CacheParts, facts: RequestFacts): Promise<boolean> {
+    if (await cached.seen.has(facts.credentialId, facts.keyId)) return true;
+    return cached.firstCallGate.admits(facts.now, facts.sourceAddress);
+  }
+
+  /** Marks a credential the platform said exists as seen; a failure only costs a later gate count. */
+  private async markSeen(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer): Promise<void> {
+    if (stateOf(answer).kind === 'invalid') return;
+    await cached.seen.mark(facts.credentialId, facts.keyId).catch((error: unknown) => {
+      this.deps.logger.warn('seen mark not stored', { error: errorMessage(error) });
+    });
   }
 
   /** A credential never seen, past the bound of such platform calls per second: refused at once. */

@@ -17,6 +17,7 @@ import { firstCallCounterKey } from '../../../../core/decision/first-call-gate';
 import type { AuthOutcome } from '../../../../core/platform/types';
 import { type ReportMessage, reportMessage } from '../../../../core/reporting/message';
 import type { AccessConfigInput } from '../../../../core/settings/config';
+import { describeOnTopologies } from '../../../support/redis-topology';
 import { accessConfig, END, gatewayRequest as event, ID, KEY, SERVICE, T0 } from '../../handlers/fixtures';
 import {
   authorized,
@@ -281,6 +282,63 @@ describe('platform calls for credentials never seen', () => {
     clock += 1000;
     expect(await decide.decide(keyed('made-up-2'))).toMatchObject({ effect: 'allow' });
     expect(platform.count('authrep')).toBe(3);
+  });
+
+  it('never counts a credential seen before, even when its snapshot is gone', async () => {
+    const decide = authorizer({ unseenCredentialCallsPerSecond: 1 });
+    expect(await decide.decide(event())).toEqual(allowed());
+    await redis.del(credentialKeys(ID).app);
+    clock += 1000;
+    // The second's bound is spent by a made-up key; the known one is asked about all the same.
+    await decide.decide(keyed('made-up-1'));
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(platform.count('authrep')).toBe(3);
+  });
+});
+
+// A real redis-server: the flood is 1,290 decisions, each a script run, too slow on the in-memory stand-in.
+describeOnTopologies(['redis-server'], (testRedis) => {
+  const keyed = (key: string) => event({ headers: { apikey: key }, multiValueHeaders: null });
+
+  beforeEach(async () => {
+    await testRedis().flushAll();
+    redis = (await testRedis().client()) as unknown as Redis;
+  });
+
+  afterEach(() => {
+    redis.disconnect();
+  });
+
+  it('under a flood of made-up keys from one address, new customers from other addresses still get the platform', async () => {
+    // The issue's flood: 250 made-up keys a second from one address against the default bound of 20,
+    // and 8 legitimate never-seen keys a second from other addresses, for 5 seconds.
+    const legitimate = new Set(Array.from({ length: 40 }, (_, i) => `customer-${i}`));
+    platform.authrepAnswer = (credential) =>
+      credential.kind === 'user_key' && legitimate.has(credential.userKey)
+        ? authorized([hourly('hits', 100, 1, END)])
+        : invalidCredential('user_key_invalid');
+    const decide = authorizer({ unseenCredentialCallsPerSecond: 20 });
+    const decidedByPlatform: string[] = [];
+    for (let second = 0; second < 5; second++) {
+      clock = T0 + second * 1000;
+      for (let n = 0; n < 250; n++) {
+        await decide.decide({ ...keyed(`made-up-${second}-${n}`), sourceAddress: '198.51.100.7' });
+        if (n % 30 === 29 && n < 240) {
+          const customer = `customer-${second * 8 + (n - 29) / 30}`;
+          const decision = await decide.decide({ ...keyed(customer), sourceAddress: `203.0.113.${n}` });
+          if (decision.effect === 'allow') decidedByPlatform.push(customer);
+        }
+      }
+    }
+    expect(decidedByPlatform.length).toBeGreaterThanOrEqual(38);
+    // The flood reached the platform at most its address's share a second.
+    const floodCalls = platform.calls.filter(
+      (call) =>
+        'credential' in call &&
+        call.credential.kind === 'user_key' &&
+        !legitimate.has(call.credential.userKey),
+    );
+    expect(floodCalls.length).toBeLessThanOrEqual(5 * 2);
   });
 });
 
