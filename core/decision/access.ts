@@ -57,6 +57,7 @@ import { FirstCallGate } from './first-call-gate';
 import { compileMappingRules, type QueryParameters, type UsageMapper } from './mapping';
 import { RefusalMemory } from './refusal-memory';
 import type { GatewayRequest } from './request';
+import { retryAfterSecondsOf } from './retry-after';
 
 export type DenyReason =
   | DenialReason
@@ -88,6 +89,11 @@ export type AccessDecision =
        * with what it leaves; undefined when no throttle applies (docs/throttling.md).
        */
       readonly throttle?: ThrottleFeedback | ThrottleRefusal;
+      /**
+       * Whole seconds until a refused call would pass (retry-after.ts); undefined for an allowed call and
+       * for a refusal that waiting does not mend.
+       */
+      readonly retryAfterSeconds?: number;
       /**
        * The usage an allowed call added to the budget's pending usage, which `giveBack` can take back;
        * undefined when the platform counted it already (a first call's authrep) or nothing was kept.
@@ -264,9 +270,12 @@ export class AccessAuthorizer {
       this.count(METRIC.noMappingRule);
       return this.deny(facts, 'no_mapping_rule');
     }
-    const decision = this.fromMemory(facts) ?? this.remembered(facts, await this.decideMapped(facts));
-    this.countPerMetric(facts, decision);
-    return decision;
+    const decided = this.fromMemory(facts) ?? this.remembered(facts, await this.decideMapped(facts));
+    this.countPerMetric(facts, decided);
+    const retryAfterSeconds = retryAfterSecondsOf(decided, facts.usage, facts.now);
+    return retryAfterSeconds === undefined || decided.effect === 'unauthorized'
+      ? decided
+      : { ...decided, retryAfterSeconds };
   }
 
   /** A refusal this instance remembers for the call: answered without Redis, counted as the first was. */

@@ -191,6 +191,8 @@ describe('limits the decisions name', () => {
       reason: 'limits_exceeded',
       ...fields,
       limit,
+      // The consumer's Retry-After: until the hour ends.
+      retryAfterSeconds: Math.ceil((END - clock) / 1000),
     });
   });
 });
@@ -212,6 +214,7 @@ describe('throttles (docs/throttling.md)', () => {
       plan: 'Basic',
       metrics: 'get_word',
       throttle: { rate: 0.001, burst: 2, retryInMs: expect.any(Number) },
+      retryAfterSeconds: expect.any(Number),
     });
     expect(await pendingUsage()).toEqual(pending);
     expect(metrics.counts.RateLimited).toBe(1);
