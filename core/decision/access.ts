@@ -58,6 +58,7 @@ import { compileMappingRules, type QueryParameters, type UsageMapper } from './m
 import { RefusalMemory } from './refusal-memory';
 import type { GatewayRequest } from './request';
 import { retryAfterSecondsOf } from './retry-after';
+import { ThrottleNames } from './throttle-names';
 
 export type DenyReason =
   | DenialReason
@@ -203,10 +204,12 @@ export class AccessAuthorizer {
   private readonly cached: CacheParts | undefined;
   private readonly readCredential: CredentialReader;
   private readonly refusals: RefusalMemory;
+  private readonly throttleNames: ThrottleNames;
 
   constructor(private readonly deps: AccessAuthorizerDeps) {
     const { config } = deps;
     this.refusals = new RefusalMemory(config.refusalMemoryMs);
+    this.throttleNames = new ThrottleNames(config, deps.logger, deps.metrics);
     this.readCredential = credentialReaderOf(
       config,
       deps.redis && { tokensNotBefore: redisTokensNotBefore(deps.redis, config.serviceId, deps.logger) },
@@ -646,7 +649,7 @@ export class AccessAuthorizer {
         ...(this.admits(outcome) && { admittedUsage: facts.usage }),
       });
       released = stored.stored;
-      await this.markSeen(cached, facts, outcome);
+      await this.learnFrom(cached, facts, outcome);
       return await this.answerOf(facts, outcome, () =>
         this.keepPending(cached, facts, stored.sealedCredential),
       );
@@ -676,7 +679,7 @@ export class AccessAuthorizer {
       return this.platformDown(cached, facts, unknown);
     }
     await this.storeAnswer(cached, facts, outcome);
-    await this.markSeen(cached, facts, outcome);
+    await this.learnFrom(cached, facts, outcome);
     const state = stateOf(outcome);
     if (state.kind !== 'active') return this.refusedFor(facts, state);
     const result = await this.check(cached, facts, facts.keyId);
@@ -695,8 +698,13 @@ export class AccessAuthorizer {
     return cached.firstCallGate.admits(facts.now, facts.sourceAddress);
   }
 
-  /** Marks a credential the platform said exists as seen; a failure only costs a later gate count. */
-  private async markSeen(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer): Promise<void> {
+  /**
+   * What a platform answer teaches beyond the snapshot: its plan's name is judged against the throttles
+   * (throttle-names.ts), and a credential it says exists is marked seen (a failed mark only costs a
+   * later gate count).
+   */
+  private async learnFrom(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer): Promise<void> {
+    if (answer.kind !== 'invalid_credential') this.throttleNames.onAnswerNaming(answer.plan ?? '');
     if (stateOf(answer).kind === 'invalid') return;
     await cached.seen.mark(facts.credentialId, facts.keyId).catch((error: unknown) => {
       this.deps.logger.warn('seen mark not stored', { error: errorMessage(error) });
