@@ -492,7 +492,7 @@ export class AccessAuthorizer {
     const plan = answer.kind === 'invalid_credential' ? '' : (answer.plan ?? '');
     if (answer.kind !== 'denied') return this.allow(facts, plan);
     this.count(METRIC.limitsExceeded);
-    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
+    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan, exceededLimitOf(answer));
     // Soft limits: the platform refused to record this call; it is let through and reported later.
     this.count(METRIC.softLimitExceeded);
     return this.allow(facts, plan, undefined, await recordOverLimit());
@@ -736,6 +736,27 @@ export class AccessAuthorizer {
     this.noteUnrecorded(facts, 'platform unavailable, no cache');
     return this.allow(facts, '');
   }
+}
+
+/**
+ * The limit a platform's refusal over limits names: of its usage reports at or past their max, the one
+ * that resets last (an eternity limit first: it never does), since the call waits for all of them.
+ */
+function exceededLimitOf(answer: CredentialAnswer): LimitInfo | undefined {
+  if (answer.kind !== 'denied') return undefined;
+  const ends = (resetAt: number | undefined) => resetAt ?? Number.POSITIVE_INFINITY;
+  const exceeded = answer.usageReports
+    .filter((report) => report.exceeded || report.currentValue >= report.maxValue)
+    .map(({ metric, period, maxValue, periodEnd }) => ({
+      metric,
+      period,
+      max: maxValue,
+      ...(period !== 'eternity' && periodEnd !== undefined && { resetAt: periodEnd }),
+    }));
+  return exceeded.reduce<LimitInfo | undefined>(
+    (last, limit) => (last === undefined || ends(limit.resetAt) > ends(last.resetAt) ? limit : last),
+    undefined,
+  );
 }
 
 export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {

@@ -79,13 +79,14 @@ describe('local stack end to end (real redis-server)', () => {
       headers: { apikey: 'key-post' },
     });
     expect(status).toBe(403);
-    // The platform refused this first call itself (authrep): no limit of the cache to name.
+    // The platform refused this first call itself (authrep): the body names the limit its answer
+    // reported, a disabled method's 0 for eternity, which never resets (no reset, no Retry-After).
     expect(body).toEqual({
       message: 'Access denied',
       reason: 'limits_exceeded',
-      metric: '',
-      period: '',
-      max: '',
+      metric: 'post_word',
+      period: 'eternity',
+      max: '0',
       reset: '',
     });
   });

@@ -197,6 +197,18 @@ describe('limits the decisions name', () => {
   });
 });
 
+describe('a first call over its limits', () => {
+  it("names the exceeded limit the platform reported, and so when it passes (the consumer's Retry-After)", async () => {
+    platform.authrepAnswer = () => denied('limits_exceeded', [hourly('hits', 5, 5, END)]);
+    expect(await authorizer().decide(event())).toMatchObject({
+      effect: 'deny',
+      reason: 'limits_exceeded',
+      limit: { metric: 'hits', period: 'hour', max: 5, resetAt: END },
+      retryAfterSeconds: Math.ceil((END - T0) / 1000),
+    });
+  });
+});
+
 describe('throttles (docs/throttling.md)', () => {
   it("counts the first call in its plan's throttle, and refuses past the burst with rate_limited, counting nothing", async () => {
     platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
