@@ -195,6 +195,39 @@ describe('applyPlatformEvent', () => {
     }
   });
 
+  it('forgets the refusals of credentials an event says exist: a key tried before it was created', async () => {
+    const budget = await cached({ kind: 'app_id', appId: 'a', appKey: 'k1' });
+    const tried = { kind: 'app_id', appId: 'a', appKey: 'k-new' } as const;
+    await cache.storeAnswer({
+      credentialId: budget,
+      keyId: keyIdOf(SERVICE, tried),
+      sealedCredential: sealer.seal(budget, tried),
+      answer: denied('application_key_invalid') as never,
+      now: NOW,
+    });
+    const unknownUserKey = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'uk-new' });
+    await redis.set(credentialKeys(unknownUserKey).negative, 'invalid:user_key_invalid', 'PX', 60_000);
+    expect(await redis.hget(credentialKeys(budget).keys, keyIdOf(SERVICE, tried))).toMatch(/^bad /);
+
+    await applyPlatformEvent(
+      ports('app_id'),
+      parseEventXml(eventXml('key_created', { id: 'a', appKeys: ['k1', 'k-new'] })),
+    );
+    expect(await redis.hget(credentialKeys(budget).keys, keyIdOf(SERVICE, tried))).toBeNull();
+    expect(
+      await redis.hget(
+        credentialKeys(budget).keys,
+        keyIdOf(SERVICE, { kind: 'app_id', appId: 'a', appKey: 'k1' }),
+      ),
+    ).toMatch(/^ok /);
+
+    await applyPlatformEvent(
+      ports(),
+      parseEventXml(eventXml('user_key_updated', { id: 'u', userKey: 'uk-new' })),
+    );
+    expect(await redis.exists(credentialKeys(unknownUserKey).negative)).toBe(0);
+  });
+
   it('says when the platform did not answer the refresh', async () => {
     await cached({ kind: 'user_key', userKey: 'uk' });
     platform.authorizeAnswer = () => UNAVAILABLE;
