@@ -19,6 +19,7 @@ export type WorkloadName =
   | 'hot-alerts-on'
   | 'throttled-serial'
   | 'flood-over-limit'
+  | 'flood-throttled'
   | 'flood-unknown-keys'
   | 'hot-without-flood';
 

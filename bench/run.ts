@@ -87,6 +87,7 @@ import {
   FLOOD_UNSEEN_CALLS_PER_SECOND,
   GROUP_ROUNDS,
   interleavedChunks,
+  OVER_LIMIT_WORKLOADS,
   REFUSED_WORKLOADS,
   type RequestShape,
   type Run,
@@ -953,7 +954,7 @@ function applicationNamesOf(workload: WorkloadName, quick: boolean): string[] {
 function overLimitApplicationsOf(workloads: readonly WorkloadName[], quick: boolean): Set<string> {
   return new Set(
     workloads
-      .filter((workload) => REFUSED_WORKLOADS.has(workload))
+      .filter((workload) => OVER_LIMIT_WORKLOADS.has(workload))
       .flatMap((w) => applicationNamesOf(w, quick)),
   );
 }
@@ -1023,6 +1024,7 @@ async function main(): Promise<number> {
     const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
     const spreadCluster = find('spread-cluster', 'project');
     const flood = find('flood-over-limit', 'project');
+    const throttledFlood = find('flood-throttled', 'project');
     const unknownKeyFlood = find('flood-unknown-keys', 'project')?.unknownKeyFlood;
     const comparisons = evaluateComparisons((workload) => {
       const result = find(workload as WorkloadName, 'project');
@@ -1091,6 +1093,12 @@ async function main(): Promise<number> {
         flood: {
           sentPerCall: flood.redis.sentPerAuthorization,
           executedPerCall: flood.redis.executedPerAuthorization,
+        },
+      }),
+      ...(throttledFlood && {
+        throttledFlood: {
+          sentPerCall: throttledFlood.redis.sentPerAuthorization,
+          executedPerCall: throttledFlood.redis.executedPerAuthorization,
         },
       }),
       ...(unknownKeyFlood && {

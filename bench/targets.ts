@@ -36,7 +36,7 @@ export const LIMITS = {
    * the same code's paired rounds from -16 % to +59 %.
    */
   throttleRedisCpuAdded: 0.1,
-  /** A refused flood: Redis commands per refused call at most this (issue 23). */
+  /** A refused flood, over a limit (issue 23) or a throttle (issue 34): Redis commands per refused call at most this. */
   floodRedisCommandsPerCall: 0.01,
   /** A refused flood: its throughput at least this many times the hot key's allowed calls (issue 23). */
   floodThroughputSpeedUp: 3,
@@ -134,6 +134,12 @@ export interface SideBySideFigures {
   readonly baseline: DesignFigures;
 }
 
+/** Redis commands per refused call of a flood, sent by the client and run at the server. */
+export interface FloodFigures {
+  readonly sentPerCall: number;
+  readonly executedPerCall: number;
+}
+
 export interface TargetInputs {
   readonly reportWindowSeconds: number;
   /** Absent when the run left the hot workload out (`--workloads`): its targets are then not judged. */
@@ -142,7 +148,9 @@ export interface TargetInputs {
   /** spread-cluster: the authorizations each primary served (the project's). */
   readonly authorizationsPerPrimary?: readonly number[];
   /** flood-over-limit: Redis commands per refused call, sent by the client and run at the server. */
-  readonly flood?: { readonly sentPerCall: number; readonly executedPerCall: number };
+  readonly flood?: FloodFigures;
+  /** flood-throttled: the same, of calls refused by a throttle. */
+  readonly throttledFlood?: FloodFigures;
   readonly unknownKeyFlood?: UnknownKeyFloodTargetFigures;
   /** Each side-by-side workload the run had (`--workloads` may leave some out): the others are not judged. */
   readonly designs?: Readonly<Partial<Record<SideBySideWorkload, SideBySideFigures>>>;
@@ -173,6 +181,7 @@ export function evaluateTargets({
   bundle,
   authorizationsPerPrimary,
   flood,
+  throttledFlood,
   unknownKeyFlood,
   designs = {},
 }: TargetInputs): TargetResult[] {
@@ -195,20 +204,23 @@ export function evaluateTargets({
       pass: bundle.initMedianMs <= LIMITS.initOfEager * bundle.eagerInitMedianMs,
     },
     ...(authorizationsPerPrimary ? [primaryShareTarget(authorizationsPerPrimary)] : []),
-    ...(flood
-      ? [
-          {
-            id: 'flood-redis',
-            target: `refused flood: Redis commands sent per refused call <= ${LIMITS.floodRedisCommandsPerCall}`,
-            measured:
-              `${fixed(flood.sentPerCall, 4)} sent ` +
-              `(${fixed(flood.executedPerCall, 4)} run at the server, the scripts' own commands included)`,
-            pass: flood.sentPerCall <= LIMITS.floodRedisCommandsPerCall,
-          },
-        ]
+    ...(flood ? [floodTarget('flood-redis', 'refused flood', flood)] : []),
+    ...(throttledFlood
+      ? [floodTarget('flood-throttled-redis', 'throttled flood (rate_limited)', throttledFlood)]
       : []),
     ...(unknownKeyFlood ? [unknownKeyFloodTarget(unknownKeyFlood)] : []),
   ];
+}
+
+function floodTarget(id: string, what: string, flood: FloodFigures): TargetResult {
+  return {
+    id,
+    target: `${what}: Redis commands sent per refused call <= ${LIMITS.floodRedisCommandsPerCall}`,
+    measured:
+      `${fixed(flood.sentPerCall, 4)} sent ` +
+      `(${fixed(flood.executedPerCall, 4)} run at the server, the scripts' own commands included)`,
+    pass: flood.sentPerCall <= LIMITS.floodRedisCommandsPerCall,
+  };
 }
 
 /**

@@ -128,6 +128,13 @@ describe('evaluateTargets', () => {
     expect(flood(0.011)).toEqual(['flood-redis']);
   });
 
+  it('holds a throttled flood to 0.01 Redis commands sent per call', () => {
+    const flood = (sentPerCall: number) =>
+      failing({ ...passing, throttledFlood: { sentPerCall, executedPerCall: 1 } });
+    expect(flood(0.01)).toEqual([]);
+    expect(flood(0.011)).toEqual(['flood-throttled-redis']);
+  });
+
   it('holds the bundle to 300,000 bytes and its init to 60 ms and half the old eager init', () => {
     const bundle = (
       minifiedBytes: number,
