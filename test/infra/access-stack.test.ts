@@ -416,6 +416,15 @@ describe('functions', () => {
       expect(logGroups[logGroup]?.Properties.RetentionInDays).toBe(30);
     }
   });
+
+  it('log in JSON with the system log level at WARN (no START, END and REPORT lines) and the application level left at its default', () => {
+    for (const fn of Object.values(functions)) {
+      const logging = fn.Properties.LoggingConfig as Record<string, unknown>;
+      expect(logging).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN' });
+      // An application level above INFO would drop the EMF lines, which carry no level.
+      expect(logging).not.toHaveProperty('ApplicationLogLevel');
+    }
+  });
 });
 
 describe('outputs', () => {
