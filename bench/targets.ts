@@ -36,6 +36,8 @@ export const LIMITS = {
    * the same code's paired rounds from -16 % to +59 %.
    */
   throttleRedisCpuAdded: 0.1,
+  /** hot: CloudWatch Logs bytes per authorization, averaged, as the functions log now (issue 34). */
+  logBytesPerAuthorization: 50,
   /** A refused flood, over a limit (issue 23) or a throttle (issue 34): Redis commands per refused call at most this. */
   floodRedisCommandsPerCall: 0.01,
   /** A refused flood: its throughput at least this many times the hot key's allowed calls (issue 23). */
@@ -152,6 +154,8 @@ export interface TargetInputs {
   /** flood-throttled: the same, of calls refused by a throttle. */
   readonly throttledFlood?: FloodFigures;
   readonly unknownKeyFlood?: UnknownKeyFloodTargetFigures;
+  /** hot: CloudWatch Logs bytes per authorization as logged now, and as before (bench/log-bytes.ts). */
+  readonly logBytes?: { readonly now: number; readonly before: number };
   /** Each side-by-side workload the run had (`--workloads` may leave some out): the others are not judged. */
   readonly designs?: Readonly<Partial<Record<SideBySideWorkload, SideBySideFigures>>>;
 }
@@ -183,6 +187,7 @@ export function evaluateTargets({
   flood,
   throttledFlood,
   unknownKeyFlood,
+  logBytes,
   designs = {},
 }: TargetInputs): TargetResult[] {
   return [
@@ -209,6 +214,18 @@ export function evaluateTargets({
       ? [floodTarget('flood-throttled-redis', 'throttled flood (rate_limited)', throttledFlood)]
       : []),
     ...(unknownKeyFlood ? [unknownKeyFloodTarget(unknownKeyFlood)] : []),
+    ...(logBytes
+      ? [
+          {
+            id: 'hot-log-bytes',
+            target: `hot: CloudWatch Logs bytes per authorization <= ${LIMITS.logBytesPerAuthorization} (averaged, the counts held at the end written as at shutdown)`,
+            measured:
+              `${fixed(logBytes.now, 2)} bytes; before (an EMF line per invocation, Lambda's text-format ` +
+              `START/END/REPORT lines): ${fixed(logBytes.before, 1)} bytes`,
+            pass: logBytes.now <= LIMITS.logBytesPerAuthorization,
+          },
+        ]
+      : []),
   ];
 }
 

@@ -128,6 +128,16 @@ describe('evaluateTargets', () => {
     expect(flood(0.011)).toEqual(['flood-redis']);
   });
 
+  it('holds the hot key to 50 CloudWatch Logs bytes per authorization, the figure before beside it', () => {
+    const logBytes = (now: number) => failing({ ...passing, logBytes: { now, before: 700 } });
+    expect(logBytes(50)).toEqual([]);
+    expect(logBytes(50.1)).toEqual(['hot-log-bytes']);
+    const result = evaluateTargets({ ...passing, logBytes: { now: 0.4, before: 700 } }).find(
+      (t) => t.id === 'hot-log-bytes',
+    );
+    expect(result?.measured).toMatch(/^0\.40 bytes; before .*700\.0 bytes$/);
+  });
+
   it('holds a throttled flood to 0.01 Redis commands sent per call', () => {
     const flood = (sentPerCall: number) =>
       failing({ ...passing, throttledFlood: { sentPerCall, executedPerCall: 1 } });
