@@ -1066,6 +1066,8 @@ async function main(): Promise<number> {
     const spreadCluster = find('spread-cluster', 'project');
     const flood = find('flood-over-limit', 'project');
     const throttledFlood = find('flood-throttled', 'project');
+    // Its rounds alternate with the other serial workloads' (a run of it alone is one round).
+    const hotSerialRounds = find('hot-serial', 'project')?.roundScriptMicrosPerCall;
     const unknownKeyFlood = find('flood-unknown-keys', 'project')?.unknownKeyFlood;
     const comparisons = evaluateComparisons((workload) => {
       const result = find(workload as WorkloadName, 'project');
@@ -1142,6 +1144,11 @@ async function main(): Promise<number> {
           executedPerCall: throttledFlood.redis.executedPerAuthorization,
         },
       }),
+      ...(hotSerialRounds && { hitScriptRoundMicros: hotSerialRounds }),
+      loadPerCore: {
+        start: loadAverageAtStart / os.cpus().length,
+        end: (os.loadavg()[0] as number) / os.cpus().length,
+      },
       ...(logBytes && {
         logBytes: { now: logBytes.now.perAuthorization, before: logBytes.before.perAuthorization },
       }),
