@@ -222,8 +222,9 @@ export function evaluateTargets({
   return [
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
     ...againstOriginalDesign(designs).map(unjudgedWhenLoaded),
+    // Redis's script time is wall time: a machine loaded past its cores preempts Redis inside scripts.
     ...(hitScriptRoundMicros && hitScriptRoundMicros.length > 0
-      ? [hitScriptTarget(hitScriptRoundMicros)]
+      ? [unjudgedWhenLoaded(hitScriptTarget(hitScriptRoundMicros))]
       : []),
     {
       id: 'bundle-size',

@@ -147,6 +147,12 @@ describe('evaluateTargets', () => {
     });
     expect(script([10.5, 9.0, 11.0]).find((t) => t.id === 'hit-script')?.pass).toBe(false);
     expect(script([]).find((t) => t.id === 'hit-script')).toBeUndefined();
+    const loaded = evaluateTargets({
+      ...passing,
+      hitScriptRoundMicros: [75.7, 70.0],
+      loadPerCore: { start: 8.7, end: 8.3 },
+    }).find((t) => t.id === 'hit-script');
+    expect(loaded).toMatchObject({ pass: true, notJudged: 'loaded machine: load 8.70 to 8.30 per core' });
   });
 
   it('holds a throttled flood to 0.01 Redis commands sent per call', () => {
