@@ -438,6 +438,75 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
   }
 }
 
+/** Where an allowed call's reply carries the needs its hints missed (see CHECK_SCRIPT). */
+const CHECK_NEEDS_AT = 14;
+
+/** A `need:<metric>` field (snapshot.ts) as the check script takes it pre-parsed. */
+interface Need {
+  readonly text: string;
+  /** The metric's ancestors, nearest first. */
+  readonly ancestors: readonly string[];
+  /** Field, period and metric of each limit field it lists. */
+  readonly limits: readonly (readonly [string, string, string])[];
+}
+
+const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
+
+function parseNeed(text: string): Need {
+  const ancestors: string[] = [];
+  const limits: [string, string, string][] = [];
+  for (const token of text.split(' ')) {
+    if (token === '') continue;
+    const limit = LIMIT_FIELD.exec(token);
+    if (limit) limits.push([token, limit[1] as string, limit[2] as string]);
+    else ancestors.push(token);
+  }
+  return { text, ancestors, limits };
+}
+
+/**
+ * What a call of each metric needs of a snapshot (its `need:<metric>` field), as this instance last saw
+ * it: the check script reads the limit fields a hint lists with the snapshot's head, in one HMGET, takes
+ * the hint's parse instead of parsing the need, and answers with the needs a hint missed. A hint only
+ * chooses what is read, never what is decided (the script compares it with the need it read), so a stale
+ * one costs a second HMGET and a parse, nothing else. One entry per metric the mapping rules name, so
+ * bounded by the configuration; budgets of other plans share it, and a plan whose limits differ in a
+ * metric makes that hint flip between them, which costs the same.
+ */
+class NeedHints {
+  private readonly byMetric = new Map<string, Need>();
+
+  /** The script's hint arguments for the call's metrics, in the order of usagePairs (see CHECK_SCRIPT). */
+  argsFor(usage: Usage): string[] {
+    const needs = Object.keys(usage).map((metric) => [metric, this.byMetric.get(metric)] as const);
+    const fields = new Map<string, readonly [string, string, string]>();
+    const parents = new Map<string, string>();
+    for (const [metric, need] of needs) {
+      for (const limit of need?.limits ?? []) fields.set(limit[0], limit);
+      let child = metric;
+      for (const ancestor of need?.ancestors ?? []) {
+        parents.set(child, ancestor);
+        child = ancestor;
+      }
+    }
+    return [
+      String(needs.length),
+      ...needs.map(([, need]) => need?.text ?? ''),
+      String(fields.size),
+      ...[...fields.values()].flat(),
+      String(parents.size),
+      ...[...parents.entries()].flat(),
+    ];
+  }
+
+  /** Takes the metric/need pairs an allowed call's reply carries. */
+  learn(pairs: readonly string[]): void {
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      this.byMetric.set(pairs[i] as string, parseNeed(pairs[i + 1] as string));
+    }
+  }
+}
+
 const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
 
 /** The refusals hash's `<period>:<metric>` fields, each followed by the time of its last refusal. */
@@ -456,6 +525,7 @@ export class AccessCache {
   private readonly wallClock: () => number;
   private readonly hotPathDeadlineMs: number | undefined;
   private readonly throttles: ThrottleTable;
+  private readonly needHints = new NeedHints();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -503,10 +573,12 @@ export class AccessCache {
           this.throttleClockArg(),
           request.firstCallLock?.token ?? '',
           request.firstCallLock?.ttlMs ?? 0,
+          ...this.needHints.argsFor(request.usage),
           ...usagePairs(request.usage),
         ],
       ),
     );
+    if (reply[0] === 'allow') this.needHints.learn(reply.slice(CHECK_NEEDS_AT));
     return checkResultOf(reply, request.now, this.throttles);
   }
 
