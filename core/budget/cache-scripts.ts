@@ -120,8 +120,10 @@ end
 -- field and the limit fields it lists. From ARGV[hints - 1], the caller's hints (CHECK_SCRIPT's ARGV): the
 -- count n and each metric's need as the caller last saw it ('' none), in the order of the pairs; then
 -- the limit fields those list (count, then field, period, metric each) and the metrics' ancestors
--- (count, then child, parent each), as the caller parsed them. The hinted limit fields are read in the
--- same HMGET, so while the hints hold the snapshot is one HMGET and the script parses no need. A hint
+-- (count, then child, parent each), as the caller parsed them; then the plan the caller last saw and its
+-- throttle fields (count, then each). The hinted limit fields are read in the same HMGET, so while the
+-- hints hold the snapshot is one HMGET and the script parses no need; the throttle fields too, kept in
+-- \`plan_throttles\` (field -> value, false when missing) when the plan is the one hinted. A hint
 -- only chooses what is read and saves its parse: the need read decides, and when one differs the needs
 -- read are parsed and the fields the hints missed read with a second HMGET. The hash's size (the sealed
 -- credential, the other metrics' fields) costs the call nothing. \`known\`: the metrics whose ancestors
@@ -131,22 +133,29 @@ end
 local function read_call_snapshot(app_key, hints, first)
   local hinted_at = hints + tonumber(ARGV[hints - 1]) + 1
   local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
+  local plan_at = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
   local fields = { 'state', 'plan', 'synced', 'window', 'bucket' }
   for i = first, #ARGV, 2 do fields[#fields + 1] = 'need:' .. ARGV[i] end
   local metric_count = #fields - 5
   for i = hinted_at, parents_at - 1, 3 do fields[#fields + 1] = ARGV[i] end
+  local throttles_at = #fields + 1
+  for i = plan_at + 2, first - 1 do fields[#fields + 1] = ARGV[i] end
   local values = redis.call('HMGET', app_key, unpack(fields))
   local bucket = field_value(values, 5)
   if values[1] ~= 'active' or not bucket then return nil end
   local snapshot = { state = 'active', plan = field_value(values, 2) or '', synced = field_value(values, 3),
     window = field_value(values, 4), bucket = bucket, parents = {}, limits = {}, throttles = {}, known = {} }
+  if snapshot.plan == ARGV[plan_at] and throttles_at <= #fields then
+    snapshot.plan_throttles = {}
+    for i = throttles_at, #fields do snapshot.plan_throttles[fields[i]] = field_value(values, i) or false end
+  end
   local hints_hold = true
   for i = 1, metric_count do
     snapshot.known[ARGV[first + 2 * (i - 1)]] = true
     if (field_value(values, 5 + i) or '') ~= ARGV[hints + i - 1] then hints_hold = false end
   end
   if hints_hold then
-    for i = parents_at + 1, first - 1, 2 do
+    for i = parents_at + 1, plan_at - 1, 2 do
       snapshot.parents[ARGV[i]] = ARGV[i + 1]
       snapshot.known[ARGV[i + 1]] = true
     end
@@ -193,8 +202,9 @@ local function read_call_snapshot(app_key, hints, first)
 end
 
 -- The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
--- whole are read already). A field missing (a throttle never taken, or a changed rate) reads every
--- throttle field: take_throttles then looks for the scope under another rate.
+-- whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
+-- missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
+-- looks for the scope under another rate.
 local function read_plan_throttles(app_key, snapshot, table_text)
   if not snapshot.known or table_text == '' then return end
   local head = '\\n' .. snapshot.plan .. '\\t'
@@ -205,17 +215,24 @@ local function read_plan_throttles(app_key, snapshot, table_text)
     at = string.find(table_text, head, at + #head, true)
   end
   if #fields == 0 then return end
-  local values = redis.call('HMGET', app_key, unpack(fields))
-  for i, field in ipairs(fields) do
-    local value = field_value(values, i)
-    if not value then
+  local read = snapshot.plan_throttles
+  for _, field in ipairs(fields) do
+    if read and read[field] == nil then read = nil end
+  end
+  if not read then
+    local values = redis.call('HMGET', app_key, unpack(fields))
+    read = {}
+    for i, field in ipairs(fields) do read[field] = field_value(values, i) or false end
+  end
+  for _, field in ipairs(fields) do
+    if not read[field] then
       local all = redis.call('HGETALL', app_key)
       for j = 1, #all, 2 do
         if string.byte(all[j], 1) == THROTTLE_FIELD then snapshot.throttles[all[j]] = all[j + 1] end
       end
       return
     end
-    snapshot.throttles[field] = value
+    snapshot.throttles[field] = read[field]
   end
 end
 
@@ -415,7 +432,8 @@ export const PERIOD_START_ARGS = 6;
  * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
  * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms, the need hints
  * (read_call_snapshot: the count n, n needs, the count of hinted limit fields, field, period and metric
- * each, the count of parent links, child and parent each), then metric/delta pairs.
+ * each, the count of parent links, child and parent each, the hinted plan, the count of its throttle
+ * fields and each), then metric/delta pairs.
  * An active snapshot stored with its `bucket` and `need:` fields is read by name (read_call_snapshot),
  * so a hit costs the same whatever the plan's size; any other is read whole, as before.
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
@@ -458,7 +476,8 @@ local window_ms = tonumber(ARGV[3])
 local hints_at = ${11 + PERIOD_START_ARGS}
 local hinted_at = hints_at + tonumber(ARGV[hints_at - 1]) + 1
 local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
-local first_pair = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
+local plan_at = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
+local first_pair = plan_at + 2 + tonumber(ARGV[plan_at + 1])
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
 -- key to check), false when it was never checked (or its refusal expired), or the reply refusing it.
 local function presented_key()

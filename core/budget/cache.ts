@@ -452,6 +452,11 @@ interface Need {
 
 const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
 
+/** A list as the scripts take it: its length, then its items. */
+function countedList(items: readonly string[]): string[] {
+  return [String(items.length), ...items];
+}
+
 function parseNeed(text: string): Need {
   const ancestors: string[] = [];
   const limits: [string, string, string][] = [];
@@ -475,9 +480,14 @@ function parseNeed(text: string): Need {
  */
 class NeedHints {
   private readonly byMetric = new Map<string, Need>();
+  /** The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked). */
+  private plan = '';
 
-  /** The script's hint arguments for the call's metrics, in the order of usagePairs (see CHECK_SCRIPT). */
-  argsFor(usage: Usage): string[] {
+  /**
+   * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
+   * throttles (see CHECK_SCRIPT).
+   */
+  argsFor(usage: Usage, throttles: ThrottleTable): string[] {
     const needs = Object.keys(usage).map((metric) => [metric, this.byMetric.get(metric)] as const);
     const fields = new Map<string, readonly [string, string, string]>();
     const parents = new Map<string, string>();
@@ -496,11 +506,14 @@ class NeedHints {
       ...[...fields.values()].flat(),
       String(parents.size),
       ...[...parents.entries()].flat(),
+      this.plan,
+      ...countedList(throttles.fieldsOf(this.plan)),
     ];
   }
 
-  /** Takes the metric/need pairs an allowed call's reply carries. */
-  learn(pairs: readonly string[]): void {
+  /** Takes an allowed call's plan and the metric/need pairs its reply carries. */
+  learn(plan: string, pairs: readonly string[]): void {
+    this.plan = plan;
     for (let i = 0; i + 1 < pairs.length; i += 2) {
       this.byMetric.set(pairs[i] as string, parseNeed(pairs[i + 1] as string));
     }
@@ -573,12 +586,12 @@ export class AccessCache {
           this.throttleClockArg(),
           request.firstCallLock?.token ?? '',
           request.firstCallLock?.ttlMs ?? 0,
-          ...this.needHints.argsFor(request.usage),
+          ...this.needHints.argsFor(request.usage, this.throttles),
           ...usagePairs(request.usage),
         ],
       ),
     );
-    if (reply[0] === 'allow') this.needHints.learn(reply.slice(CHECK_NEEDS_AT));
+    if (reply[0] === 'allow') this.needHints.learn(reply[1] as string, reply.slice(CHECK_NEEDS_AT));
     return checkResultOf(reply, request.now, this.throttles);
   }
 
