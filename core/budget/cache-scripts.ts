@@ -24,6 +24,54 @@
 
 import { THROTTLE_LUA } from './throttle-script';
 
+/**
+ * The functions of the hot path (CHECK_SCRIPT), which the other scripts share. Notes kept here rather
+ * than as Lua comments, which the bundle would carry:
+ *
+ * read_call_snapshot:
+ * What a call of the metrics ARGV[first..] (metric/delta pairs) needs of an active snapshot, read by name
+ * instead of the whole hash: the state, plan, synced, window and bucket fields, each metric's `need:`
+ * field and the limit fields it lists. From ARGV[hints - 1], the caller's hints (CHECK_SCRIPT's ARGV): the
+ * count n and each metric's need as the caller last saw it ('' none), in the order of the pairs; then
+ * the limit fields those list (count, then field, period, metric each) and the metrics' ancestors
+ * (count, then child, parent each), as the caller parsed them; then the plan the caller last saw and its
+ * throttle fields (count, then each). The hinted limit fields are read in the same HMGET, so while the
+ * hints hold the snapshot is one HMGET and the script parses no need; the throttle fields too, kept in
+ * `plan_throttles` (field -> value, false when missing) when the plan is the one hinted. A hint
+ * only chooses what is read and saves its parse: the need read decides, and when one differs the needs
+ * read are parsed and the fields the hints missed read with a second HMGET. The hash's size (the sealed
+ * credential, the other metrics' fields) costs the call nothing. `known`: the metrics whose ancestors
+ * are in `parents` (see add_unknown); `needs`: metric, need, ... of the metrics whose hint was wrong.
+ * nil when the snapshot is not active or has no `bucket` field (stored before the hot path read it by
+ * name): the caller reads it whole.
+ *
+ * read_plan_throttles:
+ * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
+ * whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
+ * missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
+ * looks for the scope under another rate.
+ *
+ * add_usage:
+ * Adds the usage of a pending or in-flight hash into `buckets` (bucket start -> metric -> usage), up to
+ * each metric's ancestors. `held`, when given, gets the fields as read (field -> value). The usage of
+ * metrics whose ancestors the snapshot does not know yet (see add_unknown) is set aside in
+ * `unknown` ({bucket start, metric, amount} each, added by add_unknown). Returns whether the hash held any.
+ *
+ * add_unknown:
+ * Adds the usage add_usage set aside, once the ancestors of its metrics are known: read with one HMGET of
+ * their `need:` fields (a metric without one has none).
+ *
+ * record_usage:
+ * Adds the usage pairs ARGV[first..] to the bucket (its start as text), marks the oldest unreported usage
+ * for the sweep and opens the report window; `now_text` is ARGV's now, unconverted. `pending_before`:
+ * the budget held unreported usage already, so its sweep mark is set and its snapshot persists (see since
+ * in keys.ts). `held`: the pending hash's fields as the caller read them in this script, so the new
+ * counts and the bucket's last call go in one HSET; nil: HINCRBY. Returns '1' when the caller must publish.
+ *
+ * period_start_text:
+ * The start of the period now is in, as ARGV[6..11] has it (minute, hour, day, week, month, year), as text.
+ * An if-chain, not a table: the script's body runs on every call, so a table here would be built each time.
+ */
 const HOT_PRELUDE = `
 local function int(n) return string.format('%.0f', n) end
 
@@ -115,21 +163,7 @@ local function take_need(snapshot, metric, need)
   return limit_fields
 end
 
--- What a call of the metrics ARGV[first..] (metric/delta pairs) needs of an active snapshot, read by name
--- instead of the whole hash: the state, plan, synced, window and bucket fields, each metric's \`need:\`
--- field and the limit fields it lists. From ARGV[hints - 1], the caller's hints (CHECK_SCRIPT's ARGV): the
--- count n and each metric's need as the caller last saw it ('' none), in the order of the pairs; then
--- the limit fields those list (count, then field, period, metric each) and the metrics' ancestors
--- (count, then child, parent each), as the caller parsed them; then the plan the caller last saw and its
--- throttle fields (count, then each). The hinted limit fields are read in the same HMGET, so while the
--- hints hold the snapshot is one HMGET and the script parses no need; the throttle fields too, kept in
--- \`plan_throttles\` (field -> value, false when missing) when the plan is the one hinted. A hint
--- only chooses what is read and saves its parse: the need read decides, and when one differs the needs
--- read are parsed and the fields the hints missed read with a second HMGET. The hash's size (the sealed
--- credential, the other metrics' fields) costs the call nothing. \`known\`: the metrics whose ancestors
--- are in \`parents\` (see add_unknown); \`needs\`: metric, need, ... of the metrics whose hint was wrong.
--- nil when the snapshot is not active or has no \`bucket\` field (stored before the hot path read it by
--- name): the caller reads it whole.
+-- The snapshot a call of the metrics ARGV[first..] needs, read by name (see HOT_PRELUDE); nil: read it whole.
 local function read_call_snapshot(app_key, hints, first)
   local hinted_at = hints + tonumber(ARGV[hints - 1]) + 1
   local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
@@ -201,10 +235,7 @@ local function read_call_snapshot(app_key, hints, first)
   return snapshot
 end
 
--- The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
--- whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
--- missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
--- looks for the scope under another rate.
+-- The plan's throttle state of a snapshot read by name (see HOT_PRELUDE).
 local function read_plan_throttles(app_key, snapshot, table_text)
   if not snapshot.known or table_text == '' then return end
   local head = '\\n' .. snapshot.plan .. '\\t'
@@ -246,10 +277,7 @@ local function add_up(totals, parents, metric, amount)
   end
 end
 
--- Adds the usage of a pending or in-flight hash into \`buckets\` (bucket start -> metric -> usage), up to
--- each metric's ancestors. \`held\`, when given, gets the fields as read (field -> value). The usage of
--- metrics whose ancestors the snapshot does not know yet (see add_unknown) is set aside in
--- \`unknown\` ({bucket start, metric, amount} each, added by add_unknown). Returns whether the hash held any.
+-- Adds a pending or in-flight hash's usage into \`buckets\` (see HOT_PRELUDE); whether it held any.
 local function add_usage(key, snapshot, buckets, held, unknown)
   local fields = redis.call('HGETALL', key)
   for i = 1, #fields, 2 do
@@ -268,8 +296,7 @@ local function add_usage(key, snapshot, buckets, held, unknown)
   return #fields > 0
 end
 
--- Adds the usage add_usage set aside, once the ancestors of its metrics are known: read with one HMGET of
--- their \`need:\` fields (a metric without one has none).
+-- Adds the usage add_usage set aside (see HOT_PRELUDE).
 local function add_unknown(app_key, snapshot, buckets, unknown)
   if #unknown == 0 then return end
   local metrics, fields = {}, {}
@@ -291,8 +318,7 @@ local function add_unknown(app_key, snapshot, buckets, unknown)
   end
 end
 
--- The start of the period now is in, as ARGV[6..11] has it (minute, hour, day, week, month, year), as text.
--- An if-chain, not a table: the script's body runs on every call, so a table here would be built each time.
+-- The start of the period now is in, as ARGV[6..11] has it (see HOT_PRELUDE).
 local function period_start_text(period)
   if period == 'minute' then return ARGV[6] end
   if period == 'hour' then return ARGV[7] end
@@ -345,11 +371,7 @@ local function open_window(app_key, window_end, now, window_ms)
   return '1'
 end
 
--- Adds the usage pairs ARGV[first..] to the bucket (its start as text), marks the oldest unreported usage
--- for the sweep and opens the report window; \`now_text\` is ARGV's now, unconverted. \`pending_before\`:
--- the budget held unreported usage already, so its sweep mark is set and its snapshot persists (see since
--- in keys.ts). \`held\`: the pending hash's fields as the caller read them in this script, so the new
--- counts and the bucket's last call go in one HSET; nil: HINCRBY. Returns '1' when the caller must publish.
+-- Records the call's usage in its bucket (see HOT_PRELUDE); '1' when the caller must publish.
 local function record_usage(app_key, pending_key, since_key, window_end, now_text, window_ms, bucket, first,
     pending_before, held)
   local counts, added = { 't:' .. bucket, now_text }, false
