@@ -19,6 +19,7 @@ export type WorkloadName =
   | 'hot-alerts-on'
   | 'throttled-serial'
   | 'flood-over-limit'
+  | 'flood-throttled'
   | 'flood-unknown-keys'
   | 'hot-without-flood';
 
@@ -346,7 +347,11 @@ export function comparisonTable(comparisons: readonly ComparisonResult[]): strin
 export function targetTable(targets: readonly TargetResult[]): string {
   return markdownTable(
     ['target', 'measured', 'result'],
-    targets.map((t) => [t.target, t.measured, t.pass ? 'PASS' : 'FAIL']),
+    targets.map((t) => [
+      t.target,
+      t.notJudged === undefined ? t.measured : `${t.measured} (${t.notJudged})`,
+      t.notJudged !== undefined ? 'NOT JUDGED' : t.pass ? 'PASS' : 'FAIL',
+    ]),
   );
 }
 

@@ -19,7 +19,7 @@ import type { SimpleAnswer } from '../adapters/gateway/http-v2';
 import { credentialKeys } from '../core/budget/keys';
 import { createRedisClient } from '../core/budget/redis-client';
 import { credentialIdOf } from '../core/credentials';
-import { silentLogger, silentMetrics } from '../core/observability/observability';
+import { createMetrics, silentLogger, silentMetrics } from '../core/observability/observability';
 import { platformClientFromConfig } from '../core/platform/client';
 import { snsAlertPublisher } from '../core/reporting/alerts';
 import {
@@ -30,7 +30,7 @@ import {
   type RedisSettings,
 } from '../core/settings/config';
 import { parseSoapSettings } from '../core/soap/settings';
-import { createAuthorizerHandler } from '../lambdas/authorizer/handler';
+import { AUTHORIZER_SERVICE_NAME, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
 import { createSoapAccessProxyHandler } from '../lambdas/soap/handler';
 import { NODE_RUNTIME_NAME } from '../lib/lambda-bundles';
@@ -58,6 +58,7 @@ import {
   type Traffic,
   traffic,
 } from './fixture';
+import { type HotAuthorizer, LOGGING_BEFORE, LOGGING_NOW, type LogBytes, measureLogBytes } from './log-bytes';
 import { type Placement, pinBench, pinProcess, placementText } from './placement';
 import { countSentCommands } from './redis-counter';
 import {
@@ -87,6 +88,7 @@ import {
   FLOOD_UNSEEN_CALLS_PER_SECOND,
   GROUP_ROUNDS,
   interleavedChunks,
+  OVER_LIMIT_WORKLOADS,
   REFUSED_WORKLOADS,
   type RequestShape,
   type Run,
@@ -953,9 +955,46 @@ function applicationNamesOf(workload: WorkloadName, quick: boolean): string[] {
 function overLimitApplicationsOf(workloads: readonly WorkloadName[], quick: boolean): Set<string> {
   return new Set(
     workloads
-      .filter((workload) => REFUSED_WORKLOADS.has(workload))
+      .filter((workload) => OVER_LIMIT_WORKLOADS.has(workload))
       .flatMap((w) => applicationNamesOf(w, quick)),
   );
+}
+
+/** Calls of the log bytes measure (issue 34), one at a time, for each logging set-up. */
+const LOG_BYTES_CALLS = { full: 10_000, quick: 2_000 } as const;
+
+/**
+ * The hot key's CloudWatch Logs bytes per authorization, logged as now and as before (bench/log-bytes.ts),
+ * on an authorizer of its own: the hot key's snapshot is primed first, so every measured call is a hit.
+ */
+async function hotLogBytes(
+  servers: Servers,
+  options: SystemOptions,
+  quick: boolean,
+): Promise<{ readonly now: LogBytes; readonly before: LogBytes }> {
+  const name = 'bench-log-bytes';
+  const config = accessConfig(servers, servers.redis, name, SETUPS.rest, options.reportWindowSeconds);
+  // Its report messages are not the measure: the topic takes them and drops them.
+  servers.sns.addTopic(`${name}-reports`, () => undefined);
+  const redis = createRedisClient(config.redis as NonNullable<AccessConfig['redis']>);
+  const sns = createSnsClientWithLatency(servers.sns.url, options.snsLatencyMs);
+  const platform = platformClientFromConfig(config, BENCH_PROVIDER_KEY);
+  const [event] = traffic([keyOf('project', 'hot', 'measured', 0)], 1, 1).events;
+  const hot: HotAuthorizer = (ports) => {
+    const authorize = createAuthorizerHandler({ config, redis, sns, platform, ...ports });
+    return () => authorize(event as APIGatewayRequestAuthorizerEvent);
+  };
+  try {
+    await hot({ logger: silentLogger, metrics: createMetrics(AUTHORIZER_SERVICE_NAME) })(0);
+    const calls = LOG_BYTES_CALLS[quick ? 'quick' : 'full'];
+    const before = await measureLogBytes(hot, LOGGING_BEFORE, calls, AUTHORIZER_SERVICE_NAME);
+    const now = await measureLogBytes(hot, LOGGING_NOW, calls, AUTHORIZER_SERVICE_NAME);
+    return { now, before };
+  } finally {
+    redis.disconnect();
+    platform.close();
+    sns.destroy();
+  }
 }
 
 /** The baseline is the original design on the key header: it has no set-ups. */
@@ -998,6 +1037,9 @@ async function main(): Promise<number> {
       options.quick,
       options,
     );
+    const logBytes = options.workloads.includes('hot')
+      ? await hotLogBytes(servers, options, options.quick)
+      : undefined;
     const clusterWorkloads = options.workloads.filter(onCluster);
     if (clusterWorkloads.length > 0) {
       console.log(`bench: starting a local Redis cluster of ${CLUSTER_PRIMARIES} primaries ...`);
@@ -1023,6 +1065,9 @@ async function main(): Promise<number> {
     const externalSdk = bundles.find((b) => b.sdk === 'external') as BundleResult;
     const spreadCluster = find('spread-cluster', 'project');
     const flood = find('flood-over-limit', 'project');
+    const throttledFlood = find('flood-throttled', 'project');
+    // Its rounds alternate with the other serial workloads' (a run of it alone is one round).
+    const hotSerialRounds = find('hot-serial', 'project')?.roundScriptMicrosPerCall;
     const unknownKeyFlood = find('flood-unknown-keys', 'project')?.unknownKeyFlood;
     const comparisons = evaluateComparisons((workload) => {
       const result = find(workload as WorkloadName, 'project');
@@ -1092,6 +1137,20 @@ async function main(): Promise<number> {
           sentPerCall: flood.redis.sentPerAuthorization,
           executedPerCall: flood.redis.executedPerAuthorization,
         },
+      }),
+      ...(throttledFlood && {
+        throttledFlood: {
+          sentPerCall: throttledFlood.redis.sentPerAuthorization,
+          executedPerCall: throttledFlood.redis.executedPerAuthorization,
+        },
+      }),
+      ...(hotSerialRounds && { hitScriptRoundMicros: hotSerialRounds }),
+      loadPerCore: {
+        start: loadAverageAtStart / os.cpus().length,
+        end: (os.loadavg()[0] as number) / os.cpus().length,
+      },
+      ...(logBytes && {
+        logBytes: { now: logBytes.now.perAuthorization, before: logBytes.before.perAuthorization },
       }),
       ...(unknownKeyFlood && {
         unknownKeyFlood: {

@@ -29,6 +29,7 @@ export type SetupName =
   | 'alerts-on'
   | 'alerts-off'
   | 'throttled'
+  | 'throttle-flood'
   | 'first-call-bound';
 
 export interface Setup {
@@ -103,6 +104,17 @@ export const SETUPS: Readonly<Record<SetupName, Setup>> = {
     alerts: false,
     delivery: 'held',
   },
+  /**
+   * A throttle on the bench's plan that admits the key's first call and then refuses for 1,000 s (one call
+   * at once, one per 1,000 s after): every measured call of the throttled flood is `rate_limited`.
+   */
+  'throttle-flood': {
+    request: 'rest',
+    serviceId: BENCH_SERVICE_ID,
+    settings: () => ({ throttles: { [PLAN]: { rate: 0.001, burst: 1 } } }),
+    alerts: false,
+    delivery: 'held',
+  },
   // The bound on platform calls for credentials never seen, set here so the flood's figure is read against it.
   'first-call-bound': {
     request: 'rest',
@@ -154,10 +166,11 @@ export interface Workload {
    */
   readonly group?: InterleaveGroup;
   /**
-   * Its applications are on a plan that allows no call (issue 23's refused flood): every measured call
-   * must be refused, `limits_exceeded`.
+   * Every measured call must be refused. `over-limit`: its applications are on a plan that allows no call
+   * (issue 23's refused flood, `limits_exceeded`); `throttled`: its set-up's throttle refuses every call
+   * after the first (`rate_limited`).
    */
-  readonly overLimit?: boolean;
+  readonly refused?: 'over-limit' | 'throttled';
   /**
    * Made-up keys, never issued, each called once by `callers` callers at the same time as the measured
    * calls, until they end (issue 23's flood of unknown keys); at most `keys` of them in a run.
@@ -321,7 +334,18 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
     setup: 'rest',
     concurrency: CONCURRENT,
     primed: true,
-    overLimit: true,
+    refused: 'over-limit',
+  },
+  // One application over its per-second throttle that keeps calling (issue 34): refused from memory.
+  'flood-throttled': {
+    full: hotKey(20_000, 2_000),
+    quick: hotKey(4_000, 500),
+    designs: PROJECT,
+    redis: 'single',
+    setup: 'throttle-flood',
+    concurrency: CONCURRENT,
+    primed: true,
+    refused: 'throttled',
   },
   // The hot key's calls while made-up keys flood, against the same hot key alone, in alternating rounds.
   'flood-unknown-keys': {
@@ -331,12 +355,19 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
   'hot-without-flood': hotBesideFlood,
 };
 
+function workloadsWhere(refused: (workload: Workload) => boolean): ReadonlySet<string> {
+  return new Set(
+    Object.entries(WORKLOADS)
+      .filter(([, workload]) => refused(workload))
+      .map(([name]) => name),
+  );
+}
+
 /** The workloads every measured call of which must be refused. */
-export const REFUSED_WORKLOADS: ReadonlySet<string> = new Set(
-  Object.entries(WORKLOADS)
-    .filter(([, workload]) => workload.overLimit)
-    .map(([name]) => name),
-);
+export const REFUSED_WORKLOADS = workloadsWhere((workload) => workload.refused !== undefined);
+
+/** The workloads whose applications are on the plan that allows no call. */
+export const OVER_LIMIT_WORKLOADS = workloadsWhere((workload) => workload.refused === 'over-limit');
 
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
 

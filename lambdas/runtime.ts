@@ -52,7 +52,16 @@ export async function loadRuntime(
 ): Promise<Runtime> {
   const configured = configFromEnv(env);
   const logger = createLogger(serviceName);
-  const metrics = createMetrics(serviceName);
+  const metrics = createMetrics(serviceName, { flushIntervalMs: configured.metricsFlushSeconds * 1000 });
+  // Lambda signals a shutdown only to a function with an extension; without one the counts held since
+  // the last write are lost with the instance (docs/operations.md). Only in Lambda: elsewhere a SIGTERM
+  // listener would replace Node's own exit.
+  if (env.AWS_LAMBDA_FUNCTION_NAME) {
+    process.once('SIGTERM', () => {
+      metrics.flush();
+      process.exit(0);
+    });
+  }
   // Only the reporter names applications in alerts: the authorizer never reads the admin token.
   const adminTokenSecretArn = caller === 'reporter' ? configured.adminTokenSecretArn : undefined;
   const needsSecrets =

@@ -23,6 +23,7 @@ import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 import { API_TYPES, type ApiType, demoHttpApi } from './demo-http-api';
+import { gatewayOverheadWidget } from './parts/gateway-overhead';
 import { tlsOnlyTopic } from './parts/tls-only-topic';
 
 export interface AccessManagementStackProps
@@ -108,6 +109,7 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     integrationLatency: AccessLogField.contextIntegrationLatency(),
     authorizerStatus: AccessLogField.contextAuthorizerStatus(),
     authorizerLatency: AccessLogField.contextAuthorizerLatency(),
+    authorizerIntegrationLatency: AccessLogField.contextAuthorizerIntegrationLatency(),
     authorizerError: AccessLogField.contextAuthorizerError(),
     principalId: AccessLogField.contextAuthorizerPrincipalId(),
     denialReason: AccessLogField.contextAuthorizer('reason'),
@@ -159,6 +161,9 @@ export class AccessManagementStack extends Stack {
     this.api = api;
     if (api instanceof HttpApi) this.access.protect(api);
     else this.access.protect(api);
+    // Both APIs log to the stack's `ApiAccessLogs` group: the dashboard reads the gateway's overhead there.
+    const accessLogs = this.node.findChild('ApiAccessLogs') as LogGroup;
+    this.access.dashboard?.addWidgets(gatewayOverheadWidget(apiType, accessLogs.logGroupName));
     // The $default stage serves an HttpApi at its endpoint's root.
     const urlFor = (path: string) =>
       api instanceof HttpApi ? `${api.apiEndpoint}${path}` : api.urlForPath(path);
@@ -189,7 +194,8 @@ export class AccessManagementStack extends Stack {
     if (this.access.dashboard) {
       new CfnOutput(this, 'DashboardUrl', {
         value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.access.dashboard.dashboardName}`,
-        description: 'CloudWatch dashboard: calls allowed and denied, and usage alerts, per metric',
+        description:
+          "CloudWatch dashboard: calls allowed and denied, and usage alerts, per metric; the gateway's overhead per route",
       });
     }
     new CfnOutput(this, 'RedisEndpoint', {

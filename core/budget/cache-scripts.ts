@@ -11,8 +11,9 @@
  * bucket with a timestamp inside it, so the platform charges the period the calls happened in.
  *
  * A budget's snapshot hash (am:{id}:app) also holds what must live as long as the snapshot and be read
- * with it: the end of the report window (`window`) and the throttles' state (`throttle:*`). The hot
- * path reads it with one HGETALL, and a new answer carries those fields over.
+ * with it: the end of the report window (`window`) and the throttles' state (`throttle:*`). A new answer
+ * carries those fields over. The hot path reads by name only what the call needs (read_call_snapshot);
+ * the other scripts read it whole.
  *
  * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
  * 64-bit integer that fengari (ioredis-mock) does not have. A whole number a reply only carries goes back
@@ -23,7 +24,55 @@
 
 import { THROTTLE_LUA } from './throttle-script';
 
-const PRELUDE = `
+/**
+ * The functions of the hot path (CHECK_SCRIPT), which the other scripts share. Notes kept here rather
+ * than as Lua comments, which the bundle would carry:
+ *
+ * read_call_snapshot:
+ * What a call of the metrics ARGV[first..] (metric/delta pairs) needs of an active snapshot, read by name
+ * instead of the whole hash: the state, plan, synced, window and bucket fields, each metric's `need:`
+ * field and the limit fields it lists. From ARGV[hints - 1], the caller's hints (CHECK_SCRIPT's ARGV): the
+ * count n and each metric's need as the caller last saw it ('' none), in the order of the pairs; then
+ * the limit fields those list (count, then field, period, metric each) and the metrics' ancestors
+ * (count, then child, parent each), as the caller parsed them; then the plan the caller last saw and its
+ * throttle fields (count, then each). The hinted limit fields are read in the same HMGET, so while the
+ * hints hold the snapshot is one HMGET and the script parses no need; the throttle fields too, kept in
+ * `plan_throttles` (field -> value, false when missing) when the plan is the one hinted. A hint
+ * only chooses what is read and saves its parse: the need read decides, and when one differs the needs
+ * read are parsed and the fields the hints missed read with a second HMGET. The hash's size (the sealed
+ * credential, the other metrics' fields) costs the call nothing. `known`: the metrics whose ancestors
+ * are in `parents` (see add_unknown); `needs`: metric, need, ... of the metrics whose hint was wrong.
+ * nil when the snapshot is not active or has no `bucket` field (stored before the hot path read it by
+ * name): the caller reads it whole.
+ *
+ * read_plan_throttles:
+ * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
+ * whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
+ * missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
+ * looks for the scope under another rate.
+ *
+ * add_usage:
+ * Adds the usage of a pending or in-flight hash into `buckets` (bucket start -> metric -> usage), up to
+ * each metric's ancestors. `held`, when given, gets the fields as read (field -> value). The usage of
+ * metrics whose ancestors the snapshot does not know yet (see add_unknown) is set aside in
+ * `unknown` ({bucket start, metric, amount} each, added by add_unknown). Returns whether the hash held any.
+ *
+ * add_unknown:
+ * Adds the usage add_usage set aside, once the ancestors of its metrics are known: read with one HMGET of
+ * their `need:` fields (a metric without one has none).
+ *
+ * record_usage:
+ * Adds the usage pairs ARGV[first..] to the bucket (its start as text), marks the oldest unreported usage
+ * for the sweep and opens the report window; `now_text` is ARGV's now, unconverted. `pending_before`:
+ * the budget held unreported usage already, so its sweep mark is set and its snapshot persists (see since
+ * in keys.ts). `held`: the pending hash's fields as the caller read them in this script, so the new
+ * counts and the bucket's last call go in one HSET; nil: HINCRBY. Returns '1' when the caller must publish.
+ *
+ * period_start_text:
+ * The start of the period now is in, as ARGV[6..11] has it (minute, hour, day, week, month, year), as text.
+ * An if-chain, not a table: the script's body runs on every call, so a table here would be built each time.
+ */
+const HOT_PRELUDE = `
 local function int(n) return string.format('%.0f', n) end
 
 -- A limit is '<period start> <period end> <max> <current>' (-1 -1 for eternity). A snapshot stored
@@ -38,15 +87,27 @@ local function limit_texts(value)
   return nil
 end
 
-local function parse_limit(value)
-  local period_start, period_end, max, current = limit_texts(value)
-  if not period_start then return nil end
-  return tonumber(period_start), tonumber(period_end), tonumber(max), tonumber(current)
-end
-
 -- The first bytes of the field names that are not compared whole (string.byte allocates nothing).
 local LIMIT_FIELD, PARENT_FIELD, THROTTLE_FIELD = string.byte('l'), string.byte('p'), string.byte('t')
 
+-- A limit of the snapshot as the scripts use it; nil when its value does not read as one.
+local function limit_entry(field, period, metric, value)
+  local period_start, period_end, max, current = limit_texts(value)
+  if not period_start then return nil end
+  return {
+    field = field,
+    period = period,
+    metric = metric,
+    period_start = tonumber(period_start),
+    period_end = tonumber(period_end),
+    end_text = period_end,
+    max = tonumber(max),
+    max_text = max,
+    current = tonumber(current),
+  }
+end
+
+-- The whole snapshot (one HGETALL): every limit and the whole metric tree.
 local function read_snapshot(app_key)
   local fields = redis.call('HGETALL', app_key)
   local snapshot = { plan = '', parents = {}, limits = {}, throttles = {} }
@@ -60,6 +121,8 @@ local function read_snapshot(app_key)
       snapshot.synced = value
     elseif name == 'window' then
       snapshot.window = value
+    elseif name == 'bucket' then
+      snapshot.bucket = value
     elseif name ~= 'cred' then
       local head = string.byte(name, 1)
       if head == THROTTLE_FIELD then
@@ -68,25 +131,140 @@ local function read_snapshot(app_key)
         snapshot.parents[string.sub(name, 8)] = value
       elseif head == LIMIT_FIELD then
         -- limit:<period>:<metric>
-        local period_start, period_end, max, current = limit_texts(value)
         local colon = string.find(name, ':', 7, true)
-        if period_start and colon then
-          snapshot.limits[#snapshot.limits + 1] = {
-            field = name,
-            period = string.sub(name, 7, colon - 1),
-            metric = string.sub(name, colon + 1),
-            period_start = tonumber(period_start),
-            period_end = tonumber(period_end),
-            end_text = period_end,
-            max = tonumber(max),
-            max_text = max,
-            current = tonumber(current),
-          }
-        end
+        local limit = colon and limit_entry(name, string.sub(name, 7, colon - 1), string.sub(name, colon + 1), value)
+        if limit then snapshot.limits[#snapshot.limits + 1] = limit end
       end
     end
   end
   return snapshot
+end
+
+-- A value of an HMGET reply, nil for a missing field (Redis gives false, ioredis-mock's fengari an object).
+local function field_value(values, i)
+  local value = values[i]
+  if type(value) == 'string' then return value end
+  return nil
+end
+
+-- Takes a metric's \`need:<metric>\` field (its ancestors, nearest first, then the limit fields of it and
+-- them, see snapshot.ts) into the snapshot's parents; returns the limit fields.
+local function take_need(snapshot, metric, need)
+  local limit_fields, child = {}, metric
+  for token in string.gmatch(need, '%S+') do
+    if string.sub(token, 1, 6) == 'limit:' then
+      limit_fields[#limit_fields + 1] = token
+    else
+      snapshot.parents[child] = token
+      snapshot.known[token] = true
+      child = token
+    end
+  end
+  return limit_fields
+end
+
+-- The snapshot a call of the metrics ARGV[first..] needs, read by name (see HOT_PRELUDE); nil: read it whole.
+local function read_call_snapshot(app_key, hints, first)
+  local hinted_at = hints + tonumber(ARGV[hints - 1]) + 1
+  local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
+  local plan_at = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
+  local fields = { 'state', 'plan', 'synced', 'window', 'bucket' }
+  for i = first, #ARGV, 2 do fields[#fields + 1] = 'need:' .. ARGV[i] end
+  local metric_count = #fields - 5
+  for i = hinted_at, parents_at - 1, 3 do fields[#fields + 1] = ARGV[i] end
+  local throttles_at = #fields + 1
+  for i = plan_at + 2, first - 1 do fields[#fields + 1] = ARGV[i] end
+  local values = redis.call('HMGET', app_key, unpack(fields))
+  local bucket = field_value(values, 5)
+  if values[1] ~= 'active' or not bucket then return nil end
+  local snapshot = { state = 'active', plan = field_value(values, 2) or '', synced = field_value(values, 3),
+    window = field_value(values, 4), bucket = bucket, parents = {}, limits = {}, throttles = {}, known = {} }
+  if snapshot.plan == ARGV[plan_at] and throttles_at <= #fields then
+    snapshot.plan_throttles = {}
+    for i = throttles_at, #fields do snapshot.plan_throttles[fields[i]] = field_value(values, i) or false end
+  end
+  local hints_hold = true
+  for i = 1, metric_count do
+    snapshot.known[ARGV[first + 2 * (i - 1)]] = true
+    if (field_value(values, 5 + i) or '') ~= ARGV[hints + i - 1] then hints_hold = false end
+  end
+  if hints_hold then
+    for i = parents_at + 1, plan_at - 1, 2 do
+      snapshot.parents[ARGV[i]] = ARGV[i + 1]
+      snapshot.known[ARGV[i + 1]] = true
+    end
+    for i = hinted_at, parents_at - 1, 3 do
+      local value = field_value(values, 6 + metric_count + (i - hinted_at) / 3)
+      local limit = value and limit_entry(ARGV[i], ARGV[i + 1], ARGV[i + 2], value)
+      if limit then snapshot.limits[#snapshot.limits + 1] = limit end
+    end
+    return snapshot
+  end
+  -- read: a limit field's value as read (false: missing), then true once it is among the limits.
+  local read, missed = {}, nil
+  for i = 6 + metric_count, #fields do read[fields[i]] = field_value(values, i) or false end
+  local function take_limit(field, value)
+    read[field] = true
+    local period, metric = string.match(field, '^limit:([^:]+):(.+)$')
+    local limit = value and limit_entry(field, period, metric, value)
+    if limit then snapshot.limits[#snapshot.limits + 1] = limit end
+  end
+  for i = 1, metric_count do
+    local metric, need = ARGV[first + 2 * (i - 1)], field_value(values, 5 + i) or ''
+    snapshot.known[metric] = true
+    for _, field in ipairs(take_need(snapshot, metric, need)) do
+      local value = read[field]
+      if value == nil then
+        missed = missed or {}
+        missed[#missed + 1] = field
+        read[field] = true
+      elseif value ~= true then
+        take_limit(field, value)
+      end
+    end
+    if need ~= ARGV[hints + i - 1] then -- its hint was wrong: the caller learns the need
+      snapshot.needs = snapshot.needs or {}
+      snapshot.needs[#snapshot.needs + 1] = metric
+      snapshot.needs[#snapshot.needs + 1] = need
+    end
+  end
+  if missed then
+    values = redis.call('HMGET', app_key, unpack(missed))
+    for i, field in ipairs(missed) do take_limit(field, field_value(values, i)) end
+  end
+  return snapshot
+end
+
+-- The plan's throttle state of a snapshot read by name (see HOT_PRELUDE).
+local function read_plan_throttles(app_key, snapshot, table_text)
+  if not snapshot.known or table_text == '' then return end
+  local head = '\\n' .. snapshot.plan .. '\\t'
+  local fields = {}
+  local at = string.find(table_text, head, 1, true)
+  while at do
+    fields[#fields + 1] = string.match(table_text, '^[^\\t]*\\t([^\\t]+)', at + #head)
+    at = string.find(table_text, head, at + #head, true)
+  end
+  if #fields == 0 then return end
+  local read = snapshot.plan_throttles
+  for _, field in ipairs(fields) do
+    if read and read[field] == nil then read = nil end
+  end
+  if not read then
+    local values = redis.call('HMGET', app_key, unpack(fields))
+    read = {}
+    for i, field in ipairs(fields) do read[field] = field_value(values, i) or false end
+  end
+  for _, field in ipairs(fields) do
+    if not read[field] then
+      local all = redis.call('HGETALL', app_key)
+      for j = 1, #all, 2 do
+        if string.byte(all[j], 1) == THROTTLE_FIELD then snapshot.throttles[all[j]] = all[j + 1] end
+      end
+      return
+    end
+    snapshot.throttles[field] = read[field]
+  end
 end
 
 -- The platform adds the usage of a metric to all its ancestors; so do the limit checks here.
@@ -99,26 +277,63 @@ local function add_up(totals, parents, metric, amount)
   end
 end
 
--- Usage by bucket start, each bucket's metrics added up to their ancestors; and whether the hash held any.
-local function bucket_totals(key, parents, buckets)
+-- Adds a pending or in-flight hash's usage into \`buckets\` (see HOT_PRELUDE); whether it held any.
+local function add_usage(key, snapshot, buckets, held, unknown)
   local fields = redis.call('HGETALL', key)
   for i = 1, #fields, 2 do
+    if held then held[fields[i]] = fields[i + 1] end
     local bucket, metric = string.match(fields[i], '^(%d+):(.+)$')
     if bucket then
       local start = tonumber(bucket)
-      buckets[start] = buckets[start] or {}
-      add_up(buckets[start], parents, metric, tonumber(fields[i + 1]))
+      if snapshot.known and not snapshot.known[metric] then
+        unknown[#unknown + 1] = { start, metric, tonumber(fields[i + 1]) }
+      else
+        buckets[start] = buckets[start] or {}
+        add_up(buckets[start], snapshot.parents, metric, tonumber(fields[i + 1]))
+      end
     end
   end
-  return buckets, #fields > 0
+  return #fields > 0
+end
+
+-- Adds the usage add_usage set aside (see HOT_PRELUDE).
+local function add_unknown(app_key, snapshot, buckets, unknown)
+  if #unknown == 0 then return end
+  local metrics, fields = {}, {}
+  for _, item in ipairs(unknown) do
+    if not snapshot.known[item[2]] then
+      snapshot.known[item[2]] = true
+      metrics[#metrics + 1] = item[2]
+      fields[#fields + 1] = 'need:' .. item[2]
+    end
+  end
+  local needs = redis.call('HMGET', app_key, unpack(fields))
+  for i, metric in ipairs(metrics) do
+    local need = field_value(needs, i)
+    if need then take_need(snapshot, metric, need) end
+  end
+  for _, item in ipairs(unknown) do
+    buckets[item[1]] = buckets[item[1]] or {}
+    add_up(buckets[item[1]], snapshot.parents, item[2], item[3])
+  end
+end
+
+-- The start of the period now is in, as ARGV[6..11] has it (see HOT_PRELUDE).
+local function period_start_text(period)
+  if period == 'minute' then return ARGV[6] end
+  if period == 'hour' then return ARGV[7] end
+  if period == 'day' then return ARGV[8] end
+  if period == 'week' then return ARGV[9] end
+  if period == 'month' then return ARGV[10] end
+  return ARGV[11]
 end
 
 -- The first instant of the limit's current period: its own while it lasts, then the period now is in.
 -- nil for eternity: every bucket counts.
-local function window_start(limit, now, starts)
+local function window_start(limit, now)
   if limit.period_end < 0 then return nil end
   if now < limit.period_end then return limit.period_start end
-  return starts[limit.period]
+  return tonumber(period_start_text(limit.period))
 end
 
 -- Once a period has ended the platform's counter for it starts again from 0.
@@ -135,18 +350,6 @@ local function used_in_window(buckets, metric, since)
   return used
 end
 
--- ARGV from 'first': the starts of the minute, hour, day, week, month and year now is in.
-local function period_starts(first)
-  return {
-    minute = tonumber(ARGV[first]),
-    hour = tonumber(ARGV[first + 1]),
-    day = tonumber(ARGV[first + 2]),
-    week = tonumber(ARGV[first + 3]),
-    month = tonumber(ARGV[first + 4]),
-    year = tonumber(ARGV[first + 5]),
-  }
-end
-
 -- The bucket of new usage: the smallest limited period that nests in every other (see the module note).
 local function bucket_period(snapshot)
   local rank = { minute = 1, hour = 2, day = 3 }
@@ -156,6 +359,57 @@ local function bucket_period(snapshot)
     if r and r < rank[smallest] then smallest = limit.period end
   end
   return smallest
+end
+
+-- Opens the report window (the snapshot's \`window\` field, its end) unless a message is on its way
+-- already: '1' when the caller must publish the report message (at most one per budget per window; every
+-- time with a window of 0). \`window_end\` is the field as read, or nil.
+local function open_window(app_key, window_end, now, window_ms)
+  if window_ms == 0 then return '1' end
+  if window_end and tonumber(window_end) > now then return '0' end
+  redis.call('HSET', app_key, 'window', int(now + window_ms))
+  return '1'
+end
+
+-- Records the call's usage in its bucket (see HOT_PRELUDE); '1' when the caller must publish.
+local function record_usage(app_key, pending_key, since_key, window_end, now_text, window_ms, bucket, first,
+    pending_before, held)
+  local counts, added = { 't:' .. bucket, now_text }, false
+  for i = first, #ARGV, 2 do
+    local amount = tonumber(ARGV[i + 1])
+    if amount > 0 then
+      added = true
+      local field = bucket .. ':' .. ARGV[i]
+      if held then
+        held[field] = int((tonumber(held[field]) or 0) + amount)
+        counts[#counts + 1] = field
+        counts[#counts + 1] = held[field]
+      else
+        redis.call('HINCRBY', pending_key, field, amount)
+      end
+    end
+  end
+  if not added then return '0' end
+  redis.call('HSET', pending_key, unpack(counts))
+  if not pending_before and redis.call('SET', since_key, now_text, 'NX') then redis.call('PERSIST', app_key) end
+  return open_window(app_key, window_end, tonumber(now_text), window_ms)
+end
+`;
+
+/**
+ * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
+ * script's body runs on every call, and each \`local function\` it defines is a closure made again each time.
+ */
+const PRELUDE = `${HOT_PRELUDE}
+local function parse_limit(value)
+  local period_start, period_end, max, current = limit_texts(value)
+  if not period_start then return nil end
+  return tonumber(period_start), tonumber(period_end), tonumber(max), tonumber(current)
+end
+
+-- Usage by bucket start, each bucket's metrics added up to their ancestors; and whether the hash held any.
+local function bucket_totals(key, parents, buckets)
+  return buckets, add_usage(key, { parents = parents }, buckets)
 end
 
 -- Counters only grow within a period, so of two answers for the same period the higher count is the
@@ -182,35 +436,6 @@ local function keep_or_expire(app_key, since_key, ttl_ms)
   end
 end
 
--- Opens the report window (the snapshot's \`window\` field, its end) unless a message is on its way
--- already: '1' when the caller must publish the report message (at most one per budget per window; every
--- time with a window of 0). \`window_end\` is the field as read, or nil.
-local function open_window(app_key, window_end, now, window_ms)
-  if window_ms == 0 then return '1' end
-  if window_end and tonumber(window_end) > now then return '0' end
-  redis.call('HSET', app_key, 'window', int(now + window_ms))
-  return '1'
-end
-
--- Adds the usage pairs ARGV[first..] to the bucket (its start as text), marks the oldest unreported usage
--- for the sweep and opens the report window; \`now_text\` is ARGV's now, unconverted. \`pending_before\`:
--- the budget held unreported usage already, so its sweep mark is set and its snapshot persists (see since
--- in keys.ts). Returns '1' when the caller must publish.
-local function record_usage(app_key, pending_key, since_key, window_end, now_text, window_ms, bucket, first,
-    pending_before)
-  local added = false
-  for i = first, #ARGV, 2 do
-    local amount = tonumber(ARGV[i + 1])
-    if amount > 0 then
-      redis.call('HINCRBY', pending_key, bucket .. ':' .. ARGV[i], amount)
-      added = true
-    end
-  end
-  if not added then return '0' end
-  redis.call('HSET', pending_key, 't:' .. bucket, now_text)
-  if not pending_before and redis.call('SET', since_key, now_text, 'NX') then redis.call('PERSIST', app_key) end
-  return open_window(app_key, window_end, tonumber(now_text), window_ms)
-end
 `;
 
 export interface ScriptDefinition {
@@ -227,8 +452,12 @@ export const PERIOD_START_ARGS = 6;
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
- * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms, then metric/delta
- * pairs.
+ * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms, the need hints
+ * (read_call_snapshot: the count n, n needs, the count of hinted limit fields, field, period and metric
+ * each, the count of parent links, child and parent each, the hinted plan, the count of its throttle
+ * fields and each), then metric/delta pairs.
+ * An active snapshot stored with its `bucket` and `need:` fields is read by name (read_call_snapshot),
+ * so a hit costs the same whatever the plan's size; any other is read whole, as before.
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
@@ -251,54 +480,71 @@ export const PERIOD_START_ARGS = 6;
  * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
  * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT; synced is when the platform
  * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts); then, when a
- * throttle applies, the tightest one's field (throttleField), remaining and ms until rested.
+ * throttle applies, the tightest one's field (throttleField), remaining and ms until rested; and when a
+ * need hint was wrong, those three ('' when no throttle applies) and then metric, need, ... for the caller
+ * to learn.
  * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
  * no usage and opens no report window: the platform never hears of it.
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
   numberOfKeys: 8,
-  lua: `${PRELUDE}${THROTTLE_LUA}
+  lua: `${HOT_PRELUDE}${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 and redis_time_us('') / 1000 > deadline then return {'expired'} end
 local now = tonumber(ARGV[1])
 local window_ms = tonumber(ARGV[3])
-local negative = redis.call('GET', KEYS[1])
-if negative then return {'cached', negative, '0'} end
-local key_known = ARGV[2] == ''
-if not key_known then
+-- The caller's hints (read_call_snapshot), then the metric/delta pairs.
+local hints_at = ${11 + PERIOD_START_ARGS}
+local hinted_at = hints_at + tonumber(ARGV[hints_at - 1]) + 1
+local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
+local plan_at = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
+local first_pair = plan_at + 2 + tonumber(ARGV[plan_at + 1])
+-- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
+-- key to check), false when it was never checked (or its refusal expired), or the reply refusing it.
+local function presented_key()
+  if ARGV[2] == '' then return true end
   local fact = redis.call('HGET', KEYS[3], ARGV[2])
-  if fact then
-    local until_ms, code = string.match(fact, '^bad (%d+) (.+)$')
-    if not until_ms then
-      key_known = true
-    elseif tonumber(until_ms) > now then
-      return {'cached', 'invalid:' .. code, '0'}
-    end
-  end
+  if not fact then return false end
+  local until_ms, code = string.match(fact, '^bad (%d+) (.+)$')
+  if not until_ms then return true end
+  if tonumber(until_ms) > now then return {'cached', 'invalid:' .. code, '0'} end
+  return false
 end
-local snapshot = read_snapshot(KEYS[2])
-if not snapshot.state then
-  if ARGV[14] == '' then return {'miss', '0'} end
-  local claimed = redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX')
-  return {'miss', claimed and '1' or '0'}
+-- An active snapshot is read by name. The store script that makes a snapshot active deletes the negative
+-- entry in the same step, and any answer that sets one makes the state invalid, so it needs no GET then.
+local snapshot = read_call_snapshot(KEYS[2], hints_at, first_pair)
+local key_known
+if snapshot then
+  key_known = presented_key()
+  if type(key_known) == 'table' then return key_known end
+else
+  local negative = redis.call('GET', KEYS[1])
+  if negative then return {'cached', negative, '0'} end
+  key_known = presented_key()
+  if type(key_known) == 'table' then return key_known end
+  snapshot = read_snapshot(KEYS[2])
+  if not snapshot.state then
+    if ARGV[14] == '' then return {'miss', '0'} end
+    local claimed = redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX')
+    return {'miss', claimed and '1' or '0'}
+  end
 end
 if not key_known then return {'key_unknown'} end
 if snapshot.state ~= 'active' then
   return {'cached', snapshot.state, open_window(KEYS[2], snapshot.window, now, window_ms)}
 end
-local first_pair = 10 + ${PERIOD_START_ARGS}
-local starts = period_starts(6)
 local requested = {}
 for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
-local buckets, reporting = bucket_totals(KEYS[5], snapshot.parents, {})
-local _, pending_before = bucket_totals(KEYS[4], snapshot.parents, buckets)
-pending_before = pending_before or reporting
+local buckets, pending, unknown = {}, {}, {}
+local reporting = add_usage(KEYS[5], snapshot, buckets, nil, unknown)
+local pending_before = add_usage(KEYS[4], snapshot, buckets, pending, unknown) or reporting
+add_unknown(KEYS[2], snapshot, buckets, unknown)
 local exceeded, tightest, tightest_left = nil, nil, nil
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
   if amount then
-    local since = window_start(limit, now, starts)
+    local since = window_start(limit, now)
     local left = limit.max - current_of(limit, now) - used_in_window(buckets, limit.metric, since) - amount
     if left < 0 and not exceeded then exceeded = limit end
     -- The fewest calls left; of two alike, the longer period (it resets later), as the platform's headers.
@@ -317,26 +563,28 @@ if exceeded and ARGV[4] ~= '1' then
   return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[2], snapshot.window, now, window_ms),
     exceeded.metric, exceeded.period, exceeded.max_text, period_end_of(exceeded)}
 end
+read_plan_throttles(KEYS[2], snapshot, ARGV[12])
 local throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2], snapshot.throttles, ARGV[12],
   ARGV[13], snapshot.plan, requested, false)
 if throttle == 'refused' then
   return {'deny', 'rate_limited', snapshot.plan, '0', throttle_field, throttle_a}
 end
--- The bucket's start as ARGV has it: the period starts begin at ARGV[6] with the minute, hour and day.
-local bucket = ARGV[5 + ({ minute = 1, hour = 2, day = 3 })[bucket_period(snapshot)]]
+local bucket = period_start_text(snapshot.bucket or bucket_period(snapshot))
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
-  pending_before)
+  pending_before, pending)
 local over = exceeded and '1' or '0'
 local metric, period, max, period_end, left = '', '', '0', '-1', 0
 if tightest then
   metric, period, max, period_end, left = tightest.metric, tightest.period, tightest.max_text,
     period_end_of(tightest), math.max(tightest_left, 0)
 end
-if throttle then
-  return {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket,
-    snapshot.synced or '0', throttle_field, throttle_a, throttle_b}
+if not throttle and not snapshot.needs then
+  return {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket, snapshot.synced or '0'}
 end
-return {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket, snapshot.synced or '0'}
+local reply = {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket,
+  snapshot.synced or '0', throttle_field or '', throttle_a or '', throttle_b or ''}
+for _, item in ipairs(snapshot.needs or {}) do reply[#reply + 1] = item end
+return {unpack(reply)}
 `,
 };
 

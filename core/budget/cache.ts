@@ -438,6 +438,88 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
   }
 }
 
+/** Where an allowed call's reply carries the needs its hints missed (see CHECK_SCRIPT). */
+const CHECK_NEEDS_AT = 14;
+
+/** A `need:<metric>` field (snapshot.ts) as the check script takes it pre-parsed. */
+interface Need {
+  readonly text: string;
+  /** The metric's ancestors, nearest first. */
+  readonly ancestors: readonly string[];
+  /** Field, period and metric of each limit field it lists. */
+  readonly limits: readonly (readonly [string, string, string])[];
+}
+
+const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
+
+/** A list as the scripts take it: its length, then its items. */
+function countedList(items: readonly string[]): string[] {
+  return [String(items.length), ...items];
+}
+
+function parseNeed(text: string): Need {
+  const ancestors: string[] = [];
+  const limits: [string, string, string][] = [];
+  for (const token of text.split(' ')) {
+    if (token === '') continue;
+    const limit = LIMIT_FIELD.exec(token);
+    if (limit) limits.push([token, limit[1] as string, limit[2] as string]);
+    else ancestors.push(token);
+  }
+  return { text, ancestors, limits };
+}
+
+/**
+ * What a call of each metric needs of a snapshot (its `need:<metric>` field), as this instance last saw
+ * it: the check script reads the limit fields a hint lists with the snapshot's head, in one HMGET, takes
+ * the hint's parse instead of parsing the need, and answers with the needs a hint missed. A hint only
+ * chooses what is read, never what is decided (the script compares it with the need it read), so a stale
+ * one costs a second HMGET and a parse, nothing else. One entry per metric the mapping rules name, so
+ * bounded by the configuration; budgets of other plans share it, and a plan whose limits differ in a
+ * metric makes that hint flip between them, which costs the same.
+ */
+class NeedHints {
+  private readonly byMetric = new Map<string, Need>();
+  /** The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked). */
+  private plan = '';
+
+  /**
+   * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
+   * throttles (see CHECK_SCRIPT).
+   */
+  argsFor(usage: Usage, throttles: ThrottleTable): string[] {
+    const needs = Object.keys(usage).map((metric) => [metric, this.byMetric.get(metric)] as const);
+    const fields = new Map<string, readonly [string, string, string]>();
+    const parents = new Map<string, string>();
+    for (const [metric, need] of needs) {
+      for (const limit of need?.limits ?? []) fields.set(limit[0], limit);
+      let child = metric;
+      for (const ancestor of need?.ancestors ?? []) {
+        parents.set(child, ancestor);
+        child = ancestor;
+      }
+    }
+    return [
+      String(needs.length),
+      ...needs.map(([, need]) => need?.text ?? ''),
+      String(fields.size),
+      ...[...fields.values()].flat(),
+      String(parents.size),
+      ...[...parents.entries()].flat(),
+      this.plan,
+      ...countedList(throttles.fieldsOf(this.plan)),
+    ];
+  }
+
+  /** Takes an allowed call's plan and the metric/need pairs its reply carries. */
+  learn(plan: string, pairs: readonly string[]): void {
+    this.plan = plan;
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      this.byMetric.set(pairs[i] as string, parseNeed(pairs[i + 1] as string));
+    }
+  }
+}
+
 const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
 
 /** The refusals hash's `<period>:<metric>` fields, each followed by the time of its last refusal. */
@@ -464,6 +546,7 @@ export class AccessCache {
   private readonly wallClock: () => number;
   private readonly hotPathDeadlineMs: number | undefined;
   private readonly throttles: ThrottleTable;
+  private readonly needHints = new NeedHints();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -511,10 +594,12 @@ export class AccessCache {
           this.throttleClockArg(),
           request.firstCallLock?.token ?? '',
           request.firstCallLock?.ttlMs ?? 0,
+          ...this.needHints.argsFor(request.usage, this.throttles),
           ...usagePairs(request.usage),
         ],
       ),
     );
+    if (reply[0] === 'allow') this.needHints.learn(reply[1] as string, reply.slice(CHECK_NEEDS_AT));
     return checkResultOf(reply, request.now, this.throttles);
   }
 

@@ -18,8 +18,12 @@
  *                                        message for this budget is on its way
  *                       throttle:call@<rate>, throttle:metric:<name>@<rate>  the TAT (µs) of the
  *                                        budget's GCRA throttles (throttle-script.ts)
- *                     The hot path reads it whole (one HGETALL); a new answer keeps `window`, the
- *                     throttles and the newer of each limit's counts.
+ *                       bucket           the period of the pending buckets (`minute` | `hour` | `day`)
+ *                       need:<metric>    what a call of the metric reads: its ancestors, nearest first,
+ *                                        then the limit fields of it and them (snapshot.ts)
+ *                     The hot path reads by name what the call needs (one HMGET while the instance's
+ *                     hints of the needs hold, cache-scripts.ts); the other scripts read it whole. A new
+ *                     answer keeps `window`, the throttles and the newer of each limit's counts.
  *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,
  *                     by key id (keyIdOf): `ok <sealed credential>` | `bad <until ms> <code>`
  *   am:{id}:pending   hash, usage allowed from the cache and not yet reported, per period bucket:

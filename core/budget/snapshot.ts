@@ -7,6 +7,7 @@ import type {
   AuthorizationStatus,
   DenialReason,
   InvalidCredentialCode,
+  UsageReport,
 } from '../platform/types';
 
 export type CredentialState =
@@ -69,11 +70,61 @@ export function stateOf(answer: CredentialAnswer): CredentialState {
   return { kind: 'denied', reason: answer.reason };
 }
 
+/** The periods a pending bucket may span, shortest first (see bucketPeriodOf). */
+const BUCKET_PERIODS = ['minute', 'hour', 'day'] as const;
+
+/**
+ * The period of the budget's pending buckets: the shortest period the plan limits of minute, hour and
+ * day, a day when it limits none of them (days nest in weeks, months and years; weeks do not nest in
+ * months), so every limited period holds each bucket whole.
+ */
+export function bucketPeriodOf(status: AuthorizationStatus): (typeof BUCKET_PERIODS)[number] {
+  const limited = new Set<string>(status.usageReports.map((report) => report.period));
+  return BUCKET_PERIODS.find((period) => limited.has(period)) ?? 'day';
+}
+
+/**
+ * What a call of each metric needs of the snapshot, as the hot path reads it by name: `need:<metric>` ->
+ * its ancestors, nearest first, then the limit fields of it and of them (in the answer's order), all
+ * separated by spaces. A metric the snapshot neither limits nor places in the tree has none.
+ */
+function needFields(
+  status: AuthorizationStatus,
+  limitFieldOf: (report: UsageReport) => string,
+): [string, string][] {
+  const parentOf = new Map<string, string>();
+  for (const [parent, children] of Object.entries(status.hierarchy)) {
+    for (const child of children) parentOf.set(child, parent);
+  }
+  const metrics = new Set([
+    ...status.usageReports.map((report) => report.metric),
+    ...parentOf.keys(),
+    ...parentOf.values(),
+  ]);
+  return [...metrics].map((metric) => {
+    const ancestors: string[] = [];
+    // The platform's tree is shallow; the bound keeps a cycle from looping (the scripts add up 16 levels).
+    for (
+      let parent = parentOf.get(metric);
+      parent !== undefined && ancestors.length < 16;
+      parent = parentOf.get(parent)
+    ) {
+      ancestors.push(parent);
+    }
+    const chain = new Set([metric, ...ancestors]);
+    const limits = status.usageReports.filter((report) => chain.has(report.metric)).map(limitFieldOf);
+    return [`need:${metric}`, [...ancestors, ...limits].join(' ')];
+  });
+}
+
 /**
  * The hash fields of a snapshot: `limit:<period>:<metric>` -> `<period start> <period end> <max> <current>`
- * (-1 -1 for eternity), `parent:<metric>` -> parent.
+ * (-1 -1 for eternity), `parent:<metric>` -> parent, and for the hot path, which reads by name what a call
+ * needs instead of the whole hash: `bucket` -> the period of its pending buckets (bucketPeriodOf) and
+ * `need:<metric>` (needFields).
  */
 export function snapshotFields(status: AuthorizationStatus): [string, string][] {
+  const limitFieldOf = (report: UsageReport) => `limit:${report.period}:${report.metric}`;
   const fields: [string, string][] = [];
   for (const report of status.usageReports) {
     const window =
@@ -81,12 +132,13 @@ export function snapshotFields(status: AuthorizationStatus): [string, string][] 
         ? '-1 -1'
         : `${Math.trunc(report.periodStart ?? -1)} ${Math.trunc(report.periodEnd)}`;
     fields.push([
-      `limit:${report.period}:${report.metric}`,
+      limitFieldOf(report),
       `${window} ${Math.trunc(report.maxValue)} ${Math.trunc(report.currentValue)}`,
     ]);
   }
   for (const [parent, children] of Object.entries(status.hierarchy)) {
     for (const child of children) fields.push([`parent:${child}`, parent]);
   }
+  fields.push(['bucket', bucketPeriodOf(status)], ...needFields(status, limitFieldOf));
   return fields;
 }

@@ -179,6 +179,8 @@ export interface ThrottleTable {
   readonly text: string;
   /** The throttle a reply names by its plan and field (plans may share a field: the same scope and rate). */
   entryOf(plan: string, field: string): ThrottleEntry | undefined;
+  /** The state fields of a plan's throttles, in the table's order; none for a plan without throttles. */
+  fieldsOf(plan: string): readonly string[];
 }
 
 export function throttleTable(throttles: Throttles): ThrottleTable {
@@ -193,5 +195,6 @@ export function throttleTable(throttles: Throttles): ThrottleTable {
       )
       .join(''),
     entryOf: (plan, field) => byPlanAndField.get(`${plan}\n${field}`),
+    fieldsOf: (plan) => entries.filter(({ entry }) => entry.plan === plan).map(({ field }) => field),
   };
 }

@@ -287,11 +287,18 @@ export class AccessAuthorizer {
     if (refusal === undefined) return undefined;
     this.count(METRIC.refusedFromMemory);
     if (refusal.kind === 'invalid') return { effect: 'unauthorized' };
+    if (refusal.kind === 'throttled') {
+      this.count(METRIC.rateLimited);
+      return { ...this.decision(facts, 'deny', refusal.plan, 'rate_limited'), throttle: refusal.throttle };
+    }
     this.count(METRIC.limitsExceeded);
     return this.deny(facts, 'limits_exceeded', refusal.plan, refusal.limit);
   }
 
-  /** Keeps a refusal over a limit, or of a credential the platform refused, in the instance's memory. */
+  /**
+   * Keeps a refusal over a limit or a throttle, or of a credential the platform refused, in the instance's
+   * memory.
+   */
   private remembered(facts: RequestFacts, decision: AccessDecision): AccessDecision {
     if (decision.effect === 'unauthorized') {
       this.refusals.rememberInvalid(facts.credentialId, facts.keyId, facts.now);
@@ -302,6 +309,15 @@ export class AccessAuthorizer {
         facts.usage,
         decision.plan,
         decision.limit,
+        facts.now,
+      );
+    } else if (decision.reason === 'rate_limited' && decision.throttle && 'retryInMs' in decision.throttle) {
+      this.refusals.rememberThrottled(
+        facts.credentialId,
+        facts.keyId,
+        facts.usage,
+        decision.plan,
+        decision.throttle,
         facts.now,
       );
     }

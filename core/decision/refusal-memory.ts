@@ -10,11 +10,16 @@
  *   The key is part of it: only a key Redis verified gets the limit's refusal from memory, so a wrong
  *   key is checked (and refused 401) and learns nothing of the application's usage.
  * - A credential the platform refused (401), per budget and key: for `boundMs`.
+ * - `rate_limited`, per budget and the metrics the call maps to: until the earlier of the moment the GCRA
+ *   said the same call can pass and `boundMs`. Never wrongly: another instance's admissions only push that
+ *   moment later, and the moment is counted from before the call was sent, less the millisecond the
+ *   script rounds its wait up by. As for limits, only a call adding at least the refused amounts is
+ *   refused from memory (a metric's throttle takes a cell per unit of the metric).
  *
  * `boundMs` (setting `refusalMemoryMs`, default 1 s) keeps the propagation of a raised limit, a plan
  * change or a new key within about one second, as the webhooks promise.
  */
-import type { LimitInfo } from '../budget/cache';
+import type { LimitInfo, ThrottleInfo, ThrottleRefusal } from '../budget/cache';
 import type { Usage } from '../platform/types';
 
 /** Entries an instance keeps at most: beyond it, the oldest goes (a flood of distinct refusals). */
@@ -22,7 +27,8 @@ export const MAX_REMEMBERED_REFUSALS = 10_000;
 
 export type RememberedRefusal =
   | { readonly kind: 'limited'; readonly plan: string; readonly limit: LimitInfo }
-  | { readonly kind: 'invalid' };
+  | { readonly kind: 'invalid' }
+  | { readonly kind: 'throttled'; readonly plan: string; readonly throttle: ThrottleRefusal };
 
 interface LimitedEntry {
   readonly until: number;
@@ -32,9 +38,20 @@ interface LimitedEntry {
   readonly limit: LimitInfo;
 }
 
+interface ThrottledEntry {
+  readonly until: number;
+  /** The amounts the refused call added, per metric. */
+  readonly usage: Usage;
+  readonly plan: string;
+  readonly throttle: ThrottleInfo;
+  /** When the GCRA said the refused call could pass (the Retry-After a remembered refusal tells). */
+  readonly retryAt: number;
+}
+
 export class RefusalMemory {
   private readonly limited = new Map<string, LimitedEntry>();
   private readonly invalid = new Map<string, number>();
+  private readonly throttled = new Map<string, ThrottledEntry>();
 
   constructor(
     private readonly boundMs: number,
@@ -50,16 +67,15 @@ export class RefusalMemory {
       this.invalid.delete(invalidKey(credentialId, keyId));
     }
     const key = limitedKey(credentialId, keyId, usage);
-    const entry = this.limited.get(key);
-    if (entry === undefined) return undefined;
-    if (now >= entry.until) {
-      this.limited.delete(key);
-      return undefined;
-    }
-    const atLeastRefused = Object.entries(entry.usage).every(
-      ([metric, amount]) => (usage[metric] ?? 0) >= amount,
-    );
-    return atLeastRefused ? { kind: 'limited', plan: entry.plan, limit: entry.limit } : undefined;
+    const entry = heldEntry(this.limited, key, usage, now);
+    if (entry !== undefined) return { kind: 'limited', plan: entry.plan, limit: entry.limit };
+    const throttled = heldEntry(this.throttled, key, usage, now);
+    if (throttled === undefined) return undefined;
+    return {
+      kind: 'throttled',
+      plan: throttled.plan,
+      throttle: { ...throttled.throttle, retryInMs: throttled.retryAt - now },
+    };
   }
 
   /** A call with a verified key adding `usage` was refused by `limit` (on one of its metrics or a parent). */
@@ -76,12 +92,31 @@ export class RefusalMemory {
     const key = limitedKey(credentialId, keyId, usage);
     const known = this.limited.get(key)?.usage ?? usage;
     this.limited.delete(key);
-    // Two refusals of the same metrics: the smaller amounts hold for both.
-    const smallest = Object.fromEntries(
-      Object.entries(usage).map(([metric, amount]) => [metric, Math.min(amount, known[metric] ?? amount)]),
-    );
-    this.limited.set(key, { until, usage: smallest, plan, limit });
+    this.limited.set(key, { until, usage: smallestOf(usage, known), plan, limit });
     trim(this.limited, this.maxEntries);
+  }
+
+  /**
+   * A call adding `usage`, sent at `now`, was refused by a throttle whose GCRA said the same call passes in
+   * `throttle.retryInMs` (rounded up to the millisecond, hence the one taken off).
+   */
+  rememberThrottled(
+    credentialId: string,
+    keyId: string,
+    usage: Usage,
+    plan: string,
+    throttle: ThrottleRefusal,
+    now: number,
+  ): void {
+    const retryAt = now + throttle.retryInMs;
+    const until = Math.min(now + this.boundMs, retryAt - 1);
+    if (until <= now) return;
+    const key = limitedKey(credentialId, keyId, usage);
+    const known = this.throttled.get(key)?.usage ?? usage;
+    this.throttled.delete(key);
+    const { retryInMs: _, ...info } = throttle;
+    this.throttled.set(key, { until, usage: smallestOf(usage, known), plan, throttle: info, retryAt });
+    trim(this.throttled, this.maxEntries);
   }
 
   /** The platform said this credential (budget and key) is not valid. */
@@ -92,6 +127,35 @@ export class RefusalMemory {
     this.invalid.set(key, now + this.boundMs);
     trim(this.invalid, this.maxEntries);
   }
+}
+
+/** Two refusals of the same metrics: the smaller amounts hold for both. */
+function smallestOf(usage: Usage, known: Usage): Usage {
+  return Object.fromEntries(
+    Object.entries(usage).map(([metric, amount]) => [metric, Math.min(amount, known[metric] ?? amount)]),
+  );
+}
+
+/**
+ * The entry kept under `key` while it holds at `now` for a call adding `usage`: one adding at least the
+ * refused amounts to each metric. An entry past its time is dropped.
+ */
+function heldEntry<Entry extends { readonly until: number; readonly usage: Usage }>(
+  entries: Map<string, Entry>,
+  key: string,
+  usage: Usage,
+  now: number,
+): Entry | undefined {
+  const entry = entries.get(key);
+  if (entry === undefined) return undefined;
+  if (now >= entry.until) {
+    entries.delete(key);
+    return undefined;
+  }
+  const atLeastRefused = Object.entries(entry.usage).every(
+    ([metric, amount]) => (usage[metric] ?? 0) >= amount,
+  );
+  return atLeastRefused ? entry : undefined;
 }
 
 /** The budget, the key and the call's metric names (hex ids, then JSON: no two encode alike). */

@@ -59,6 +59,29 @@ export const METRIC = {
   soapProxyError: 'SoapProxyError',
 } as const;
 
+/**
+ * Counts of the ordinary outcomes of a call, one or more per call: summed in each instance's memory and
+ * written at most once per `metricsFlushSeconds` (observability.ts), so a call writes no log line of its
+ * own. Every other metric (errors, and the ones the alarms read) is written at the end of the invocation
+ * that counted it.
+ */
+export const AGGREGATED_COUNTS: ReadonlySet<string> = new Set([
+  METRIC.allowed,
+  METRIC.denied,
+  METRIC.cacheHit,
+  METRIC.reportPublished,
+  METRIC.cacheMiss,
+  METRIC.negativeCacheHit,
+  METRIC.limitsExceeded,
+  METRIC.refusedFromMemory,
+  METRIC.rateLimited,
+  METRIC.softLimitExceeded,
+  METRIC.malformedCredential,
+  METRIC.noMappingRule,
+  METRIC.platformCall,
+  METRIC.platformBusy,
+]);
+
 /** Powertools' `service` dimension of each Lambda's metrics and logs. */
 export const SERVICE_NAME = {
   authorizer: 'access-authorizer',

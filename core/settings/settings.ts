@@ -468,10 +468,20 @@ export const SETTINGS = {
       env: 'REFUSAL_MEMORY_MS',
       sources: ['stackFile'],
       description:
-        "how long an authorizer instance refuses from memory a call over a limit (no longer than the limit's reset) or a credential the platform refused; 0 turns it off",
+        "how long an authorizer instance refuses from memory a call over a limit (no longer than the limit's reset), over a throttle (no longer than the throttle lets it wait) or a credential the platform refused; 0 turns it off",
     },
     { min: 0, max: 10_000 },
     1000,
+  ),
+  metricsFlushSeconds: wholeNumber(
+    {
+      env: 'METRICS_FLUSH_SECONDS',
+      sources: ['stackFile'],
+      description:
+        'how often at most a Lambda instance writes its counts of calls (Allowed, Denied, CacheHit, ReportPublished and the other ordinary outcomes) as one EMF log line; errors and what the alarms read are written at once; 0 writes them after every invocation',
+    },
+    { min: 0, max: 900 },
+    60,
   ),
   unseenCredentialCallsPerSecond: wholeNumber(
     {

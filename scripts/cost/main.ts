@@ -1,9 +1,12 @@
 /**
  * `npm run cost [-- <layout> ...]`: the fixed monthly cost of each layout (all by default), priced from
- * scripts/cost/price-list.json. Run it after changing the stack, and copy the figures into docs/costs.md.
+ * scripts/cost/price-list.json, then the cost per million calls on each API type with the CloudWatch Logs
+ * the authorizer writes, as before and now. Run it after changing the stack, and copy the figures into
+ * docs/costs.md and docs/http-api.md.
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { LAYOUTS, type LayoutName } from './layouts';
+import { type ApiType, type Logging, perMillionCalls } from './per-call';
 import { priceTemplate } from './price';
 import priceList from './price-list.json';
 
@@ -23,4 +26,15 @@ for (const name of names) {
   console.log(`\n${name}: ${money(total)} a month\n  ${layout.description}`);
   for (const line of lines)
     console.log(`  ${money(line.monthly).padStart(12)}  ${line.quantity} × ${line.item}`);
+}
+
+console.log(`\nPer million calls (API Gateway, the authorizer Lambda, its CloudWatch Logs):`);
+for (const apiType of ['http', 'rest'] as ApiType[]) {
+  for (const logging of ['before', 'now'] as Logging[]) {
+    const cost = perMillionCalls(priceList, apiType, logging);
+    console.log(
+      `  ${apiType.toUpperCase().padEnd(4)} logs ${logging.padEnd(6)} ${money(cost.total)}  (gateway ${money(cost.gateway)}, ` +
+        `invocations ${money(cost.invocations)}, compute ${cost.compute.toFixed(3)}, logs ${cost.logs.toFixed(3)})`,
+    );
+  }
 }

@@ -2,7 +2,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, ENV, LOCAL_SECRET_ENV } from '../../core/settings/config';
-import { exemptMethodIds, logicalId, resourcesOfType, stackFromContext } from './fixtures';
+import { REST_AUTHORIZER_OVERHEAD_QUERY } from '../../lib/parts/gateway-overhead';
+import { exemptMethodIds, logicalId, logQueryWidgetsOf, resourcesOfType, stackFromContext } from './fixtures';
 
 const template = Template.fromStack(stackFromContext({ serviceId: '2555417735060' }));
 
@@ -129,7 +130,26 @@ describe('demo API', () => {
     });
     const fields = JSON.parse(accessLog.Format) as Record<string, string>;
     expect(fields.denialReason).toBe('$context.authorizer.reason');
+    // The authorizer step as API Gateway times it, the Lambda's part of it, and its status (issue 34).
+    expect(fields).toMatchObject({
+      authorizerLatency: '$context.authorizer.latency',
+      authorizerIntegrationLatency: '$context.authorizer.integrationLatency',
+      authorizerStatus: '$context.authorizer.status',
+    });
     expect(accessLog.Format).not.toMatch(/header|querystring|apikey|app_key/i);
+  });
+
+  it("puts the authorizer's overhead per route on the dashboard, queried from the stage's access log", () => {
+    const accessLogsId = logicalId(template, 'AWS::Logs::LogGroup', 'ApiAccessLogs');
+    expect(logQueryWidgetsOf(template)).toEqual([
+      {
+        title: expect.stringMatching(/^Authorizer overhead per route/),
+        query: `SOURCE '<Ref ${accessLogsId}>' | ${REST_AUTHORIZER_OVERHEAD_QUERY}`,
+      },
+    ]);
+    expect(REST_AUTHORIZER_OVERHEAD_QUERY).toMatch(
+      /pct\(authorizerLatency, 50\).*pct\(authorizerLatency, 90\).*pct\(authorizerLatency, 99\)/s,
+    );
   });
 
   it('logs execution errors only, never request data, and throttles the stage', () => {
@@ -394,6 +414,15 @@ describe('functions', () => {
       expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
       const logGroup = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
       expect(logGroups[logGroup]?.Properties.RetentionInDays).toBe(30);
+    }
+  });
+
+  it('log in JSON with the system log level at WARN (no START, END and REPORT lines) and the application level left at its default', () => {
+    for (const fn of Object.values(functions)) {
+      const logging = fn.Properties.LoggingConfig as Record<string, unknown>;
+      expect(logging).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN' });
+      // An application level above INFO would drop the EMF lines, which carry no level.
+      expect(logging).not.toHaveProperty('ApplicationLogLevel');
     }
   });
 });

@@ -2,7 +2,15 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { AccessManagementStack } from '../../lib/access-stack';
-import { logicalId, resourcesOfType, stackFromContext, testApp, variablesOf } from './fixtures';
+import { HTTP_AUTHORIZER_OVERHEAD_QUERY } from '../../lib/parts/gateway-overhead';
+import {
+  logicalId,
+  logQueryWidgetsOf,
+  resourcesOfType,
+  stackFromContext,
+  testApp,
+  variablesOf,
+} from './fixtures';
 
 type RouteProperties = { RouteKey: string; AuthorizationType: string; AuthorizerId?: unknown };
 
@@ -72,6 +80,27 @@ describe('the demo on an HTTP API', () => {
     expect(settings.Format).not.toMatch(
       /request\.header|querystring|\$context\.authorizer\.(credential|key)/i,
     );
+  });
+
+  it("puts the gateway's overhead per route on the dashboard: the HTTP API logs no authorizer latency", () => {
+    const accessLogsId = logicalId(template, 'AWS::Logs::LogGroup', 'ApiAccessLogs');
+    expect(logQueryWidgetsOf(template)).toEqual([
+      {
+        title: expect.stringMatching(/^Gateway overhead per route/),
+        query: `SOURCE '<Ref ${accessLogsId}>' | ${HTTP_AUTHORIZER_OVERHEAD_QUERY}`,
+      },
+    ]);
+    const stage = Object.values(resourcesOfType(template, 'AWS::ApiGatewayV2::Stage'))[0]?.Properties ?? {};
+    const format = JSON.parse((stage.AccessLogSettings as { Format: string }).Format) as Record<
+      string,
+      string
+    >;
+    // The fields the query reads.
+    expect(format).toMatchObject({
+      routeKey: '$context.routeKey',
+      responseLatency: '$context.responseLatency',
+      integrationLatency: '$context.integrationLatency',
+    });
   });
 
   it("throttles the stage's routes", () => {

@@ -60,3 +60,24 @@ export function methodPath(template: Template, method: { Properties: Record<stri
   }
   return `/${parts.join('/')}`;
 }
+
+/** A dashboard's widgets whose query is a Logs Insights query, with a `Ref` written as `<Ref id>`. */
+export function logQueryWidgetsOf(template: Template): { title: string; query: string }[] {
+  const dashboards = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'));
+  return dashboards.flatMap((dashboard) => {
+    const body = dashboard.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
+    const text =
+      typeof body === 'string'
+        ? body
+        : body['Fn::Join'][1]
+            .map((part) =>
+              typeof part === 'string' ? part : `<Ref ${(part as { Ref?: string }).Ref ?? 'unknown'}>`,
+            )
+            .join('');
+    const widgets = (JSON.parse(text) as { widgets: { type: string; properties: Record<string, string> }[] })
+      .widgets;
+    return widgets
+      .filter((widget) => widget.type === 'log')
+      .map(({ properties }) => ({ title: properties.title ?? '', query: properties.query ?? '' }));
+  });
+}

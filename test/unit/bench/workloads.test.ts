@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GROUP_ROUNDS, interleavedChunks, runGroups, WORKLOADS } from '../../../bench/workloads';
+import {
+  GROUP_ROUNDS,
+  interleavedChunks,
+  OVER_LIMIT_WORKLOADS,
+  REFUSED_WORKLOADS,
+  runGroups,
+  WORKLOADS,
+} from '../../../bench/workloads';
 
 describe('interleavedChunks', () => {
   it('alternates the members, forward then reversed, so none always follows the other', () => {
@@ -72,5 +79,12 @@ describe('runGroups', () => {
     expect(WORKLOADS.soap.group).toBe(WORKLOADS['hot-serial'].group);
     expect(WORKLOADS['hot-alerts-on'].group).toBe(WORKLOADS['hot-alerts-off'].group);
     expect(WORKLOADS['hot-alerts-on'].group).not.toBe(WORKLOADS.oauth.group);
+  });
+});
+
+describe('refused workloads', () => {
+  it('expects every call of both floods refused, and puts only the over-limit one on the plan that allows none', () => {
+    expect([...REFUSED_WORKLOADS]).toEqual(['flood-over-limit', 'flood-throttled']);
+    expect([...OVER_LIMIT_WORKLOADS]).toEqual(['flood-over-limit']);
   });
 });

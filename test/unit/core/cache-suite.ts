@@ -58,8 +58,8 @@ export function describeAccessCache(target: () => TestRedis): void {
   let cache: AccessCache;
   const keys = credentialKeys(ID);
 
-  function check(overrides: Partial<CheckRequest> = {}) {
-    return cache.check({
+  function check(overrides: Partial<CheckRequest> = {}, on = cache) {
+    return on.check({
       credentialId: ID,
       keyId: '',
       usage: { get_word: 1 },
@@ -284,6 +284,33 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
     });
 
+    it('decides from the snapshot it reads, not from what an earlier call of the instance saw of it', async () => {
+      await storeActive([hourly('hits', 100, 0)]);
+      expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'allow', limit: { max: 100 } });
+      const disabled: UsageReport = { ...hourly('post_word', 0, 0), period: 'eternity' };
+      delete (disabled as { periodStart?: number }).periodStart;
+      delete (disabled as { periodEnd?: number }).periodEnd;
+      await storeActive([hourly('hits', 100, 1), disabled]);
+      expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'limited' });
+      await storeActive([hourly('hits', 3, 1)]);
+      expect(await check({ usage: { post_word: 1 } })).toMatchObject({
+        kind: 'allow',
+        limit: { metric: 'hits', max: 3, remaining: 0 },
+      });
+      expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'limited' });
+    });
+
+    it('counts pending usage of metrics outside the call against the ancestors they share', async () => {
+      await storeActive([hourly('hits', 3, 0)]);
+      const other = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 30_000 });
+      expect(await check({ usage: { post_word: 2 } }, other)).toMatchObject({ kind: 'allow' });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({
+        kind: 'allow',
+        limit: { remaining: 0 },
+      });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'limited' });
+    });
+
     it('in soft-limit mode allows and counts over the limit, and says so', async () => {
       await storeActive([hourly('hits', 1, 1)]);
       expect(await check({ softLimits: true })).toMatchObject({ kind: 'allow', overLimit: true });
@@ -414,6 +441,10 @@ export function describeAccessCache(target: () => TestRedis): void {
         'limit:hour:hits': `${T0} ${END} 100 7`,
         'parent:get_word': 'hits',
         'parent:post_word': 'hits',
+        bucket: 'hour',
+        'need:hits': 'limit:hour:hits',
+        'need:get_word': 'hits limit:hour:hits',
+        'need:post_word': 'hits limit:hour:hits',
       });
       const ttl = await redis.pttl(keys.app);
       expect(ttl).toBeGreaterThan(ENTRY_TTL_MS - 60_000);

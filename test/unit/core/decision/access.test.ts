@@ -234,6 +234,11 @@ describe('throttles (docs/throttling.md)', () => {
 });
 
 describe("refusals kept in the instance's memory", () => {
+  function retryInMsOf(decision: AccessDecision): number {
+    if (decision.effect === 'unauthorized' || decision.throttle === undefined) return Number.NaN;
+    return 'retryInMs' in decision.throttle ? decision.throttle.retryInMs : Number.NaN;
+  }
+
   /** The Redis client calls the authorizer makes, counted from here on. */
   function countRedisCalls(): { readonly count: () => number } {
     const counted = countingRedis(redis);
@@ -254,6 +259,31 @@ describe("refusals kept in the instance's memory", () => {
     expect(metrics.counts.RefusedFromMemory).toBe(1);
     clock += 1;
     expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(sent.count()).toBeGreaterThan(before);
+  });
+
+  it('refuse a throttled call again without Redis until the bound, saying how long is left, then ask Redis', async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
+    const sent = countRedisCalls();
+    // One call at once, then one per 1,000 s: the GCRA's wait is far beyond the memory's bound.
+    const decide = authorizer({ refusalMemoryMs: 1000, throttles: { Basic: { rate: 0.001, burst: 1 } } });
+    expect(await decide.decide(event())).toMatchObject({ effect: 'allow' });
+    const first = await decide.decide(event());
+    expect(first).toMatchObject({ effect: 'deny', reason: 'rate_limited' });
+    const before = sent.count();
+    clock += 999;
+    const remembered = await decide.decide(event());
+    expect(remembered).toEqual({
+      ...first,
+      throttle: { rate: 0.001, burst: 1, retryInMs: expect.any(Number) },
+      retryAfterSeconds: Math.ceil(retryInMsOf(remembered) / 1000),
+    });
+    expect(retryInMsOf(remembered)).toBe(retryInMsOf(first) - 999);
+    expect(sent.count()).toBe(before);
+    expect(metrics.counts.RefusedFromMemory).toBe(1);
+    expect(metrics.counts.RateLimited).toBe(2);
+    clock += 1;
+    expect(await decide.decide(event())).toMatchObject({ effect: 'deny', reason: 'rate_limited' });
     expect(sent.count()).toBeGreaterThan(before);
   });
 

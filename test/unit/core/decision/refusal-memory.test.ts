@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LimitInfo } from '../../../../core/budget/cache';
+import type { LimitInfo, ThrottleRefusal } from '../../../../core/budget/cache';
 import { RefusalMemory } from '../../../../core/decision/refusal-memory';
 
 const BUDGET = 'a'.repeat(64);
@@ -11,6 +11,8 @@ const perMinute = (resetAt?: number): LimitInfo => ({
   max: 10,
   ...(resetAt !== undefined && { resetAt }),
 });
+
+const throttledFor = (retryInMs: number): ThrottleRefusal => ({ rate: 10, burst: 3, retryInMs });
 
 describe('RefusalMemory', () => {
   it('refuses the same metric of the same budget until the bound, then forgets', () => {
@@ -68,6 +70,50 @@ describe('RefusalMemory', () => {
     const memory = new RefusalMemory(0);
     memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(), T0);
     memory.rememberInvalid(BUDGET, '', T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
+  });
+
+  it('refuses a throttled call until the GCRA lets the same call pass (less its rounding), saying how long is left', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberThrottled(BUDGET, '', { hits: 1 }, 'basic', throttledFor(300), T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 100)).toEqual({
+      kind: 'throttled',
+      plan: 'basic',
+      throttle: { rate: 10, burst: 3, retryInMs: 200 },
+    });
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 298)?.kind).toBe('throttled');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 299)).toBeUndefined();
+  });
+
+  it('keeps a throttled refusal no longer than the bound, and not at all with a bound of 0', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberThrottled(BUDGET, '', { hits: 1 }, 'basic', throttledFor(60_000), T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 999)?.kind).toBe('throttled');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)).toBeUndefined();
+    const off = new RefusalMemory(0);
+    off.rememberThrottled(BUDGET, '', { hits: 1 }, 'basic', throttledFor(60_000), T0);
+    expect(off.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
+  });
+
+  it('never refuses from a throttle another budget, other metrics, or a call taking fewer cells', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberThrottled(BUDGET, '', { hits: 2 }, 'basic', throttledFor(500), T0);
+    expect(memory.refusalOf(OTHER, '', { hits: 2 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { search: 2 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 3 }, T0)?.kind).toBe('throttled');
+  });
+
+  it('refuses from a throttle only the key Redis verified: another key of the budget asks Redis', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberThrottled(BUDGET, 'key-1', { hits: 1 }, 'basic', throttledFor(500), T0);
+    expect(memory.refusalOf(BUDGET, 'key-1', { hits: 1 }, T0)?.kind).toBe('throttled');
+    expect(memory.refusalOf(BUDGET, 'key-2', { hits: 1 }, T0)).toBeUndefined();
+  });
+
+  it('keeps nothing of a throttle whose wait is within its rounding', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberThrottled(BUDGET, '', { hits: 1 }, 'basic', throttledFor(1), T0);
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
   });
 

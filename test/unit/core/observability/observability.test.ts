@@ -85,4 +85,57 @@ describe('createMetrics', () => {
       ['search', 1],
     ]);
   });
+
+  describe('with a flush interval', () => {
+    it('sums the counts of many invocations in memory and writes them once the interval has passed', () => {
+      let clock = 1_000;
+      const metrics = createMetrics('access-authorizer', { flushIntervalMs: 60_000, now: () => clock });
+      for (let call = 0; call < 1_000; call++) {
+        metrics.addMetric(METRIC.cacheHit, 'Count', 1);
+        metrics.addMetric(METRIC.reportPublished, 'Count', 1);
+        metrics.addCountPerMetric(METRIC.allowed, 'hits', 1);
+        metrics.publishStoredMetrics();
+        clock += 59;
+      }
+      // 1,000 invocations over 59 s: nothing written yet, not even Powertools' warning of an empty publish.
+      expect(capture.text()).toBe('');
+      clock = 61_000;
+      metrics.addCountPerMetric(METRIC.denied, 'hits', 1);
+      metrics.publishStoredMetrics();
+      const lines = emfLines();
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatchObject({ [METRIC.cacheHit]: 1_000, [METRIC.reportPublished]: 1_000 });
+      expect(lines[1]).toMatchObject({ [METRIC_DIMENSION]: 'hits', Allowed: 1_000, Denied: 1 });
+    });
+
+    it('writes errors and what the alarms read at the end of the invocation that counted them', () => {
+      const metrics = createMetrics('access-authorizer', { flushIntervalMs: 60_000, now: () => 0 });
+      metrics.addMetric(METRIC.cacheHit, 'Count', 1);
+      for (const alarmed of [
+        METRIC.authorizerError,
+        METRIC.platformUnavailable,
+        METRIC.platformMisconfigured,
+        METRIC.usageNotRecorded,
+        METRIC.cacheUnavailable,
+      ]) {
+        metrics.addMetric(alarmed, 'Count', 1);
+      }
+      metrics.publishStoredMetrics();
+      const [line, ...others] = emfLines();
+      expect(others).toEqual([]);
+      expect(line).toMatchObject({ AuthorizerError: 1, PlatformMisconfigured: 1, UsageNotRecorded: 1 });
+      expect(line).not.toHaveProperty(METRIC.cacheHit);
+    });
+
+    it('writes every count held on flush, due or not (an instance shutting down)', () => {
+      const metrics = createMetrics('access-authorizer', { flushIntervalMs: 60_000, now: () => 0 });
+      metrics.addCountPerMetric(METRIC.allowed, 'hits', 2);
+      metrics.publishStoredMetrics();
+      expect(emfLines()).toEqual([]);
+      metrics.flush();
+      expect(emfLines()).toMatchObject([{ [METRIC_DIMENSION]: 'hits', Allowed: 2 }]);
+      metrics.flush();
+      expect(emfLines()).toHaveLength(1);
+    });
+  });
 });

@@ -38,6 +38,7 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   negativeCacheTtlSeconds: 120,
   platformTimeoutMs: 800,
   refusalMemoryMs: 250,
+  metricsFlushSeconds: 30,
   unseenCredentialCallsPerSecond: 40,
   reportTimeoutMs: 9000,
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:usage',
