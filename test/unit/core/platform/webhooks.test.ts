@@ -23,7 +23,8 @@ import {
   type WebhookPorts,
 } from '../../../../core/platform/webhooks';
 import { createWebhookHandler } from '../../../../lambdas/webhooks/handler';
-import { webhookEventXml } from '../../../../local/platform/xml';
+import { applicationEventXml } from '../../../../local/platform/admin-xml';
+import { Application, Service } from '../../../../local/platform/model';
 import { authorized, CapturingLogger, CapturingMetrics, denied, FakePlatform, UNAVAILABLE } from '../fakes';
 
 const SERVICE = 'svc-hooks';
@@ -62,15 +63,24 @@ function eventXml(
   action: string,
   app: { id: string; userKey?: string; appKeys?: string[]; state?: 'active' | 'suspended' },
 ) {
-  return webhookEventXml(action as 'updated', {
-    id: app.id,
-    serviceId: SERVICE,
-    state: app.state ?? 'active',
+  const service = new Service({
+    id: SERVICE,
+    providerKey: 'pk-hooks',
     authentication: app.userKey === undefined ? 'app_id' : 'user_key',
-    ...(app.userKey !== undefined && { userKey: app.userKey }),
-    appKeys: app.appKeys ?? [],
-    plan: 'Basic',
+    state: 'active',
+    metrics: [{ name: 'hits', children: [] }],
+    plans: [{ name: 'Basic', limits: [] }],
+    applications: [],
   });
+  const application = new Application(
+    app.id,
+    app.userKey,
+    new Set(app.appKeys ?? []),
+    'Basic',
+    app.state ?? 'active',
+    [],
+  );
+  return applicationEventXml(action, service, application);
 }
 
 async function cached(credential: Credential): Promise<string> {
