@@ -40,6 +40,11 @@ export interface ProviderSettings {
 }
 
 export interface NewApplication {
+  /**
+   * The plan's service. porta's plan ids are unique and need no service; the local platform names plans
+   * by their config names, which services may share, and takes `service_id` to tell them apart.
+   */
+  readonly serviceId: string;
   readonly planId: string;
   readonly name: string;
   readonly description?: string;
@@ -168,6 +173,7 @@ export class AdminClient {
       `accounts/${encodeURIComponent(accountId)}/applications.xml`,
       {
         plan_id: app.planId,
+        service_id: app.serviceId,
         name: app.name,
         ...(app.description !== undefined && { description: app.description }),
         ...(app.applicationKey !== undefined && { application_key: app.applicationKey }),

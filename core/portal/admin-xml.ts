@@ -67,6 +67,7 @@ export interface Application {
   /** `live`, `pending` (the plan needs approval) or `suspended`. */
   readonly state: string;
   readonly name: string;
+  readonly serviceId: string;
   readonly planId: string;
   readonly planName: string;
   readonly userKey?: string;
@@ -113,6 +114,7 @@ function applicationFrom(node: Node): Application {
     id,
     state: textOf(node.state) ?? 'live',
     name: textOf(node.name) ?? '',
+    serviceId: textOf(node.service_id) ?? '',
     planId: textOf(plan.id) ?? '',
     planName: textOf(plan.name) ?? '',
     ...(userKey !== undefined && { userKey }),

@@ -139,7 +139,7 @@ export async function applicationPage(
   if (session === undefined) return redirect(request.base);
   const approved = await approvedAccount(ctx, request, session);
   if (!approved.ok) return approved.answer;
-  const applications = await ctx.deps.admin.applications(session.accountId);
+  const applications = await ctx.applications(session.accountId);
   if (!applications.ok) return platformTrouble(ctx, request, session, 'read your applications', applications);
   const { context, cookies } = ctx.page(request, session);
   const rolls = new KeyRolls(ctx.deps.redis, ctx.prefix);
@@ -208,7 +208,7 @@ export async function createApplication(
       ? refused(ctx, request, session, 403, 'Your account is not approved yet.')
       : approved.answer;
   const { admin, settings, serviceId, credentialMode } = ctx.deps;
-  const existing = await admin.applications(session.accountId);
+  const existing = await ctx.applications(session.accountId);
   if (!existing.ok) return platformTrouble(ctx, request, session, 'read your applications', existing);
   if (!settings.multipleApplications && existing.value.length > 0) {
     return refused(
@@ -226,6 +226,7 @@ export async function createApplication(
     published.find((p) => p.id === form.plan) ?? published.find((p) => p.isDefault) ?? published[0];
   if (plan === undefined) return refused(ctx, request, session, 409, 'No plan is published yet.');
   const created = await admin.createApplication(session.accountId, {
+    serviceId,
     planId: plan.id,
     name: `${approved.orgName} application ${existing.value.length + 1}`,
     ...(credentialMode !== 'user_key' && { applicationKey: randomHex(16) }),
@@ -252,7 +253,7 @@ async function namedApplication(
   session: Session,
   id: string | undefined,
 ): Promise<Application | undefined> {
-  const applications = await ctx.deps.admin.applications(session.accountId);
+  const applications = await ctx.applications(session.accountId);
   return applications.ok ? applications.value.find((app) => app.id === id) : undefined;
 }
 

@@ -8,7 +8,8 @@ import type { RedisConnection } from '../budget/redis-client';
 import type { LogPort } from '../observability/observability';
 import type { AuthOutcome, Credential } from '../platform/types';
 import type { CredentialMode } from '../settings/config';
-import type { AdminClient } from './admin-client';
+import type { AdminClient, AdminResult } from './admin-client';
+import type { Application } from './admin-xml';
 import type { CacheNotice } from './cache-notice';
 import { csrfBinding, csrfToken } from './csrf';
 import type { PortalRequest, PortalResponse } from './http';
@@ -66,6 +67,14 @@ export class PortalContext {
     this.prefix = `portal:${deps.serviceId}:`;
     this.links = new LinkStore(deps.redis, this.prefix, deps.now);
     this.sessions = new SessionStore(deps.redis, this.prefix, deps.signingKey);
+  }
+
+  /** The account's applications of this portal's service (an account may have others elsewhere). */
+  async applications(accountId: string): Promise<AdminResult<Application[]>> {
+    const all = await this.deps.admin.applications(accountId);
+    return all.ok
+      ? { ok: true, value: all.value.filter((app) => app.serviceId === this.deps.serviceId) }
+      : all;
   }
 
   /** The page's nonce, CSRF token (and the cookie it binds to, when new) for this request. */

@@ -80,9 +80,7 @@ export async function docsCredentials(
   const { admin, credentialMode, settings } = ctx.deps;
   const account = await admin.account(session.accountId);
   const applications =
-    account.ok && account.value.state === 'approved'
-      ? await admin.applications(session.accountId)
-      : undefined;
+    account.ok && account.value.state === 'approved' ? await ctx.applications(session.accountId) : undefined;
   const view = MODE_VIEWS[credentialMode];
   const idName = credentialMode === 'oauth' ? 'client_id' : 'app_id';
   const secretName = { user_key: 'user_key', app_id: 'app_key', oauth: 'client_secret' }[credentialMode];
