@@ -30,7 +30,12 @@ export async function accountWebhook(ctx: PortalContext, request: PortalRequest)
     return json(400, { message: `not a webhook event: ${(error as Error).message}` });
   }
   const { account } = event;
-  if (account === undefined || (account.state !== 'approved' && account.state !== 'rejected')) {
+  // A state change is an `updated` event; an account created approved (no approval asked) is not told.
+  if (
+    account === undefined ||
+    event.action !== 'updated' ||
+    (account.state !== 'approved' && account.state !== 'rejected')
+  ) {
     return json(200, { message: 'ignored' });
   }
   if (account.email === undefined) return json(200, { message: 'ignored: the account names no e-mail' });

@@ -11,11 +11,11 @@ import { html, type PortalContext, redirect } from './context';
 import { CSRF_FIELD, checkCsrf } from './csrf';
 import { escapeHtml, formOf, originOf, type PortalRequest, type PortalResponse } from './http';
 import { INVITE_TTL_MS, type LinkFacts } from './links';
-import { MESSAGES } from './mail';
+import { type MailMessage, MESSAGES } from './mail';
 import { layout, plansTable, postForm } from './pages';
 import { randomToken, sameSecret, sha256Hex } from './secrets';
 import { cookieHeader, type Session } from './sessions';
-import { admitSignup, mayMail } from './signup-limits';
+import { admitSignup, type MailKind, mayMail } from './signup-limits';
 
 const EMAIL = /^[^\s@<>"]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$/;
 const MAX_ORG = 100;
@@ -131,9 +131,10 @@ function linkUrl(request: PortalRequest, token: string): string {
 async function sendOnce(
   ctx: PortalContext,
   email: string,
-  compose: () => Promise<ReturnType<(typeof MESSAGES)[keyof typeof MESSAGES]>>,
+  kind: MailKind,
+  compose: () => Promise<MailMessage>,
 ): Promise<void> {
-  if (!(await mayMail(ctx.deps.counter, ctx.prefix, email))) return;
+  if (!(await mayMail(ctx.deps.counter, ctx.prefix, email, kind))) return;
   try {
     await ctx.deps.mail.send(await compose());
   } catch (error) {
@@ -188,7 +189,7 @@ export async function signUp(ctx: PortalContext, request: PortalRequest): Promis
     });
   }
   const existing = await ctx.deps.admin.findAccount(email);
-  await sendOnce(ctx, email, async () =>
+  await sendOnce(ctx, email, 'signup', async () =>
     existing.ok
       ? MESSAGES.alreadySignedUp(email, linkUrl(request, await ctx.links.issue({ purpose: 'signin', email })))
       : MESSAGES.confirmSignup(
@@ -205,7 +206,7 @@ export async function signIn(ctx: PortalContext, request: PortalRequest): Promis
   const email = normalEmail(form.email);
   if (email === undefined) return refused(ctx, request, undefined, 400, 'Give an e-mail address.');
   const existing = await ctx.deps.admin.findAccount(email);
-  await sendOnce(ctx, email, async () =>
+  await sendOnce(ctx, email, 'signin', async () =>
     existing.ok
       ? MESSAGES.signIn(email, linkUrl(request, await ctx.links.issue({ purpose: 'signin', email })))
       : MESSAGES.noAccount(email, `${originOf(request)}${request.base}`),

@@ -51,10 +51,18 @@ export async function admitSignup(
   return { ok: true };
 }
 
+/** What an e-mail is for: sign-up confirmations and sign-in links are bounded apart. */
+export type MailKind = 'signup' | 'signin';
+
 /**
- * Whether an e-mail may go to this address now: at most one a minute, whatever asked for it. A refused
- * send answers the developer the same as a sent one (no enumeration).
+ * Whether an e-mail of this kind may go to this address now: at most one a minute. A refused send
+ * answers the developer the same as a sent one (no enumeration).
  */
-export async function mayMail(counter: Counter, prefix: string, email: string): Promise<boolean> {
-  return (await counter.take(`${prefix}mail:${sha256Hex(email)}`, 1, MINUTE_MS)).taken;
+export async function mayMail(
+  counter: Counter,
+  prefix: string,
+  email: string,
+  kind: MailKind,
+): Promise<boolean> {
+  return (await counter.take(`${prefix}mail:${kind}:${sha256Hex(email)}`, 1, MINUTE_MS)).taken;
 }

@@ -63,7 +63,7 @@ const capture: LogPort = {
 };
 
 let stack: LocalStack;
-const clockOffsetMs = 0;
+let clockOffsetMs = 0;
 let portalUrl: string;
 let appPortalUrl: string;
 let apiUrl: string;
@@ -137,5 +137,261 @@ describe('sign-up without approval', () => {
     const key = shownSecret(created.body);
     expect(key).toMatch(/^[0-9a-f]{32}$/);
     expect((await wordCall(apiUrl, { apikey: key as string })).status).toBe(200);
+  });
+});
+
+describe('sign-up with approval', () => {
+  it('keeps a pending account without an application, then approval, the webhook and a 200', async () => {
+    await setApproval(true);
+    const email = 'waiting@approval.example';
+    const browser = await signUp(stack, portalUrl, email);
+    const pending = await browser.get('/app');
+    expect(pending.body).toContain('id="pending"');
+    // No application exists while pending: none at the platform, and creating one is refused.
+    const found = await admin('GET', 'accounts/find.xml', { email });
+    const accountId = /<id>([^<]+)<\/id>/.exec(found.body)?.[1] as string;
+    expect((await admin('GET', `accounts/${accountId}/applications.xml`)).body).not.toContain(
+      '<application>',
+    );
+    expect((await browser.post('/app', {})).status).toBe(403);
+    // A guessed key is refused at the gateway.
+    expect((await wordCall(apiUrl, { apikey: '0123456789abcdef0123456789abcdef' })).status).toBe(401);
+
+    expect((await admin('PUT', `accounts/${accountId}/approve.xml`)).status).toBe(200);
+    // The account webhook tells the developer by e-mail.
+    const told = await statusWithin(
+      async () =>
+        new Response(null, {
+          status: mailsTo(stack, email).some((m) => m.subject === 'Your account is approved') ? 200 : 404,
+        }),
+      200,
+      5000,
+    );
+    expect(told).toBe(200);
+    const created = await browser.post('/app', {});
+    expect(created.status).toBe(201);
+    const key = shownSecret(created.body) as string;
+    expect(await statusWithin(() => wordCall(apiUrl, { apikey: key }), 200, 2000)).toBe(200);
+    await setApproval(false);
+  });
+
+  it('says a rejection, on the page and by e-mail', async () => {
+    await setApproval(true);
+    const email = 'declined@reject.example';
+    const browser = await signUp(stack, portalUrl, email);
+    const found = await admin('GET', 'accounts/find.xml', { email });
+    const accountId = /<id>([^<]+)<\/id>/.exec(found.body)?.[1] as string;
+    expect((await admin('PUT', `accounts/${accountId}/reject.xml`)).status).toBe(200);
+    expect((await browser.get('/app')).body).toContain('id="rejected"');
+    expect((await browser.post('/app', {})).status).toBe(403);
+    const told = await statusWithin(
+      async () =>
+        new Response(null, {
+          status: mailsTo(stack, email).some((m) => m.subject === 'Your sign-up was declined') ? 200 : 404,
+        }),
+      200,
+      5000,
+    );
+    expect(told).toBe(200);
+    await setApproval(false);
+  });
+});
+
+describe('confirmation links', () => {
+  it('are not consumed by a GET, are used once by the POST (then 410), and expire after 15 minutes', async () => {
+    const email = 'links@once.example';
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    await browser.post('/signup', { email, org: 'Links' });
+    const path = pathOf(lastLink(stack, email), portalUrl);
+    // A mail scanner fetching the link twice changes nothing.
+    expect((await new PortalBrowser(portalUrl).get(path)).status).toBe(200);
+    expect((await browser.get(path)).status).toBe(200);
+    const token = new URL(`${portalUrl}${path}`).searchParams.get('token') as string;
+    expect((await browser.post('/confirm', { token })).status).toBe(303);
+    expect((await browser.post('/confirm', { token })).status).toBe(410);
+    expect((await browser.get(path)).status).toBe(410);
+
+    const late = new PortalBrowser(portalUrl);
+    await late.get('');
+    const lateEmail = 'late@once.example';
+    await late.post('/signup', { email: lateEmail, org: 'Late' });
+    const latePath = pathOf(lastLink(stack, lateEmail), portalUrl);
+    await late.get(latePath);
+    clockOffsetMs = 15 * 60 * 1000 + 1000;
+    try {
+      expect((await late.get(latePath)).status).toBe(410);
+      const lateToken = new URL(`${portalUrl}${latePath}`).searchParams.get('token') as string;
+      expect((await late.post('/confirm', { token: lateToken })).status).toBe(410);
+    } finally {
+      clockOffsetMs = 0;
+    }
+  });
+});
+
+describe('credentials', () => {
+  it('are shown once, in the creating answer only, and never logged', async () => {
+    const browser = await signUp(stack, portalUrl, 'once@shown.example');
+    const created = await browser.post('/app', {});
+    const key = shownSecret(created.body) as string;
+    expect(key).toBeDefined();
+    const again = await browser.get('/app');
+    expect(again.headers['cache-control']).toBe('no-store');
+    expect(again.body).not.toContain(key);
+    expect(again.body).toContain('class="fingerprint"');
+    const docs = await browser.get('/docs/credentials.json');
+    expect(docs.body).not.toContain(key);
+    expect((await wordCall(apiUrl, { apikey: key })).status).toBe(200);
+    await stack.flush();
+    expect(logLines.join('\n')).not.toContain(key);
+    expect(JSON.stringify(stack.mailSink?.messages())).not.toContain(key);
+  });
+
+  it('allow one application per account', async () => {
+    const browser = await signUp(stack, portalUrl, 'single@one.example');
+    expect((await browser.post('/app', {})).status).toBe(201);
+    const page = await browser.get('/app');
+    expect(page.body).not.toContain('Create your application');
+    const second = await browser.post('/app', {});
+    expect(second.status).toBe(409);
+    expect(second.body).toContain('one application per account');
+  });
+});
+
+describe('rolling a key', () => {
+  it('in user_key mode replaces it at once: the old key refused (401), the new 200 within 2 s', async () => {
+    const browser = await signUp(stack, portalUrl, 'roll@user.example');
+    const created = await browser.post('/app', {});
+    const oldKey = shownSecret(created.body) as string;
+    expect((await wordCall(apiUrl, { apikey: oldKey })).status).toBe(200);
+    const application = /name="application" value="([^"]+)"/.exec(
+      (await browser.get('/app')).body,
+    )?.[1] as string;
+    const rolled = await browser.post('/app/roll', { application });
+    expect(rolled.status).toBe(200);
+    expect(rolled.body).toContain('stopped working now');
+    const newKey = shownSecret(rolled.body) as string;
+    expect(newKey).not.toBe(oldKey);
+    expect(await statusWithin(() => wordCall(apiUrl, { apikey: oldKey }), 401, 2000)).toBe(401);
+    expect(await statusWithin(() => wordCall(apiUrl, { apikey: newKey }), 200, 2000)).toBe(200);
+  });
+
+  it('in app_id mode adds the new key, keeps the old through its grace, and deletes it on request', async () => {
+    const browser = await signUp(stack, appPortalUrl, 'roll@appid.example');
+    const created = await browser.post('/app', {});
+    const appId = /<code class="id">([^<]+)<\/code>/.exec(created.body)?.[1] as string;
+    const oldKey = shownSecret(created.body) as string;
+    const headers = (appKey: string) => ({ app_id: appId, app_key: appKey });
+    expect((await wordCall(appApiUrl, headers(oldKey))).status).toBe(200);
+    const application = /name="application" value="([^"]+)"/.exec(
+      (await browser.get('/app')).body,
+    )?.[1] as string;
+    const rolled = await browser.post('/app/roll', { application });
+    expect(rolled.body).toContain('keeps working until');
+    const newKey = shownSecret(rolled.body) as string;
+    expect(await statusWithin(() => wordCall(appApiUrl, headers(newKey)), 200, 2000)).toBe(200);
+    expect((await wordCall(appApiUrl, headers(oldKey))).status).toBe(200);
+    const page = await browser.get('/app');
+    expect(page.body).toContain('id="old-key"');
+    expect((await browser.post('/app/old-keys', { application })).status).toBe(303);
+    expect(await statusWithin(() => wordCall(appApiUrl, headers(oldKey)), 401, 2000)).toBe(401);
+    expect((await wordCall(appApiUrl, headers(newKey))).status).toBe(200);
+  });
+});
+
+describe('CSRF', () => {
+  it('refuses a POST without the token, from a foreign Origin, or cross-site', async () => {
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    const fields = { email: 'csrf@forged.example', org: 'Forged' };
+    const noToken = await browser.request(`${portalUrl}/signup`, {
+      method: 'POST',
+      body: new URLSearchParams(fields).toString(),
+      headers: { origin: browser.origin },
+    });
+    expect(noToken.status).toBe(403);
+    expect((await browser.post('/signup', fields, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await browser.post('/signup', fields, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect(mailsTo(stack, 'csrf@forged.example')).toHaveLength(0);
+    // And the portal answers no CORS preflight.
+    const preflight = await browser.request(`${portalUrl}/signup`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe('sign-up limits', () => {
+  it('answer 429 with Retry-After past 5 sign-ups an hour from one address', async () => {
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<PortalBrowser['post']>> | undefined;
+    for (let i = 0; i < 6; i++) {
+      last = await browser.post('/signup', { email: `flood${i}@limit${i}.example`, org: 'Flood' });
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const retryAfter = Number(last?.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+  });
+
+  it('send at most one e-mail a minute to an address, answering the same', async () => {
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    const email = 'twice@minute.example';
+    const first = await browser.post('/signup', { email, org: 'Twice' });
+    const second = await browser.post('/signup', { email, org: 'Twice' });
+    expect(second.status).toBe(first.status);
+    expect(mailsTo(stack, email)).toHaveLength(1);
+  });
+});
+
+describe('no account enumeration', () => {
+  it('answers sign-in the same whether the address has an account or not', async () => {
+    await signUp(stack, portalUrl, 'known@enum.example');
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    const known = await browser.post('/signin', { email: 'known@enum.example' });
+    const unknown = await browser.post('/signin', { email: 'unknown@enum.example' });
+    const strip = (body: string) => body.replace(/nonce-[^']+|nonce="[^"]+"|name="csrf" value="[^"]+"/g, '');
+    expect(unknown.status).toBe(known.status);
+    expect(strip(unknown.body)).toBe(strip(known.body));
+    // Only the address with an account gets a sign-in link.
+    const signInMail = mailsTo(stack, 'known@enum.example').at(-1);
+    expect(signInMail?.subject).toBe('Your sign-in link');
+    expect(mailsTo(stack, 'unknown@enum.example').at(-1)?.text).not.toContain('confirm?token=');
+  });
+
+  it('signs in by the e-mailed link, confirmed by a POST', async () => {
+    const email = 'again@signin.example';
+    await signUp(stack, portalUrl, email);
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    expect((await browser.get('/app')).status).toBe(303);
+    await browser.post('/signin', { email });
+    const page = await browser.get(pathOf(lastLink(stack, email), portalUrl));
+    expect(page.body).toContain('Sign in');
+    const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+    expect((await browser.post('/confirm', { token })).status).toBe(303);
+    expect((await browser.get('/app')).body).toContain(`Signed in as ${email}`);
+  });
+});
+
+describe('a read-only admin token', () => {
+  it('gives the developer and the log a clear error', async () => {
+    const roPortal = stack.gateways[2]?.portalUrl as string;
+    const email = 'readonly@token.example';
+    const browser = new PortalBrowser(roPortal);
+    await browser.get('');
+    await browser.post('/signup', { email, org: 'Read only' });
+    const page = await browser.get(pathOf(lastLink(stack, email), roPortal));
+    const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+    const confirmed = await browser.post('/confirm', { token });
+    expect(confirmed.status).toBe(503);
+    expect(confirmed.body).toContain('read and write (rw)');
+    expect(logLines.join('\n')).toContain('account_management scope with read and write (rw)');
   });
 });
