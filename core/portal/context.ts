@@ -1,7 +1,7 @@
 /**
  * What every route of the portal works with: its ports, its stores, and the answers it gives. Pages
- * are never cached (each is one developer's), carry a CSP with a fresh nonce, and send no Referer, so a
- * link's token in the address bar goes nowhere else.
+ * are never cached (each is one developer's), carry a CSP with a fresh nonce, and send a Referer to
+ * their own origin only, so a link's token in the address bar goes nowhere else.
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisConnection } from '../budget/redis-client';
@@ -94,7 +94,9 @@ export class PortalContext {
 
 const SECURITY_HEADERS = {
   'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it a browser sends `Origin: null` with the portal's own forms, which the CSRF
+  // check must refuse. Same-origin keeps a link's token from reaching any other origin.
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
 };
