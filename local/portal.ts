@@ -18,6 +18,7 @@ import type { DocsHandler } from '../lambdas/docs/handler';
 import { createPortalHandler, PORTAL_PATH, PORTAL_ROUTES } from '../lambdas/portal/handler';
 import { redisGuessCounter } from '../lambdas/token/guess-limit';
 import { type ApiMethod, openMethods } from './gateway';
+import type { StackDefinition } from './stack-file';
 
 export interface LocalPortalParts {
   readonly config: AccessConfig;
@@ -71,4 +72,12 @@ export function localPortal(parts: LocalPortalParts): LocalPortal {
     methods: openMethods(PORTAL_ROUTES, handler),
     webhookPath: `${PORTAL_PATH}/hooks/account?token=${webhookToken}`,
   };
+}
+
+/** The stack with the local platform's "account approval required" on (`npm start -- --approval`). */
+export function withAccountApproval(definition: StackDefinition): StackDefinition {
+  const { platform } = definition;
+  if (platform?.admin === undefined) return definition;
+  const settings = { ...platform.admin.settings, accountApprovalRequired: true };
+  return { ...definition, platform: { ...platform, admin: { ...platform.admin, settings } } };
 }

@@ -141,7 +141,7 @@ describe('the developer portal in a real browser', () => {
       expect(old.status).toBe(401);
 
       // No credential in localStorage; the cookie's flags.
-      const storage = await page.evaluate(() => JSON.stringify(window.localStorage));
+      const storage = (await page.evaluate('JSON.stringify(localStorage)')) as string;
       expect(storage).not.toContain(key);
       expect(storage).not.toContain(rolled);
       const session = (await context.cookies()).find((cookie) => cookie.name === 'portal-session');
@@ -150,7 +150,7 @@ describe('the developer portal in a real browser', () => {
       // 8. Sign out: the session ends and the tab forgets the secret.
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.locator('#signed-out').waitFor();
-      expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0);
+      expect(await page.evaluate('sessionStorage.length')).toBe(0);
       expect((await context.cookies()).some((cookie) => cookie.name === 'portal-session')).toBe(false);
       expect(errors.filter((text) => text.includes('Content Security Policy'))).toEqual([]);
       await context.close();
