@@ -455,7 +455,6 @@ function wireGateway(gateway: GatewayDefinition, parts: StackParts) {
     config,
   });
   const soapPath = gateway.soap?.route.resource;
-  const portalWebhookPath = portal?.webhookPath;
   return {
     api,
     config,
@@ -466,7 +465,7 @@ function wireGateway(gateway: GatewayDefinition, parts: StackParts) {
     sweepAll,
     rejectedUsage,
     soapPath,
-    portalWebhookPath,
+    portalWebhookPath: portal?.webhookPath,
   };
 }
 
@@ -474,8 +473,8 @@ type WiredGateway = ReturnType<typeof wireGateway>;
 
 /** A wired gateway as the stack hands it out, at its URL on the running gateway. */
 function stackGateway(wired: WiredGateway, gatewayUrl: string, webhookToken: string): LocalStackGateway {
-  const { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath } = wired;
-  const { portalWebhookPath } = wired;
+  // The queue, topics, sweeps and rejected usage are handed out as they are.
+  const { api, config, soapPath, portalWebhookPath, ...handles } = wired;
   const apiUrl = `${gatewayUrl}${api.basePath}${api.stagePath ?? ''}`;
   return {
     serviceId: config.serviceId,
@@ -484,12 +483,7 @@ function stackGateway(wired: WiredGateway, gatewayUrl: string, webhookToken: str
     basePath: api.basePath,
     docsUrl: `${apiUrl}${DOCS_PATH}`,
     config,
-    topicArn,
-    alertsTopicArn,
-    queue,
-    sweep,
-    sweepAll,
-    rejectedUsage,
+    ...handles,
     ...(soapPath !== undefined && { soapUrl: `${apiUrl}${soapPath}` }),
     webhookUrl: `${apiUrl}${WEBHOOK_PATH}?token=${webhookToken}`,
     ...(portalWebhookPath !== undefined && { portalUrl: `${apiUrl}/portal` }),

@@ -247,6 +247,29 @@ export async function createApplication(
   return credentialsShown(ctx, request, session, created.value, 201, note);
 }
 
+type ApplicationAction = (
+  ctx: PortalContext,
+  request: PortalRequest,
+  session: Session,
+  application: Application,
+) => Promise<PortalResponse>;
+
+/** A POST on one of the account's applications, named by the form: signed in, CSRF-checked, found. */
+function onApplication(act: ApplicationAction) {
+  return async (
+    ctx: PortalContext,
+    request: PortalRequest,
+    session: Session | undefined,
+  ): Promise<PortalResponse> => {
+    if (session === undefined) return redirect(request.base);
+    const form = checkedForm(ctx, request, session);
+    if (isResponse(form)) return form;
+    const application = await namedApplication(ctx, session, form.application);
+    if (application === undefined) return refused(ctx, request, session, 404, 'No such application.');
+    return act(ctx, request, session, application);
+  };
+}
+
 /** The application a form names, among the account's. */
 async function namedApplication(
   ctx: PortalContext,
@@ -257,16 +280,7 @@ async function namedApplication(
   return applications.ok ? applications.value.find((app) => app.id === id) : undefined;
 }
 
-export async function rollKey(
-  ctx: PortalContext,
-  request: PortalRequest,
-  session: Session | undefined,
-): Promise<PortalResponse> {
-  if (session === undefined) return redirect(request.base);
-  const form = checkedForm(ctx, request, session);
-  if (isResponse(form)) return form;
-  const application = await namedApplication(ctx, session, form.application);
-  if (application === undefined) return refused(ctx, request, session, 404, 'No such application.');
+export const rollKey = onApplication(async (ctx, request, session, application) => {
   const { admin, cache, credentialMode, settings, now } = ctx.deps;
   const newKey = randomHex(16);
   if (MODE_VIEWS[credentialMode].roll === 'replace') {
@@ -306,39 +320,21 @@ export async function rollKey(
     if (keys.ok) await cache.keysKept(application.applicationId, keys.value);
   }
   return credentialsShown(ctx, request, session, { ...application, keys: [newKey] }, 200, note);
-}
+});
 
-export async function deleteOldKeys(
-  ctx: PortalContext,
-  request: PortalRequest,
-  session: Session | undefined,
-): Promise<PortalResponse> {
-  if (session === undefined) return redirect(request.base);
-  const form = checkedForm(ctx, request, session);
-  if (isResponse(form)) return form;
-  const application = await namedApplication(ctx, session, form.application);
-  if (application === undefined) return refused(ctx, request, session, 404, 'No such application.');
+export const deleteOldKeys = onApplication(async (ctx, request, session, application) => {
   const rolls = new KeyRolls(ctx.deps.redis, ctx.prefix);
   await finishRolls(ctx.deps, rolls, await rolls.of(session.accountId, application.id));
   return redirect(`${request.base}/app`);
-}
+});
 
-export async function deleteApplication(
-  ctx: PortalContext,
-  request: PortalRequest,
-  session: Session | undefined,
-): Promise<PortalResponse> {
-  if (session === undefined) return redirect(request.base);
-  const form = checkedForm(ctx, request, session);
-  if (isResponse(form)) return form;
-  const application = await namedApplication(ctx, session, form.application);
-  if (application === undefined) return refused(ctx, request, session, 404, 'No such application.');
+export const deleteApplication = onApplication(async (ctx, request, session, application) => {
   const deleted = await ctx.deps.admin.deleteApplication(session.accountId, application.id);
   if (!deleted.ok) return platformTrouble(ctx, request, session, 'delete your application', deleted);
   const credential = MODE_VIEWS[ctx.deps.credentialMode].credential(application);
   if (credential !== undefined) await ctx.deps.cache.refuse(credential);
   return redirect(`${request.base}/app`);
-}
+});
 
 /** Deletes the old keys whose grace has ended (called as requests come). */
 export async function finishDueRolls(ctx: PortalContext): Promise<void> {

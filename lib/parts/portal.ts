@@ -1,16 +1,15 @@
 import { Aws, CfnOutput, Duration, Fn, Lazy, Stack } from 'aws-cdk-lib';
-import { AuthorizationType, LambdaIntegration, type Method, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { AuthorizationType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { type KeyReveal, parsePortalSettings, type SignupMode } from '../../core/portal/settings';
 import { DOCS_ENV } from '../../lambdas/docs/handler';
 import { DERIVED_KEYS, PORTAL_ENV } from '../../lambdas/portal/env';
 import { PORTAL_PATH } from '../../lambdas/portal/handler';
-import { basePathOf } from './docs';
+import { basePathOf, leaveOpen } from './docs';
 import type { HttpApiProtection } from './http-api-protection';
 import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
@@ -139,7 +138,7 @@ export class PortalPart implements AccessPart {
         .addResource('{proxy+}')
         .addMethod('ANY', integration, { authorizationType: AuthorizationType.NONE }),
     ];
-    for (const method of methods) this.leaveOpen(protection, method);
+    for (const method of methods) leaveOpen(protection, method, OPEN_BY_DESIGN);
     if (api.latestDeployment !== undefined) this.outputs(protection, api.urlForPath(PORTAL_PATH));
   }
 
@@ -190,14 +189,6 @@ export class PortalPart implements AccessPart {
     );
     this.functions.set(protection.api.node.path, fn);
     return fn;
-  }
-
-  private leaveOpen(protection: ApiProtection, method: Method): void {
-    protection.exemptMethod(method, OPEN_BY_DESIGN);
-    NagSuppressions.addResourceSuppressions(method, [
-      { id: 'AwsSolutions-APIG4', reason: OPEN_BY_DESIGN },
-      { id: 'AwsSolutions-COG4', reason: OPEN_BY_DESIGN },
-    ]);
   }
 
   /** The portal's URL, and the command that prints the account webhook's URL (its token derived). */

@@ -6,24 +6,15 @@
  * in, rolls the key and signs out; no credential is left in localStorage, and the cookie is HttpOnly and
  * SameSite=Lax.
  */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { DEMO_STACK_FILE, readStackFile } from '../../local/stack-file';
+import { chromiumPath, tryGetWord } from './browser';
 import { lastLink } from './portal-client';
 
 const TIMEOUT_MS = 90_000;
 const EMAIL = 'ada@browser.example';
-
-function chromiumPath(): string {
-  const found = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
-    (path): path is string => path !== undefined && path !== '' && existsSync(path),
-  );
-  if (found === undefined)
-    throw new Error('The browser test needs Chromium (apt-get install chromium, or CHROMIUM_PATH)');
-  return found;
-}
 
 async function admin(stack: LocalStack, method: string, path: string, fields: Record<string, string> = {}) {
   const body = new URLSearchParams({ access_token: 'pk-demo', ...fields });
@@ -34,28 +25,6 @@ async function admin(stack: LocalStack, method: string, path: string, fields: Re
     signal: AbortSignal.timeout(5000),
   });
   return response.text();
-}
-
-/** Runs "Try it out" on GET /v1/words/{word}; the status and the whole answer Swagger UI shows. */
-async function tryGetWord(page: Page, word: string): Promise<{ status: number; shown: string }> {
-  const operation = page.locator('#operations-default-get_v1_words_word');
-  const execute = operation.locator('button.execute');
-  if (!(await execute.isVisible())) {
-    await operation.locator('.opblock-summary').click();
-    await operation.locator('button.try-out__btn').click();
-  }
-  await operation.locator('tr[data-param-name="word"] input').fill(word);
-  const live = operation.locator('.live-responses-table');
-  const clear = operation.locator('button.btn-clear');
-  if (await clear.isVisible()) {
-    await clear.click();
-    await live.waitFor({ state: 'detached' });
-  }
-  await execute.click();
-  const answer = live.locator('tr.response');
-  const status = answer.locator('.response-col_status');
-  await status.waitFor();
-  return { status: Number((await status.textContent())?.trim()), shown: (await answer.textContent()) ?? '' };
 }
 
 describe('the developer portal in a real browser', () => {
