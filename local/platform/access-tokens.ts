@@ -31,10 +31,24 @@ function given(values: ParamHash, name: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/**
+ * porta's `http_authentication`: from an HTTP Basic `Authorization` header, the user name, or the password
+ * when the user name is empty. It stands for `access_token` or `provider_key` when the parameter is absent.
+ */
+export function basicCredential(header: string | undefined): string | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header ?? '');
+  if (match === null) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? decoded : decoded.slice(0, colon);
+  const password = colon < 0 ? '' : decoded.slice(colon + 1);
+  return user || password || undefined;
+}
+
 /** The caller of an Account Management API request; throws 403 "Access denied" for an unknown one. */
-export function identify(model: PlatformModel, values: ParamHash): Caller {
-  const tokenValue = given(values, 'access_token');
-  const providerKey = given(values, 'provider_key');
+export function identify(model: PlatformModel, values: ParamHash, basic?: string): Caller {
+  const tokenValue = 'access_token' in values ? given(values, 'access_token') : basic;
+  const providerKey = 'provider_key' in values ? given(values, 'provider_key') : basic;
   if (tokenValue !== undefined) {
     for (const tenant of model.tenants.values()) {
       const token = tenant.tokens.get(tokenValue);

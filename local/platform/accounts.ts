@@ -81,14 +81,13 @@ export class AccountBook {
 
   constructor(private readonly nextId: () => string) {}
 
-  /** The validation messages of a sign-up, in porta's words; none when it may go ahead. */
-  conflicts(username: string, email: string): string[] {
+  /** The fields of a sign-up another user already holds (an e-mail in any case); none when it may go ahead. */
+  taken(username: string, email: string): ('username' | 'email')[] {
     const users = [...this.accounts.values()].flatMap((account) => account.users);
-    const messages: string[] = [];
-    if (users.some((user) => user.username === username)) messages.push('Username has already been taken');
-    if (users.some((user) => user.email.toLowerCase() === email.toLowerCase()))
-      messages.push('Email has already been taken');
-    return messages;
+    const fields: ('username' | 'email')[] = [];
+    if (users.some((user) => user.username === username)) fields.push('username');
+    if (users.some((user) => user.email.toLowerCase() === email.toLowerCase())) fields.push('email');
+    return fields;
   }
 
   create(input: NewAccount, now: number): DeveloperAccount {

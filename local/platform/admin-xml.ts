@@ -43,7 +43,7 @@ function planOf(service: Service, name: string): PlanInfo {
 }
 
 /**
- * An application: `<user_key>` in user_key services; `<application_id>` and `<keys>` in app_id and
+ * An application (with its dates when created through the API): `<user_key>` in user_key services; `<application_id>` and `<keys>` in app_id and
  * OIDC services (with `<redirect_url>` in OIDC ones); then its plan, name and description.
  */
 export function applicationXml(service: Service, app: Application): string {
@@ -53,8 +53,12 @@ export function applicationXml(service: Service, app: Application): string {
       : `${element('application_id', app.id)}${service.authentication === 'oidc' ? '<redirect_url></redirect_url>' : ''}` +
         `<keys>${[...app.appKeys].map((key) => element('key', key)).join('')}</keys>`;
   const account = app.accountId === undefined ? '' : element('user_account_id', app.accountId);
+  const dates =
+    app.createdAt === undefined
+      ? ''
+      : `${element('created_at', xmlTime(app.createdAt))}${element('updated_at', xmlTime(app.updatedAt ?? app.createdAt))}`;
   return (
-    `<application>${element('id', app.adminId)}${element('state', APPLICATION_STATE[app.state])}${account}` +
+    `<application>${element('id', app.adminId)}${dates}${element('state', APPLICATION_STATE[app.state])}${account}` +
     `${element('service_id', service.id)}${credential}${planXml(service, planOf(service, app.plan))}` +
     `${element('name', app.name)}${element('description', app.description)}</application>`
   );

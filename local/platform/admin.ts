@@ -1,26 +1,27 @@
 /**
- * The part of 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers) that
- * changes what the gateway enforces: suspend or resume an application, change its plan or its user key,
- * add or delete an app key, set a plan's limit; and find an application by its user key
+ * 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers): the caller (a
+ * token or the provider key, access-tokens.ts), the routes a developer portal calls (account-management.ts),
+ * and here the changes to what the gateway enforces: suspend or resume an application, change its plan
+ * or its user key, set a plan's limit; and find an application by its user key
  * (`GET applications/find.xml?user_key=`, optionally narrowed by `service_id`, 404 when no application
- * has the key, as porta's `Admin::Api::ApplicationsController#find`). Authenticated by the provider key,
- * as `provider_key` or as the `access_token` the real API takes (the local platform has no access
- * tokens: the provider key stands for one); answers in the API's XML. Each application change sends
- * the webhook the real platform sends for it; a limit change sends none (3scale has no such event).
+ * has the key, as porta's `Admin::Api::ApplicationsController#find`). Answers in the API's XML. Each
+ * application change sends the webhook the real platform sends for it, unless the provider turned "Actions
+ * in the admin portal also trigger webhooks" off; a limit change sends none (3scale has no such event).
  *
- * The local platform has no accounts: the `{account_id}` segment is taken as given. Applications, plans
- * and metrics are named by their config names, and a limit by its period, where the real API uses ids.
+ * Config applications belong to no account: for them the `{account_id}` segment is taken as given.
+ * Applications, plans and metrics are named by their config names, and a limit by its period, where the
+ * real API uses ids.
  */
 import type { IncomingMessage } from 'node:http';
 import { PERIODS } from '../../core/budget/periods';
 import type { Period } from '../../core/platform/types';
 import { readBody } from '../http-server';
-import { authorize, identify } from './access-tokens';
+import { authorize, basicCredential, identify } from './access-tokens';
 import { accountManagementRoute } from './account-management';
 import { required, text } from './admin-context';
 import { AdminApiError } from './admin-errors';
 import { applicationAnswerXml, applicationEventXml } from './admin-xml';
-import { findAccountApplication } from './applications-api';
+import { findAccountApplication, userKeyProblem } from './applications-api';
 import { MAX_LIMIT_VALUE } from './config';
 import type { Application, PlatformModel, Service } from './model';
 import { type ParamHash, parseUrlEncoded } from './params';
@@ -80,6 +81,8 @@ function changeApplication(
     if (userKey === undefined || userKey === application.userKey) return { status: 200 };
     if (service.authentication !== 'user_key')
       throw AdminApiError.invalid({ user_key: ['does not apply to this service'] });
+    const problem = userKeyProblem(userKey);
+    if (problem !== undefined) throw AdminApiError.invalid({ user_key: [problem] });
     try {
       service.changeUserKey(application, userKey);
     } catch {
@@ -133,7 +136,7 @@ export async function adminEndpoint(
   };
   try {
     const values = await paramsOf(request);
-    const caller = identify(model, values);
+    const caller = identify(model, values, basicCredential(request.headers.authorization));
     const services = model.servicesOf(caller.tenant.providerKey);
     const routed = accountManagementRoute(
       { model, caller, services, values, notify, now: now() },
@@ -152,8 +155,10 @@ export async function adminEndpoint(
       const [, accountId, id, action] = app as unknown as [string, string, string, string | undefined];
       const { service, application } = findAccountApplication(services, accountId, id);
       const change = changeApplication(service, application, { method, action }, values);
-      if (change.event !== undefined)
+      if (change.event !== undefined) {
+        application.touch(now());
         notify(change.event, applicationEventXml(change.event, service, application));
+      }
       return { status: change.status, headers: {}, body: applicationAnswerXml(service, application) };
     }
     const limit = LIMIT.exec(path);

@@ -32,6 +32,11 @@ const MAX_USER_KEY = 256;
 const APPLICATION_ID = /^[\x21-\x7E]{4,255}$/;
 const LIST_STATE = { live: 'active', suspended: 'suspended', pending: 'pending' } as const;
 
+/** porta's user key validation message, undefined for a valid key. */
+export function userKeyProblem(userKey: string): string | undefined {
+  return userKey.length > MAX_USER_KEY || !USER_KEY.test(userKey) ? 'is invalid' : undefined;
+}
+
 export function generatedKey(bytes = 16): string {
   return randomBytes(bytes).toString('hex');
 }
@@ -112,7 +117,8 @@ function credentials(service: Service, context: AdminContext, values: ParamHash)
   const errors: Record<string, string[]> = {};
   if (service.authentication === 'user_key') {
     const userKey = text(values, 'user_key') ?? generatedKey();
-    if (userKey.length > MAX_USER_KEY || !USER_KEY.test(userKey)) errors.user_key = ['is invalid'];
+    const problem = userKeyProblem(userKey);
+    if (problem !== undefined) errors.user_key = [problem];
     else if (service.applicationsByUserKey.has(userKey)) errors.user_key = ['has already been taken'];
     if (Object.keys(errors).length > 0) throw AdminApiError.invalid(errors);
     return { id: context.caller.tenant.nextId(), userKey, appKeys: [] };
@@ -147,6 +153,8 @@ export function addApplication(context: AdminContext, input: NewApplication): Ap
   application.accountId = input.accountId;
   application.name = input.name;
   application.description = input.description;
+  application.createdAt = context.now;
+  application.updatedAt = context.now;
   service.addApplication(application);
   context.notify('created', applicationEventXml('created', service, application));
   return application;
@@ -208,6 +216,7 @@ export function acceptApplication(context: AdminContext, [, accountId, id]: read
   if (application.state !== 'pending')
     throw AdminApiError.invalid({ state: ['cannot transition via "accept"'] });
   application.state = 'active';
+  application.touch(context.now);
   context.notify('updated', applicationEventXml('updated', service, application));
   return { status: 200, headers: {}, body: applicationAnswerXml(service, application) };
 }

@@ -22,6 +22,7 @@ import { type PlatformStats, platformListener } from './server';
 import type { ReportError } from './transactor';
 import { type WebhookAction, type WebhookDelivery, WebhookSender } from './webhooks';
 
+export type { AccessTokenConfig, AdminConfig, ProviderSettingsConfig } from './admin-config';
 export type {
   ApplicationConfig,
   ApplicationState,

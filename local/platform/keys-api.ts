@@ -3,7 +3,9 @@
  * app_id and OIDC services. A create without `key` generates one (`ApplicationKey.generate`, 32 hex
  * digits); an application holds at most 5 keys, an OIDC one a single client secret
  * (`Cinstance#keys_limit`), and one more answers 422 "Limit reached". A key takes effect at
- * `authrep.xml` at once, and a deleted one stops at once; each change sends its webhook.
+ * `authrep.xml` at once, and a deleted one stops at once; each change sends its webhook. Deleting the
+ * last key is allowed: the admin API's `remove!` skips the "at least one key" check that porta's
+ * developer portal makes (`ApplicationKey::AssociationExtension#can_remove?`).
  */
 import { type AdminContext, text } from './admin-context';
 import { AdminApiError } from './admin-errors';
@@ -51,6 +53,7 @@ export function createKey(context: AdminContext, [, accountId, id]: readonly str
   if (application.appKeys.size >= keysLimit(service))
     throw AdminApiError.invalid({ base: ['Limit reached'] });
   application.appKeys.add(key);
+  application.touch(context.now);
   context.notify('key_created', applicationEventXml('key_created', service, application));
   return { status: 201, headers: {}, body: applicationAnswerXml(service, application) };
 }
@@ -69,6 +72,7 @@ export function deleteKey(context: AdminContext, [, accountId, id, key]: readonl
     throw AdminApiError.notFound();
   }
   if (!application.appKeys.delete(value)) throw AdminApiError.notFound();
+  application.touch(context.now);
   context.notify('key_deleted', applicationEventXml('key_deleted', service, application));
   return { status: 200, headers: {}, body: '' };
 }

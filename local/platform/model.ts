@@ -46,6 +46,9 @@ export class Application {
   accountId: string | undefined;
   name: string;
   description = '';
+  /** Epoch ms; set for an application created through the API (config applications have no dates). */
+  createdAt: number | undefined;
+  updatedAt: number | undefined;
 
   constructor(
     readonly id: string,
@@ -57,6 +60,11 @@ export class Application {
   ) {
     this.adminId = id;
     this.name = id;
+  }
+
+  /** Records a change made through the API (an application with dates only). */
+  touch(at: number): void {
+    if (this.createdAt !== undefined) this.updatedAt = at;
   }
 
   private static counterKey(metric: string, period: Period, at: number): string {

@@ -35,11 +35,10 @@ function validate(context: AdminContext) {
   else if (username.length > 40) errors.username = ['is too long (maximum is 40 characters)'];
   else if (!USERNAME.test(username)) errors.username = ['use only letters, numbers, and .-_@+ please.'];
   if (email === '') errors.email = ["can't be blank"];
-  else if (email.length < 6 || email.length > 255) errors.email = ['is invalid'];
+  else if (email.length < 6) errors.email = ['is too short (minimum is 6 characters)'];
+  else if (email.length > 255) errors.email = ['is too long (maximum is 255 characters)'];
   if (text(values, 'password') === undefined) errors.password = ["can't be blank"];
-  const taken = context.caller.tenant.accounts.conflicts(username, email);
-  for (const message of taken) {
-    const field = message.startsWith('Username') ? 'username' : 'email';
+  for (const field of context.caller.tenant.accounts.taken(username, email)) {
     errors[field] = [...(errors[field] ?? []), 'has already been taken'];
   }
   if (Object.keys(errors).length > 0) throw AdminApiError.invalid(errors);

@@ -11,11 +11,12 @@ describe('accounts API', () => {
   it('finds an account by username, user_id or email, and answers 404 with no body otherwise', async () => {
     await start();
     const account = await signUp('alice');
-    for (const query of [
+    const queries: Record<string, string>[] = [
       { username: 'alice' },
       { user_id: account.users.user[0].id },
       { email: 'alice@example.com' },
-    ]) {
+    ];
+    for (const query of queries) {
       const found = await api('GET', 'accounts/find.xml', query);
       expect(found.status).toBe(200);
       expect(found.body.account[0]).toMatchObject({ id: account.id, state: 'approved' });

@@ -57,9 +57,7 @@ describe('account state machine', () => {
     expect(book.find({ username: 'nobody' })).toBeUndefined();
     expect(book.list('created')).toEqual([second]);
     expect(book.list(undefined)).toEqual([first, second]);
-    expect(book.conflicts('ann', 'BEN@example.com')).toEqual([
-      'Username has already been taken',
-      'Email has already been taken',
-    ]);
+    expect(book.taken('ann', 'BEN@example.com')).toEqual(['username', 'email']);
+    expect(book.taken('carl', 'carl@example.com')).toEqual([]);
   });
 });

@@ -94,7 +94,7 @@ export function usePortalPlatform() {
     if (state.receiver !== undefined) await closeServer(state.receiver);
   });
 
-  async function start(admin: Record<string, unknown> = {}): Promise<RunningPlatform> {
+  async function start(admin: Record<string, unknown> = {}, now?: () => number): Promise<RunningPlatform> {
     state.received = [];
     state.receiver = createServer(async (request, response) => {
       const xml = new URLSearchParams((await readBody(request, 1 << 20)).toString('utf8')).get('xml') ?? '';
@@ -105,6 +105,7 @@ export function usePortalPlatform() {
     const port = await listenOnLoopback(state.receiver, 0);
     state.platform = await startPlatform({
       config: { ...portalConfig(admin), webhooks: [`http://127.0.0.1:${port}/hook`] },
+      ...(now !== undefined && { now }),
     });
     return state.platform;
   }

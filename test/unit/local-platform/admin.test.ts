@@ -61,10 +61,11 @@ async function start(): Promise<void> {
 }
 
 async function admin(method: string, path: string, params: Record<string, string> = {}) {
-  const response = await fetch(`${platform.url}/admin/api/${path}`, {
+  const form = new URLSearchParams({ provider_key: PK, ...params }).toString();
+  const get = method === 'GET';
+  const response = await fetch(`${platform.url}/admin/api/${path}${get ? `?${form}` : ''}`, {
     method,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ provider_key: PK, ...params }).toString(),
+    ...(!get && { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form }),
     signal: AbortSignal.timeout(5000),
   });
   return { status: response.status, xml: parser.parse(await response.text()) };

@@ -91,13 +91,15 @@ describe('signup.xml', () => {
       'Username has already been taken',
       'Email has already been taken',
     ]);
-    const badName = await api('POST', 'signup.xml', {
-      org_name: 'O',
-      username: 'no spaces',
-      email: 'n@example.com',
-      password: 'p',
-    });
-    expect(badName.body.errors.error).toEqual(['Username use only letters, numbers, and .-_@+ please.']);
+    const valid = { org_name: 'O', username: 'ok-name', email: 'n@example.com', password: 'p' };
+    const refusals: [Record<string, string>, string][] = [
+      [{ username: 'no spaces' }, 'Username use only letters, numbers, and .-_@+ please.'],
+      [{ username: 'x'.repeat(41) }, 'Username is too long (maximum is 40 characters)'],
+      [{ email: 'a@b' }, 'Email is too short (minimum is 6 characters)'],
+    ];
+    for (const [change, message] of refusals) {
+      expect((await api('POST', 'signup.xml', { ...valid, ...change })).body.errors.error).toEqual([message]);
+    }
   });
 
   it('does not read signups_enabled, as porta API does not: the portal must refuse itself', async () => {
