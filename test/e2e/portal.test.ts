@@ -395,3 +395,59 @@ describe('a read-only admin token', () => {
     expect(logLines.join('\n')).toContain('account_management scope with read and write (rw)');
   });
 });
+
+describe('the platform’s settings and bad input', () => {
+  it('closes sign-up when the platform’s signups_enabled is false', async () => {
+    await admin('PUT', 'settings.json', { signups_enabled: 'false' });
+    try {
+      const browser = new PortalBrowser(portalUrl);
+      await browser.get('');
+      const answer = await browser.post('/signup', { email: 'closed@signups.example', org: 'Closed' });
+      expect(answer.status).toBe(403);
+      expect(answer.body).toContain('Sign-up is closed');
+      expect(mailsTo(stack, 'closed@signups.example')).toHaveLength(0);
+    } finally {
+      await admin('PUT', 'settings.json', { signups_enabled: 'true' });
+    }
+  });
+
+  it('refuses a form too large to be one with 413, and a link token of any shape with 410', async () => {
+    const browser = new PortalBrowser(portalUrl);
+    await browser.get('');
+    expect(
+      (await browser.post('/signup', { email: 'big@form.example', org: 'x'.repeat(20_000) })).status,
+    ).toBe(413);
+    expect((await browser.get(`/confirm?token=${'%00'.repeat(50)}`)).status).toBe(410);
+  });
+});
+
+describe('without the account webhook', () => {
+  let quiet: LocalStack;
+
+  beforeAll(async () => {
+    quiet = await startLocalStack({ stack: STACK, webhooks: false, sweepIntervalMs: 0 });
+    const token = new URLSearchParams({ access_token: PROVIDER_KEY, account_approval_required: 'true' });
+    await fetch(`${quiet.platform?.url}/admin/api/settings.json`, { method: 'PUT', body: token });
+  }, 60_000);
+
+  afterAll(async () => {
+    await quiet?.stop();
+  });
+
+  it('shows the approval at the next visit, and mails nothing', async () => {
+    const url = quiet.gateways[0]?.portalUrl as string;
+    const email = 'quiet@nohook.example';
+    const browser = await signUp(quiet, url, email);
+    expect((await browser.get('/app')).body).toContain('id="pending"');
+    const found = await fetch(
+      `${quiet.platform?.url}/admin/api/accounts/find.xml?access_token=${PROVIDER_KEY}&email=${encodeURIComponent(email)}`,
+    );
+    const accountId = /<id>([^<]+)<\/id>/.exec(await found.text())?.[1] as string;
+    await fetch(`${quiet.platform?.url}/admin/api/accounts/${accountId}/approve.xml`, {
+      method: 'PUT',
+      body: new URLSearchParams({ access_token: PROVIDER_KEY }),
+    });
+    expect((await browser.get('/app')).body).toContain('Create your application');
+    expect(mailsTo(quiet, email).map((mail) => mail.subject)).toEqual(['Confirm your sign-up']);
+  });
+});
