@@ -6,7 +6,6 @@
  * Swagger 2.0 document its docs fill in. A start-up failure answers 503 and the next invocation retries.
  */
 import { join } from 'node:path';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import { createLogger } from '../../core/observability/observability';
 import { AdminClient } from '../../core/portal/admin-client';
@@ -28,6 +27,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 async function adminToken(env: Env): Promise<string> {
   const secretArn = env[PORTAL_ENV.adminTokenSecretArn];
   if (!secretArn) throw new ConfigError(PORTAL_ENV.adminTokenSecretArn, 'is required by the portal');
+  // Loaded here, not at module init, which every cold start pays.
+  const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const secrets = new SecretsManagerClient({ maxAttempts: 2 });
   try {
     return await readSecret(secrets, secretArn, PORTAL_ENV.adminTokenSecretArn);
