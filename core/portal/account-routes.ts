@@ -147,6 +147,16 @@ function domainAllowed(ctx: PortalContext, email: string): boolean {
   return allowed.length === 0 || allowed.includes(email.slice(email.lastIndexOf('@') + 1));
 }
 
+/** Uses the invitation if it is one for this address; another address's attempt leaves it unused. */
+async function inviteUsed(ctx: PortalContext, token: string | undefined, email: string): Promise<boolean> {
+  if (token === undefined) return false;
+  const bounded = token.slice(0, MAX_TOKEN);
+  const invite = await ctx.links.peek(bounded);
+  if (invite.kind !== 'valid' || invite.facts.purpose !== 'invite' || invite.facts.email !== email)
+    return false;
+  return (await ctx.links.use(bounded)).kind === 'valid';
+}
+
 export async function signUp(ctx: PortalContext, request: PortalRequest): Promise<PortalResponse> {
   const form = checkedForm(ctx, request, undefined);
   if (isResponse(form)) return form;
@@ -162,18 +172,14 @@ export async function signUp(ctx: PortalContext, request: PortalRequest): Promis
       403,
       'Sign-up is open to some e-mail domains only, and not this one.',
     );
-  if (ctx.deps.settings.signups === 'invite') {
-    const invite =
-      form.invite === undefined ? undefined : await ctx.links.use(form.invite.slice(0, MAX_TOKEN));
-    if (invite?.kind !== 'valid' || invite.facts.purpose !== 'invite' || invite.facts.email !== email) {
-      return refused(
-        ctx,
-        request,
-        undefined,
-        403,
-        'Sign-up is by invitation, and this invitation is not valid for this address.',
-      );
-    }
+  if (ctx.deps.settings.signups === 'invite' && !(await inviteUsed(ctx, form.invite, email))) {
+    return refused(
+      ctx,
+      request,
+      undefined,
+      403,
+      'Sign-up is by invitation, and this invitation is not valid for this address.',
+    );
   }
   const settings = await ctx.deps.admin.settings();
   if (!settings.ok) return platformTrouble(ctx, request, undefined, 'read the sign-up settings', settings);

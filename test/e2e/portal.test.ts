@@ -51,6 +51,13 @@ const STACK = {
       adminAccessToken: RO_TOKEN,
       portal: {},
     },
+    {
+      serviceId: 'svc-portal',
+      basePath: '/invite',
+      mappingRules: RULES,
+      routes: ROUTES,
+      portal: { signups: 'invite', allowedEmailDomains: ['allowed.example'] },
+    },
   ],
 };
 
@@ -449,5 +456,71 @@ describe('without the account webhook', () => {
     });
     expect((await browser.get('/app')).body).toContain('Create your application');
     expect(mailsTo(quiet, email).map((mail) => mail.subject)).toEqual(['Confirm your sign-up']);
+  });
+});
+
+describe('invite-only sign-up and the domain allow-list', () => {
+  it('signs up an invited address only, once, and only from an allowed domain', async () => {
+    const url = stack.gateways[3]?.portalUrl as string;
+    const stranger = new PortalBrowser(url);
+    expect((await stranger.get('')).body).toContain('Sign-up is by invitation');
+    expect(
+      (await stranger.post('/signup', { email: 'walk-in@allowed.example', org: 'Walk-in' })).status,
+    ).toBe(403);
+
+    const notProvider = await stranger.request(`${url}/invitations`, {
+      method: 'POST',
+      body: 'email=guest%40allowed.example',
+      headers: { authorization: 'Bearer guess' },
+    });
+    expect(notProvider.status).toBe(401);
+    const invited = await stranger.request(`${url}/invitations`, {
+      method: 'POST',
+      body: 'email=guest%40allowed.example',
+      headers: { authorization: `Bearer ${PROVIDER_KEY}` },
+    });
+    expect(invited.status).toBe(202);
+
+    const guest = new PortalBrowser(url);
+    const form = await guest.get(pathOf(lastLink(stack, 'guest@allowed.example'), url));
+    expect(form.body).toContain('name="invite"');
+    const invite = /name="invite" value="([^"]+)"/.exec(form.body)?.[1] as string;
+    // The invitation is for its address only.
+    expect(
+      (await guest.post('/signup', { email: 'other@allowed.example', org: 'Other', invite })).status,
+    ).toBe(403);
+    const inviteAgain = await stranger.request(`${url}/invitations`, {
+      method: 'POST',
+      body: 'email=guest2%40allowed.example',
+      headers: { authorization: `Bearer ${PROVIDER_KEY}` },
+    });
+    expect(inviteAgain.status).toBe(202);
+    const second = /invite=([^\s]+)/.exec(lastLink(stack, 'guest2@allowed.example'))?.[1] as string;
+    const accepted = await guest.post('/signup', {
+      email: 'guest2@allowed.example',
+      org: 'Guest',
+      invite: decodeURIComponent(second),
+    });
+    expect(accepted.status).toBe(200);
+    expect(mailsTo(stack, 'guest2@allowed.example').at(-1)?.subject).toBe('Confirm your sign-up');
+    // Used once.
+    expect(
+      (
+        await guest.post('/signup', {
+          email: 'guest2@allowed.example',
+          org: 'Guest',
+          invite: decodeURIComponent(second),
+        })
+      ).status,
+    ).toBe(403);
+  });
+
+  it('refuses an address outside the allowed domains', async () => {
+    const url = stack.gateways[3]?.portalUrl as string;
+    const browser = new PortalBrowser(url);
+    await browser.get('');
+    const answer = await browser.post('/signup', { email: 'someone@elsewhere.example', org: 'Elsewhere' });
+    expect(answer.status).toBe(403);
+    expect(answer.body).toContain('some e-mail domains only');
   });
 });
