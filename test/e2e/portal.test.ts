@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogPort } from '../../core/observability/observability';
+import { withAccountApproval } from '../../local/portal';
 import { type LocalStack, startLocalStack } from '../../local/stack';
+import { DEMO_STACK_FILE, readStackFile } from '../../local/stack-file';
 import { lastLink, mailsTo, PortalBrowser, pathOf, shownSecret, signUp } from './portal-client';
 
 const PROVIDER_KEY = 'pk-portal';
@@ -303,6 +305,37 @@ describe('rolling a key', () => {
     expect((await browser.post('/app/old-keys', { application })).status).toBe(303);
     expect(await statusWithin(() => wordCall(appApiUrl, headers(oldKey)), 401, 2000)).toBe(401);
     expect((await wordCall(appApiUrl, headers(newKey))).status).toBe(200);
+  });
+});
+
+describe('a roll’s grace', () => {
+  it('ends with the old key deleted at the portal’s next request after 24 hours', async () => {
+    const browser = await signUp(stack, appPortalUrl, 'grace@appid.example');
+    const created = await browser.post('/app', {});
+    const appId = /<code class="id">([^<]+)<\/code>/.exec(created.body)?.[1] as string;
+    const oldKey = shownSecret(created.body) as string;
+    const application = /name="application" value="([^"]+)"/.exec(
+      (await browser.get('/app')).body,
+    )?.[1] as string;
+    const newKey = shownSecret((await browser.post('/app/roll', { application })).body) as string;
+    const headers = (appKey: string) => ({ app_id: appId, app_key: appKey });
+    expect(await statusWithin(() => wordCall(appApiUrl, headers(oldKey)), 200, 2000)).toBe(200);
+    clockOffsetMs = 24 * 3600 * 1000 + 1000;
+    try {
+      await new PortalBrowser(appPortalUrl).get('');
+      expect(await statusWithin(() => wordCall(appApiUrl, headers(oldKey)), 401, 2000)).toBe(401);
+      expect(await statusWithin(() => wordCall(appApiUrl, headers(newKey)), 200, 2000)).toBe(200);
+    } finally {
+      clockOffsetMs = 0;
+    }
+  });
+});
+
+describe('npm start -- --approval', () => {
+  it('turns the local platform’s account approval on, which the demo leaves off', () => {
+    const demo = readStackFile(DEMO_STACK_FILE, {});
+    expect(demo.platform?.admin?.settings.accountApprovalRequired).toBe(false);
+    expect(withAccountApproval(demo).platform?.admin?.settings.accountApprovalRequired).toBe(true);
   });
 });
 
