@@ -28,6 +28,7 @@ const STACK_CONTEXT = {
   tracing: 'flag',
   docs: 'flag',
   webhooks: 'flag',
+  portal: 'object',
   dashboard: 'flag',
   alarmEmail: 'text',
   throttlingRateLimit: 'wholeNumber',

@@ -42,6 +42,7 @@ import {
   type ServerlessCacheLimits,
 } from './parts/cache';
 import { VPC_AZS } from './parts/network';
+import type { PortalSettings } from './parts/portal';
 import type { SoapRouteSettings } from './parts/soap';
 
 /**
@@ -305,8 +306,17 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default false: no webhook route
    */
   readonly webhooks?: boolean;
+  /**
+   * The developer portal (docs/portal.md): `/portal` on each protected REST or HTTP API, its own origin:
+   * sign-up with the platform's `account_approval_required`, magic-link sign-in, the application's
+   * credentials shown once, key rolls, and the documentation with the developer's ids filled in. Needs
+   * `adminApiUrl`, an `rw` admin token and an SES identity; costs nothing at rest.
+   * @default no portal
+   */
+  readonly portal?: PortalSettings;
 }
 
+export type { PortalMailSettings, PortalSettings } from './parts/portal';
 export type { SoapRouteSettings } from './parts/soap';
 
 /** The hosted platform's admin portals (`<tenant>-admin.3scale.net`): they do not serve the Service Management API. */

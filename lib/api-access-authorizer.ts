@@ -39,6 +39,7 @@ import {
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrls } from './parts/oauth';
 import type { AccessPart } from './parts/part';
+import { PortalPart } from './parts/portal';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
 import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
@@ -68,6 +69,8 @@ export class ApiAccessAuthorizer extends Construct {
   public readonly tokenFunction?: LambdaFunction;
   /** The KMS key the built-in issuer signs access tokens with; only `tokenFunction` may sign. */
   public readonly tokenSigningKey?: Key;
+  /** The developer portal's function of each protected API, by the API's construct path (the `portal` prop). */
+  public readonly portalFunctions: ReadonlyMap<string, LambdaFunction>;
   /** The platform's webhook receiver, when the `webhooks` prop is true. */
   public readonly webhooksFunction?: LambdaFunction;
   /** The shared token of the webhook URL, when the `webhooks` prop is true; only the receiver reads it. */
@@ -159,6 +162,12 @@ export class ApiAccessAuthorizer extends Construct {
     const webhooks = props.webhooks
       ? new WebhooksPart(this, { bindings, network, logRetention, tracing })
       : undefined;
+    if (props.portal && this.config.adminApiUrl === undefined) {
+      throw new Error(`${this.node.path}: the portal needs adminApiUrl, the platform's admin origin`);
+    }
+    const portal = props.portal
+      ? new PortalPart(this, { settings: props.portal, bindings, network, logRetention, tracing })
+      : undefined;
     this.parts = [
       network,
       cache,
@@ -168,6 +177,7 @@ export class ApiAccessAuthorizer extends Construct {
       ...(soap ? [soap] : []),
       ...(oauth ? [oauth] : []),
       ...(webhooks ? [webhooks] : []),
+      ...(portal ? [portal] : []),
       ...(alerts ? [alerts] : []),
       ...(dashboard ? [dashboard] : []),
     ];
@@ -191,6 +201,7 @@ export class ApiAccessAuthorizer extends Construct {
     this.tokenSigningKey = oauth ? oauth.signingKey : undefined;
     this.webhooksFunction = webhooks?.function;
     this.webhookTokenSecret = webhooks?.tokenSecret;
+    this.portalFunctions = portal?.functions ?? new Map();
     this.alertsTopic = alerts?.topic;
     this.dashboard = dashboard ? dashboard.dashboard : undefined;
   }

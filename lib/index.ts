@@ -47,6 +47,12 @@ export {
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export type { FunctionPartProps } from './parts/part-function';
+export {
+  type PortalMailSettings,
+  PortalPart,
+  type PortalPartProps,
+  type PortalSettings,
+} from './parts/portal';
 export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';
 export { UsagePipeline, type UsagePipelineProps } from './parts/usage-pipeline';
 export { WebhooksPart, type WebhooksPartProps } from './parts/webhooks';

@@ -21,6 +21,7 @@ export const LAMBDA_BUNDLES = {
   soap: { entry: 'lambdas/soap/index.ts' },
   token: { entry: 'lambdas/token/index.ts' },
   webhooks: { entry: 'lambdas/webhooks/index.ts' },
+  portal: { entry: 'lambdas/portal/index.ts' },
 } as const;
 
 export type LambdaBundleName = keyof typeof LAMBDA_BUNDLES;

@@ -136,6 +136,11 @@ const API_LABELS: Readonly<Record<LocalStack['gateways'][number]['apiType'], str
   http: 'HTTP API (payload 2.0, simple responses)',
 };
 
+/** The developer portal, and where its e-mails land (local only). */
+function portalLine(portalUrl: string, stack: LocalStack): string {
+  return `portal: ${portalUrl} (sign up, then read the link in the local mail sink at ${stack.mailSink?.url ?? '?'})`;
+}
+
 export function bannerLines(definition: StackDefinition, stack: LocalStack): string[] {
   const lines: string[] = [];
   const redis = REDIS_LABELS[stack.redis.kind](stack.redis);
@@ -155,6 +160,7 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
       `  routes: ${gatewayDefinition.routes.map((route) => `${route.method} ${route.resource}`).join(', ')}`,
     );
     lines.push(`  docs: ${gateway.docsUrl} (Swagger UI; the document is ${gateway.docsUrl}/swagger.json)`);
+    if (gateway.portalUrl !== undefined) lines.push(`  ${portalLine(gateway.portalUrl, stack)}`);
     for (const throttle of throttleEntries(config.throttles)) {
       lines.push(
         `  throttle: plan ${throttle.plan}${throttle.metric === undefined ? '' : `, ${throttle.metric}`}: ${throttleText(throttle)} (beyond: 403 rate_limited)`,

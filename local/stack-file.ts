@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findRoute, parseRoute, type Route } from '../contract/routes';
+import { type PortalSettings, parsePortalSettings } from '../core/portal/settings';
 import {
   type AccessConfig,
   type AccessConfigInput,
@@ -80,6 +81,8 @@ export interface GatewayDefinition {
   readonly docs: DocsSettings;
   /** The SOAP route, when the gateway has one. */
   readonly soap?: SoapRouteDefinition;
+  /** The developer portal's settings, when the gateway serves one at `/portal` (docs/portal.md). */
+  readonly portal?: PortalSettings;
 }
 
 /** A gateway's SOAP access proxy route (docs/soap.md). */
@@ -122,6 +125,7 @@ const GATEWAY_ONLY_SETTINGS = [
   'adminAccessToken',
   'cors',
   'docs',
+  'portal',
   'soapPath',
   ...Object.keys(SOAP_ENV),
 ];
@@ -276,6 +280,7 @@ function gateway(
     ...(cors !== undefined && { cors }),
     docs: parseDocsSettings(`${at}.docs`, fields.docs),
     ...(soap !== undefined && { soap }),
+    ...(fields.portal !== undefined && { portal: parsePortalSettings(fields.portal, `${at}.portal`) }),
   };
   const { credentialMode, mappingRules } = gatewayConfig(definition, LOCAL_PLATFORM_PLACEHOLDER);
   if (service !== undefined) checkRuleMetrics(at, mappingRules, service);

@@ -53,7 +53,9 @@ import {
   startGateway,
 } from './gateway';
 import { withHeaders, withOverrides } from './gateway-responses';
+import { type MailSink, startMailSink } from './mail-sink';
 import { type RunningPlatform, startPlatform } from './platform';
+import { localPortal } from './portal';
 import { LocalQueue } from './queue';
 import { freePort, type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
 import {
@@ -139,6 +141,8 @@ export interface LocalStackGateway {
   readonly soapUrl?: string;
   /** The webhook receiver's URL, its token in the query (a secret: never log it). */
   readonly webhookUrl: string;
+  /** The developer portal's URL, when the gateway serves one (docs/portal.md). */
+  readonly portalUrl?: string;
 }
 
 /** Usage of one metric the platform would not take (it does not have the metric): kept, never reported. */
@@ -186,6 +190,8 @@ export interface LocalStack {
   readonly redis: LocalRedis;
   /** The demo SOAP backend, when a gateway's SOAP route names no soapBackendUrl. */
   readonly soapEcho?: SoapEchoServer;
+  /** The portal's e-mails (local only), when a gateway serves a portal. */
+  readonly mailSink?: MailSink;
   /** Totals of every metric the handlers emitted. */
   metrics(): Readonly<Record<string, number>>;
   /** Every usage alert published so far, oldest first. */
@@ -325,6 +331,7 @@ interface StackParts {
   readonly webhookToken: string;
   readonly gatewayUrl: string;
   readonly tokenFunction: (config: AccessConfig) => BackendFunction;
+  readonly mailSink: MailSink | undefined;
 }
 
 /**
@@ -413,9 +420,25 @@ function wireGateway(gateway: GatewayDefinition, parts: StackParts) {
     assetsDir: SWAGGER_UI_DIR,
     ...(cors && { cors }),
   });
+  const portal =
+    gateway.portal && parts.mailSink
+      ? localPortal({
+          config,
+          settings: gateway.portal,
+          builtInIssuer: builtInIssuer(config),
+          redis: newRedisClient(config),
+          platform: reporterPlatformClient,
+          mail: parts.mailSink,
+          docs,
+          logger,
+          now: options.now ?? Date.now,
+          mount: `${gateway.basePath}${stagePathOf(gateway)}`,
+        })
+      : undefined;
   const methods = [
     ...protectedMethods(gateway.routes, (event) => echo(event, { hiddenNames, ...(cors && { cors }) })),
     ...openMethods(DOCS_ROUTES, docs),
+    ...(portal?.methods ?? []),
     ...soapMethods,
     ...(builtInIssuer(config) ? openMethods(TOKEN_ROUTES, parts.tokenFunction(config)) : []),
     ...openMethods([WEBHOOK_ROUTE], webhooks),
@@ -432,14 +455,26 @@ function wireGateway(gateway: GatewayDefinition, parts: StackParts) {
     config,
   });
   const soapPath = gateway.soap?.route.resource;
-  return { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath };
+  return {
+    api,
+    config,
+    topicArn,
+    alertsTopicArn,
+    queue,
+    sweep,
+    sweepAll,
+    rejectedUsage,
+    soapPath,
+    portalWebhookPath: portal?.webhookPath,
+  };
 }
 
 type WiredGateway = ReturnType<typeof wireGateway>;
 
 /** A wired gateway as the stack hands it out, at its URL on the running gateway. */
 function stackGateway(wired: WiredGateway, gatewayUrl: string, webhookToken: string): LocalStackGateway {
-  const { api, config, topicArn, alertsTopicArn, queue, sweep, sweepAll, rejectedUsage, soapPath } = wired;
+  // The queue, topics, sweeps and rejected usage are handed out as they are.
+  const { api, config, soapPath, portalWebhookPath, ...handles } = wired;
   const apiUrl = `${gatewayUrl}${api.basePath}${api.stagePath ?? ''}`;
   return {
     serviceId: config.serviceId,
@@ -448,14 +483,10 @@ function stackGateway(wired: WiredGateway, gatewayUrl: string, webhookToken: str
     basePath: api.basePath,
     docsUrl: `${apiUrl}${DOCS_PATH}`,
     config,
-    topicArn,
-    alertsTopicArn,
-    queue,
-    sweep,
-    sweepAll,
-    rejectedUsage,
+    ...handles,
     ...(soapPath !== undefined && { soapUrl: `${apiUrl}${soapPath}` }),
     webhookUrl: `${apiUrl}${WEBHOOK_PATH}?token=${webhookToken}`,
+    ...(portalWebhookPath !== undefined && { portalUrl: `${apiUrl}/portal` }),
   };
 }
 
@@ -556,6 +587,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       : undefined;
     if (soapEcho) cleanup.push(() => soapEcho.stop());
 
+    const mailSink = definition.gateways.some((gateway) => gateway.portal)
+      ? await startMailSink(definition.gateways.find((gateway) => gateway.portal)?.portal?.mailFrom ?? '')
+      : undefined;
+    if (mailSink) cleanup.push(() => mailSink.stop());
+
     const platformClients: PlatformClient[] = [];
     cleanup.push(() => {
       for (const client of platformClients) client.close();
@@ -606,6 +642,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       webhookToken,
       gatewayUrl,
       tokenFunction,
+      mailSink,
     };
     const wired = definition.gateways.map((entry) => wireGateway(entry, parts));
     cleanup.push(() => Promise.all(wired.map(({ queue }) => queue.stop())));
@@ -620,6 +657,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const gateways = wired.map((entry) => stackGateway(entry, gateway.url, webhookToken));
     if (platform && options.webhooks !== false) {
       for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
+      for (const [i, entry] of wired.entries()) {
+        const url = gateways[i]?.url;
+        if (entry.portalWebhookPath !== undefined && url !== undefined)
+          platform.addWebhookUrl(`${url}${entry.portalWebhookPath}`);
+      }
     }
 
     let flushing: Promise<FlushResult> | undefined;
@@ -654,6 +696,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       sns,
       redis,
       ...(soapEcho && { soapEcho }),
+      ...(mailSink && { mailSink }),
       metrics: () => ({ ...metrics.totals }),
       alerts: () => [...alerts],
       flush,

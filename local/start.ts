@@ -8,6 +8,7 @@ import type { LogAttributes, LogPort } from '../core/observability/observability
 import { alertLine } from '../core/reporting/alerts';
 import { ConfigError } from '../core/settings/config';
 import { bannerLines } from './banner';
+import { withAccountApproval } from './portal';
 import { type FlushResult, type LocalStack, startLocalStack } from './stack';
 import { DEMO_STACK_FILE, readStackFile } from './stack-file';
 
@@ -18,11 +19,12 @@ const STOP_TIMEOUT_MS = 30_000;
 /** Signals this soon after the first are relayed copies of it, not a second Ctrl-C. */
 const DUPLICATE_SIGNAL_MS = 1000;
 
-const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--redis-cluster] [--verbose]
+const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--redis-cluster] [--approval] [--verbose]
   --config FILE    a local stack file (default: the bundled demo, local/demo.stack.json)
   --port N         the gateway's port (default: the file's local.port, else ${DEFAULT_PORT}; 0 picks a free one)
   --redis-cluster  run on a local Redis Cluster of three primaries (cluster mode), started and stopped
                    with the stack, instead of the file's local.redis
+  --approval       the local platform requires the provider's approval of new developer accounts
   --verbose        also print the handlers' info and debug logs`;
 
 /** What a flush could not deliver, one line each; none when every allowed call reached the platform. */
@@ -73,6 +75,7 @@ const OPTIONS = {
   config: { type: 'string' },
   port: { type: 'string' },
   'redis-cluster': { type: 'boolean' },
+  approval: { type: 'boolean' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -96,6 +99,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const configPath = args.values.config ?? DEMO_STACK_FILE;
   try {
     definition = readStackFile(configPath);
+    if (args.values.approval) definition = withAccountApproval(definition);
     for (const route of definition.gateways.flatMap((gateway) => gateway.routes)) {
       const problem = apiGatewayProblem(route);
       if (problem) logger.warn(`route ${problem}; it works here but cannot be deployed as it is`);

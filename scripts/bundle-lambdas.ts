@@ -73,6 +73,8 @@ const BUNDLE_FILES: Partial<
   Record<LambdaBundleName, { readonly folder: string; readonly from: string; readonly files: string[] }>
 > = {
   docs: { folder: DOCS_ASSETS_FOLDER, from: 'swagger-ui-dist', files: Object.keys(ASSET_TYPES) },
+  // The portal serves the same Swagger UI under /portal/docs, with the developer's credentials filled in.
+  portal: { folder: DOCS_ASSETS_FOLDER, from: 'swagger-ui-dist', files: Object.keys(ASSET_TYPES) },
 };
 
 export interface BuiltBundle {

@@ -88,4 +88,5 @@ export const SERVICE_NAME = {
   reporter: 'access-reporter',
   soapProxy: 'soap-access-proxy',
   webhooks: 'platform-webhooks',
+  portal: 'developer-portal',
 } as const;

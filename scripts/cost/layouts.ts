@@ -46,6 +46,18 @@ export const LAYOUTS = {
     description: 'npx cdk deploy as it is: two NAT gateways, a Redis primary and replica, dashboard',
     stack: () => fromContext({}),
   },
+  'default-with-portal': {
+    description:
+      'the default layout with the developer portal (-c portal={...}): the same fixed cost, the portal costs nothing at rest',
+    stack: () =>
+      fromContext({
+        adminApiUrl: 'https://acme-admin.3scale.net',
+        portal: JSON.stringify({
+          adminTokenSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:portal-token-AbC123',
+          mail: { sesIdentity: 'example.com' },
+        }),
+      }),
+  },
   'smallest-production': {
     description:
       'Valkey primary and replica in two AZs (failover kept), one NAT gateway, no dashboard (-c cacheEngine=valkey -c natGateways=1 -c dashboard=false)',

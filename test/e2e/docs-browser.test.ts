@@ -4,7 +4,7 @@
  * out" on GET /v1/words/{word} with word = hello.json and sees the echo; with a wrong key, the 401 body. A
  * developer portal on another origin calls the app_id API through CORS the same way.
  */
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,23 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeServer, listenOnLoopback } from '../../local/http-server';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { DEMO_STACK_FILE, readStackFile } from '../../local/stack-file';
+import { chromiumPath, tryGetWord } from './browser';
 
 const BROWSER_TEST_TIMEOUT_MS = 60_000;
-
-/** Where CI's `apt-get install chromium` (Debian) puts it, and the Ubuntu name, unless CHROMIUM_PATH says. */
-function chromiumPath(): string {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
-  const found = candidates.find(
-    (path): path is string => path !== undefined && path !== '' && existsSync(path),
-  );
-  if (found === undefined) {
-    throw new Error(
-      "The browser test needs Chromium: install Debian's chromium package (apt-get install chromium), " +
-        'or set CHROMIUM_PATH to a Chromium or Chrome executable',
-    );
-  }
-  return found;
-}
 
 /**
  * Enters credentials in Swagger UI's Authorize dialog, one security definition after the other, replacing
@@ -47,31 +33,6 @@ async function authorize(page: Page, values: readonly string[]): Promise<void> {
     await definition.getByRole('button', { name: 'Apply credentials' }).click();
   }
   await page.locator('.modal-ux button.btn-done').first().click();
-}
-
-/** Runs "Try it out" on GET /v1/words/{word}; resolves with the status and body Swagger UI shows. */
-async function tryGetWord(page: Page, word: string): Promise<{ status: number; body: string }> {
-  const operation = page.locator('#operations-default-get_v1_words_word');
-  const execute = operation.locator('button.execute');
-  if (!(await execute.isVisible())) {
-    if (!(await operation.locator('.opblock-body').isVisible()))
-      await operation.locator('.opblock-summary').click();
-    await operation.locator('button.try-out__btn').click();
-  }
-  await operation.locator('tr[data-param-name="word"] input').fill(word);
-  const live = operation.locator('.live-responses-table');
-  // Clear the answer of an earlier run, so the one read below is this run's.
-  const clear = operation.locator('button.btn-clear');
-  if (await clear.isVisible()) {
-    await clear.click();
-    await live.waitFor({ state: 'detached' });
-  }
-  await execute.click();
-  const answer = live.locator('tr.response');
-  const status = answer.locator('.response-col_status');
-  await status.waitFor();
-  const body = await answer.locator('.response-col_description pre').first().textContent();
-  return { status: Number((await status.textContent())?.trim()), body: body ?? '' };
 }
 
 /** A developer portal page that shows the document of `docsUrl` with Swagger UI files from `assetsUrl`. */

@@ -5,6 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { stackFromContext } from './fixtures';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123';
+const PORTAL = JSON.stringify({
+  adminTokenSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:portal-token-AbC123',
+  mail: { sesIdentity: 'example.com' },
+});
 const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
 describe.each([
@@ -46,6 +50,19 @@ describe.each([
     },
   ],
   ['the webhook receiver', { serviceId: '2555417735060', webhooks: 'true' }],
+  [
+    'the developer portal',
+    { serviceId: '2555417735060', adminApiUrl: 'https://acme-admin.3scale.net', portal: PORTAL },
+  ],
+  [
+    'the developer portal on an HTTP API',
+    {
+      serviceId: '2555417735060',
+      apiType: 'http',
+      adminApiUrl: 'https://acme-admin.3scale.net',
+      portal: PORTAL,
+    },
+  ],
   ['an HTTP API', { serviceId: '2555417735060', apiType: 'http' }],
   [
     'an HTTP API with every route of the parts',
