@@ -240,6 +240,9 @@ export async function startRedisCluster(
     'yes',
     '--cluster-config-file',
     `nodes-${port}.conf`,
+    // A replica's full sync writes an RDB file even with persistence off: one per node, never shared.
+    '--dbfilename',
+    `dump-${port}.rdb`,
     '--cluster-node-timeout',
     String(nodeTimeoutMs),
   ];
@@ -280,6 +283,8 @@ export async function startRedisCluster(
       const old = nodes[index];
       if (!old) throw new Error(`no node of this cluster listens on ${port}`);
       await terminateProcess(old.child, 'SIGKILL');
+      // Empty, as a replaced node is: the RDB file of its last sync as a replica stays behind.
+      await rm(join(directory, `dump-${port}.rdb`), { force: true });
       const restarted = { host: LOOPBACK, port, child: await spawnRedisServer(binary, port, nodeArgs(port)) };
       nodes[index] = restarted;
       return restarted;

@@ -2,7 +2,7 @@
  * The types of the reporter's stages (drain.ts, verify.ts, report.ts, settle.ts) and of the flush that
  * runs them (reporting.ts): the ports each stage takes, and what each hands the next.
  */
-import type { AccessCache, BatchHistory, LimitRefusal, UsageBucket } from '../budget/cache';
+import type { AccessCache, DrainResult, LimitRefusal, UsageBucket } from '../budget/cache';
 import type { RedisConnection } from '../budget/redis-client';
 import type { CredentialState } from '../budget/snapshot';
 import type { CredentialSealer } from '../credentials/seal';
@@ -97,22 +97,16 @@ export interface FlushPorts {
 }
 
 /** A budget's usage taken in flight under a lease, with the credential unsealed. */
-export interface DrainedUsage {
+export interface DrainedUsage
+  extends Pick<
+    Extract<DrainResult, { kind: 'ready' }>,
+    'sealedCredential' | 'batch' | 'buckets' | 'usage' | 'history' | 'refusals'
+  > {
   readonly credentialId: string;
+  /** '' for an idle budget (nothing in flight), as its `batch`. */
   readonly lease: string;
-  /** The batch's id ('' for an idle budget: nothing in flight). */
-  readonly batch: string;
-  readonly sealedCredential: string;
   /** The credential the budget keeps for its reports (for an application: one of its valid keys). */
   readonly credential: Credential;
-  /** The usage per period bucket. */
-  readonly buckets: readonly UsageBucket[];
-  /** The buckets added up. */
-  readonly usage: Usage;
-  /** Left in flight by an earlier attempt (pending usage may then wait behind it), and how far it got. */
-  readonly history: BatchHistory;
-  /** Limits refused calls hit since the last drain. */
-  readonly refusals: readonly LimitRefusal[];
 }
 
 export interface Drainage extends Pick<FlushResult, 'empty' | 'busy' | 'failed' | 'unreadable'> {

@@ -569,6 +569,39 @@ describe('flush (the stages in rounds)', () => {
     });
   }
 
+  it('a clean stop gives back the leases a failed settlement left, so no usage waits under them', async () => {
+    await pending('key-a', { hits: 2 });
+    // The platform refuses the report and Redis then refuses to give the lease back.
+    const accepting = platform.reportAnswer;
+    platform.reportAnswer = () => UNAVAILABLE;
+    let redisUp = false;
+    const flaky = new Proxy(redis, {
+      get: (target, property, receiver) =>
+        property === 'accessRelease' && !redisUp
+          ? () => Promise.reject(new Error('Connection is closed.'))
+          : Reflect.get(target, property, receiver),
+    });
+    const stopping = createUsageFlusher({
+      config: parseConfig({ serviceId: SERVICE, platformCredential: 'pk-test' }),
+      redis: flaky,
+      platform,
+      now: () => clock,
+      logger,
+      metrics,
+      settleRetryMs: 0,
+    });
+    expect(await stopping.flush([idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
+    const keys = credentialKeys(idOf('key-a'));
+    expect(await redis.exists(keys.lease)).toBe(1);
+    redisUp = true;
+    await stopping.close();
+    expect(await redis.exists(keys.lease)).toBe(0);
+    // What stays in flight is free for any reporter, and was marked unsent: the platform answered.
+    platform.reportAnswer = accepting;
+    expect(await flusher().flush([idOf('key-a')])).toMatchObject({ flushed: [idOf('key-a')] });
+    expect(metrics.counts.BatchResentMaybeSent).toBeUndefined();
+  });
+
   it('sorts every credential of a batch into one outcome', async () => {
     for (const key of ['ok', 'busy', 'invalid', 'unverified', 'refused-later'])
       await pending(key, { hits: 1 });
