@@ -146,7 +146,8 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     expect(left).toEqual([]);
     expect(Object.values(figures.crashes).reduce((sum, n) => sum + n, 0)).toBe(CRASHES);
     // Replication is asynchronous: a call allowed just before its primary died may be gone from the
-    // promoted replica, at most one call per caller per failover. A durable store loses none.
+    // promoted replica, at most one call per caller per failover (a run lost 3 units in 20 failovers,
+    // not traced further: docs/reliability.md). With durable writes none may be lost.
     expect(figures.lost).toBeLessThanOrEqual(durable ? 0 : CALLERS * FAILOVERS);
     // The reporter's share: a crash inside a POST counts that report twice at most; nothing else it
     // does (a crash before the POST or after the mark, a redelivery, an outage, a failover) counts
