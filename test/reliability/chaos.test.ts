@@ -140,7 +140,7 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
         `wrong allows over a hard limit ${figures.wrongAllows}; resent maybe-sent ${figures.resentMaybeSent} ` +
         `batches (${figures.unitsResentMaybeSent} units), settled by the sent mark ${figures.settledByMark}, ` +
         `units in crashed POSTs ${figures.unitsInCrashedPosts}, calls answered through the platform for a ` +
-        `Redis failure ${figures.cacheFallbacks}; seconds spent ${JSON.stringify(Object.fromEntries([...spent].map(([k, v]) => [k, Math.round(v / 1000)])))}`,
+        `Redis failure ${figures.cacheFallbacks}, allowed with usage recorded nowhere ${figures.unrecorded}; seconds spent ${JSON.stringify(Object.fromEntries([...spent].map(([k, v]) => [k, Math.round(v / 1000)])))}`,
     );
     expect(chaos.errors).toEqual([]);
     expect(left).toEqual([]);

@@ -91,6 +91,8 @@ export interface ChaosFigures {
    * cut): each may count twice, when its script ran but the answer was lost (over, never under).
    */
   readonly cacheFallbacks: number;
+  /** Calls allowed whose usage the authorizer could record nowhere (said in its log): lost by design. */
+  readonly unrecorded: number;
   /** The units of the reports a reporter died inside of (after the platform's 202): the most a crash may count twice. */
   readonly unitsInCrashedPosts: number;
 }
@@ -393,6 +395,7 @@ export async function startChaosWorld(options: ChaosWorldOptions): Promise<Chaos
         settledByMark: metrics.total('BatchSettledByMark'),
         unitsInCrashedPosts,
         cacheFallbacks: metrics.total(METRIC.cacheUnavailable),
+        unrecorded: metrics.total(METRIC.usageNotRecorded),
       };
     },
     async stop() {
