@@ -202,6 +202,11 @@ export interface LocalRedisCluster extends LocalRedis {
   readonly nodes: readonly ClusterNodeProcess[];
   /** The nodes' cluster files (nothing else is written); removed on stop. */
   readonly directory: string;
+  /**
+   * Starts a stopped (killed) node again on its port, empty (no persistence) but with its cluster file:
+   * it rejoins the cluster, as a replica of whichever node took its slots. Replaces it in `nodes`.
+   */
+  restartNode(port: number): Promise<ClusterNodeProcess>;
 }
 
 const execFileAsync = promisify(execFile);
@@ -228,18 +233,22 @@ export async function startRedisCluster(
     await Promise.all(nodes.map((node) => terminateProcess(node.child, 'SIGTERM')));
     await rm(directory, { recursive: true, force: true });
   };
+  const nodeArgs = (port: number) => [
+    '--dir',
+    directory,
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    `nodes-${port}.conf`,
+    // A replica's full sync writes an RDB file even with persistence off: one per node, never shared.
+    '--dbfilename',
+    `dump-${port}.rdb`,
+    '--cluster-node-timeout',
+    String(nodeTimeoutMs),
+  ];
   try {
     for (let i = 0; i < primaries * (1 + replicas); i++) {
-      const { port, child } = await spawnOnFreePort(binary, undefined, (port) => [
-        '--dir',
-        directory,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        String(nodeTimeoutMs),
-      ]);
+      const { port, child } = await spawnOnFreePort(binary, undefined, nodeArgs);
       nodes.push({ host: LOOPBACK, port, child });
     }
     const cli = findOnPath('redis-cli') ?? join(dirname(binary), 'redis-cli');
@@ -269,6 +278,17 @@ export async function startRedisCluster(
     nodes,
     directory,
     stop,
+    async restartNode(port) {
+      const index = nodes.findIndex((node) => node.port === port);
+      const old = nodes[index];
+      if (!old) throw new Error(`no node of this cluster listens on ${port}`);
+      await terminateProcess(old.child, 'SIGKILL');
+      // Empty, as a replaced node is: the RDB file of its last sync as a replica stays behind.
+      await rm(join(directory, `dump-${port}.rdb`), { force: true });
+      const restarted = { host: LOOPBACK, port, child: await spawnRedisServer(binary, port, nodeArgs(port)) };
+      nodes[index] = restarted;
+      return restarted;
+    },
   };
 }
 

@@ -17,7 +17,7 @@ import type { LogPort, MetricsPort, MetricUnitName } from '../core/observability
 import { type PlatformClient, platformClientFromConfig } from '../core/platform/client';
 import { snsAlertPublisher, type UsageAlert } from '../core/reporting/alerts';
 import { SNS_CLIENT_SETTINGS } from '../core/reporting/message';
-import type { SweepResult } from '../core/reporting/reporting';
+import type { SweepResult } from '../core/reporting/sweep';
 import { type AccessConfig, externalIssuer } from '../core/settings/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../core/settings/cors';
 import {

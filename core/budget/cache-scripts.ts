@@ -400,7 +400,7 @@ end
  * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
  * script's body runs on every call, and each \`local function\` it defines is a closure made again each time.
  */
-const PRELUDE = `${HOT_PRELUDE}
+export const PRELUDE = `${HOT_PRELUDE}
 local function parse_limit(value)
   local period_start, period_end, max, current = limit_texts(value)
   if not period_start then return nil end
@@ -686,83 +686,6 @@ return publish
 `,
 };
 
-/**
- * Takes the usage to report. KEYS: app, pending, inflight, since, lease, refused. ARGV: lease token,
- * lease ms. In-flight usage left by an earlier failed attempt is sent again as it is, and nothing new
- * joins it until the platform accepted it. The limits refused calls hit since the last drain are taken
- * too (`<period>:<metric>` fields, each with the time of its last refusal). Returns {'busy'} (another
- * reporter holds the lease) | {'empty', sealed credential or '', refused field, time, ...} (nothing to
- * report; the credential lets the reporter refresh the budget all the same) | {'unreadable'} (no sealed
- * credential) | {'ready', sealed credential, resent ('1' when the in-flight usage was left by an earlier
- * attempt, so pending usage may still wait), refused item count, refused field, time, ..., field, value,
- * ...} with the fields of the in-flight hash (see the module note).
- */
-export const DRAIN_SCRIPT: ScriptDefinition = {
-  name: 'accessDrain',
-  numberOfKeys: 6,
-  lua: `
-if redis.call('EXISTS', KEYS[5]) == 1 then return {'busy'} end
-local refused = redis.call('HGETALL', KEYS[6])
-redis.call('DEL', KEYS[6])
-local sealed = redis.call('HGET', KEYS[1], 'cred')
-local resent = '1'
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  if redis.call('EXISTS', KEYS[2]) == 0 then
-    redis.call('DEL', KEYS[4])
-    return {'empty', sealed or '', unpack(refused)}
-  end
-  redis.call('RENAME', KEYS[2], KEYS[3])
-  resent = '0'
-end
-if not sealed then return {'unreadable'} end
-redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
--- unpack() is cut to one value anywhere but last in a table constructor: build the reply by hand.
-local reply = {'ready', sealed, resent, tostring(#refused)}
-for _, field in ipairs(refused) do reply[#reply + 1] = field end
-for _, value in ipairs(redis.call('HGETALL', KEYS[3])) do reply[#reply + 1] = value end
-return {unpack(reply)}
-`,
-};
-
-/**
- * The platform accepted the in-flight usage. KEYS: app, pending, inflight, since, lease.
- * ARGV: now, lease token, entry TTL ms. Until the resync brings the platform's counters, each limit's
- * current value counts the buckets just accepted that lie in its period (limits stay exact in between).
- * A reporter whose lease passed to another one changes nothing: the in-flight usage may by then be
- * the other's batch, not yet reported (its own was resent by the other, at least once).
- */
-export const ACKNOWLEDGE_SCRIPT: ScriptDefinition = {
-  name: 'accessAcknowledge',
-  numberOfKeys: 5,
-  lua: `${PRELUDE}
-local holder = redis.call('GET', KEYS[5])
-if holder and holder ~= ARGV[2] then return 'ok' end
-local now = tonumber(ARGV[1])
-local snapshot = read_snapshot(KEYS[1])
-local buckets = bucket_totals(KEYS[3], snapshot.parents, {})
-for _, limit in ipairs(snapshot.limits) do
-  if limit.period_end < 0 or now < limit.period_end then
-    local reported = 0
-    for start, totals in pairs(buckets) do
-      if limit.period_end < 0 or (start >= limit.period_start and start < limit.period_end) then
-        reported = reported + (totals[limit.metric] or 0)
-      end
-    end
-    if reported > 0 then
-      redis.call('HSET', KEYS[1], limit.field, int(limit.period_start) .. ' ' .. int(limit.period_end) .. ' ' ..
-        int(limit.max) .. ' ' .. int(limit.current + reported))
-    end
-  end
-end
-redis.call('DEL', KEYS[3], KEYS[5])
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[4])
-  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-end
-return 'ok'
-`,
-};
-
 /** Gives a lock back if the token still holds it (a lease, a first call's lock). KEYS: lock. ARGV: token. */
 export const RELEASE_SCRIPT: ScriptDefinition = {
   name: 'accessRelease',
@@ -822,12 +745,11 @@ return {unpack(taken)}
 `,
 };
 
+/** The hot path's and the shared scripts; the reporter's are REPORT_BATCH_SCRIPTS. */
 export const SCRIPTS: readonly ScriptDefinition[] = [
   CHECK_SCRIPT,
   STORE_SCRIPT,
   ADMIT_SCRIPT,
-  DRAIN_SCRIPT,
-  ACKNOWLEDGE_SCRIPT,
   RELEASE_SCRIPT,
   GIVE_BACK_SCRIPT,
 ];

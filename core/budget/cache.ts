@@ -6,10 +6,8 @@
 import type Redis from 'ioredis';
 import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from '../platform/types';
 import {
-  ACKNOWLEDGE_SCRIPT,
   ADMIT_SCRIPT,
   CHECK_SCRIPT,
-  DRAIN_SCRIPT,
   GIVE_BACK_SCRIPT,
   RELEASE_SCRIPT,
   SCRIPTS,
@@ -32,6 +30,13 @@ import {
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
 } from './redis-client';
+import {
+  ACKNOWLEDGE_SCRIPT,
+  BATCH_MARK_TTL_MS,
+  DRAIN_SCRIPT,
+  MARK_BATCH_SCRIPT,
+  REPORT_BATCH_SCRIPTS,
+} from './report-batch-scripts';
 import {
   type CredentialAnswer,
   type CredentialState,
@@ -207,6 +212,15 @@ export interface LimitRefusal {
   readonly at: number;
 }
 
+/**
+ * A batch found in flight, left by an earlier attempt: `none` (a new batch), `unsent` (no report
+ * carried it), `maybe-sent` (a report may have: sending it again may count it twice).
+ */
+export type BatchHistory = 'none' | 'unsent' | 'maybe-sent';
+
+/** The state a batch's mark records (report-batch-scripts.ts). */
+export type BatchMark = 'new' | 'posting' | 'sent';
+
 export type DrainResult =
   | { readonly kind: 'busy' }
   | {
@@ -214,18 +228,36 @@ export type DrainResult =
       /** The budget's credential when it has one: the reporter refreshes the budget all the same. */
       readonly sealedCredential?: string;
       readonly refusals: readonly LimitRefusal[];
+      /** A batch left in flight, marked sent, was acknowledged by this drain. */
+      readonly settledSent: boolean;
     }
-  | { readonly kind: 'unreadable' }
+  | { readonly kind: 'unreadable'; readonly settledSent: boolean }
   | {
       readonly kind: 'ready';
       readonly sealedCredential: string;
+      /** The batch's id: its mark and acknowledgement name it. */
+      readonly batch: string;
       readonly buckets: readonly UsageBucket[];
       /** The buckets added up. */
       readonly usage: Usage;
-      /** The usage was left in flight by an earlier attempt: pending usage may wait behind it. */
-      readonly resent: boolean;
+      /** Left in flight by an earlier attempt (pending usage may then wait behind it), and how far it got. */
+      readonly history: BatchHistory;
       readonly refusals: readonly LimitRefusal[];
+      readonly settledSent: boolean;
     };
+
+export interface DrainOptions {
+  /** The business clock, for a batch acknowledged by its mark; default the wall clock. */
+  readonly now?: number;
+  /** A lease of this process it could not give back, which the drain may take over. */
+  readonly heldLease?: string;
+}
+
+const HISTORY_OF_REPLY: Readonly<Record<string, BatchHistory>> = {
+  '0': 'none',
+  '1': 'unsent',
+  '2': 'maybe-sent',
+};
 
 /** Usage the platform refuses to take, kept under its budget. */
 export interface RejectedUsage {
@@ -560,7 +592,7 @@ export class AccessCache {
       options.hotPathDeadlineMs ??
       (commandTimeout === undefined ? undefined : commandTimeout + DEADLINE_SKEW_MS);
     const commands = redis as unknown as Record<string, unknown>;
-    for (const script of SCRIPTS) {
+    for (const script of [...SCRIPTS, ...REPORT_BATCH_SCRIPTS]) {
       if (typeof commands[script.name] !== 'function') {
         redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
       }
@@ -740,43 +772,73 @@ export class AccessCache {
     return pairsToUsage(reply);
   }
 
-  async drain(credentialId: string, leaseToken: string): Promise<DrainResult> {
+  /**
+   * Takes the budget's usage in flight under the lease `leaseToken` (which names a new batch too).
+   */
+  async drain(credentialId: string, leaseToken: string, options: DrainOptions = {}): Promise<DrainResult> {
+    const now = options.now ?? (this.options.wallClock ?? Date.now)();
     const keys = credentialKeys(credentialId);
     const reply = strings(
       await this.run(
         DRAIN_SCRIPT,
-        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals],
-        [leaseToken, this.options.leaseMs],
+        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals, keys.batch],
+        [leaseToken, this.options.leaseMs, now, this.entryTtlMs, BATCH_MARK_TTL_MS, options.heldLease ?? ''],
       ),
     );
-    const [kind, sealedCredential = '', ...rest] = reply;
+    const [kind, ...rest] = reply;
     if (kind === 'ready') {
-      const [resent, refusalCount, ...fields] = rest;
+      const [sealedCredential = '', resent = '', settled, batch = '', refusalCount, ...fields] = rest;
       const count = Number(refusalCount);
       const buckets = bucketsOf(fields.slice(count));
+      const history = HISTORY_OF_REPLY[resent];
+      if (history === undefined) throw new Error(`unexpected drain reply: resent ${resent}`);
       return {
         kind,
         sealedCredential,
+        batch,
         buckets,
         usage: totalUsage(buckets),
-        resent: resent === '1',
+        history,
         refusals: refusalsOf(fields.slice(0, count)),
+        settledSent: settled === '1',
       };
     }
     if (kind === 'empty') {
-      return { kind, ...(sealedCredential !== '' && { sealedCredential }), refusals: refusalsOf(rest) };
+      const [sealedCredential = '', settled, ...refused] = rest;
+      return {
+        kind,
+        ...(sealedCredential !== '' && { sealedCredential }),
+        refusals: refusalsOf(refused),
+        settledSent: settled === '1',
+      };
     }
-    if (kind === 'busy' || kind === 'unreadable') return { kind };
+    if (kind === 'unreadable') return { kind, settledSent: rest[0] === '1' };
+    if (kind === 'busy') return { kind };
     throw new Error(`unexpected drain reply: ${kind}`);
   }
 
-  async acknowledge(credentialId: string, leaseToken: string, now: number): Promise<void> {
-    const keys = credentialKeys(credentialId);
-    await this.run(
-      ACKNOWLEDGE_SCRIPT,
-      [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease],
-      [now, leaseToken, this.entryTtlMs],
+  /** Marks the batch (MARK_BATCH_SCRIPT); false when it is no longer in flight. */
+  async markBatch(credentialId: string, batch: string, mark: BatchMark): Promise<boolean> {
+    const reply = await this.run(
+      MARK_BATCH_SCRIPT,
+      [credentialKeys(credentialId).batch],
+      [batch, mark, BATCH_MARK_TTL_MS],
     );
+    return String(reply) === '1';
+  }
+
+  /**
+   * The platform accepted the batch: it leaves Redis if it is still the one in flight, and the lease is
+   * given back. Returns false when the batch had left already (acknowledged by its mark elsewhere).
+   */
+  async acknowledge(credentialId: string, leaseToken: string, batch: string, now: number): Promise<boolean> {
+    const keys = credentialKeys(credentialId);
+    const reply = await this.run(
+      ACKNOWLEDGE_SCRIPT,
+      [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.batch],
+      [now, leaseToken, this.entryTtlMs, batch],
+    );
+    return String(reply) === 'ok';
   }
 
   async release(credentialId: string, leaseToken: string): Promise<void> {

@@ -43,6 +43,8 @@
  *   am:{id}:since     string, epoch ms of the oldest unreported usage (pending or in flight); the sweep
  *                     finds budgets by scanning for these keys
  *   am:{id}:lease     string, PX: the token of the reporter currently flushing the budget
+ *   am:{id}:batch     string, PX a day (BATCH_MARK_TTL_MS): `<batch id> <state>` of the in-flight usage,
+ *                     state `new` | `posting` | `sent` (report-batch-scripts.ts); it goes with the batch
  *   am:{id}:first     string, PX: the token of the one call asking the platform for a budget it has no
  *                     snapshot of; concurrent first calls wait for its answer instead of asking too
  *   am:{id}:nbf       string, EX the longest a token lives: epoch ms before which the application's
@@ -66,6 +68,7 @@ export interface CredentialKeys {
   readonly alerts: string;
   readonly since: string;
   readonly lease: string;
+  readonly batch: string;
   readonly firstCall: string;
   readonly tokensNotBefore: string;
   readonly seen: string;
@@ -84,6 +87,7 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     alerts: `${base}:alerts`,
     since: `${base}:since`,
     lease: `${base}:lease`,
+    batch: `${base}:batch`,
     firstCall: `${base}:first`,
     tokensNotBefore: `${base}:nbf`,
     seen: `${base}:seen`,

@@ -13,6 +13,13 @@ export const REDIS_CONNECT_TIMEOUT_MS = 1000;
 export const REDIS_COMMAND_TIMEOUT_MS = 300;
 const MAX_RECONNECT_DELAY_MS = 2000;
 /**
+ * Cluster mode: how often the client reads the slot map again on its own. ioredis reads it again on a
+ * MOVED reply, but a command to a killed primary fails with "Connection is closed." (never resent, see
+ * clusterOptions) and teaches it nothing: without this its map could point at a dead or demoted node
+ * long after a failover ended. A failed command also asks for a read at once (refreshOnFailure).
+ */
+export const SLOTS_REFRESH_INTERVAL_MS = 2000;
+/**
  * Pause before a command refused with TRYAGAIN (its slot is being migrated) or CLUSTERDOWN (a
  * failover is under way) is sent again. Redis refused it without running it, so sending it again
  * counts nothing twice; two or three tries fit in one command timeout.
@@ -70,6 +77,7 @@ export function clusterOptions(settings: RedisSettings, options: RedisClientOpti
     lazyConnect: true,
     enableOfflineQueue: false,
     clusterRetryStrategy: reconnectDelay,
+    clusterNodeRetryStrategy: reconnectDelay,
     // "Connection is closed." is also the error of a command the node may already have run: ioredis
     // would send it again after this delay (its default 100 ms), counting the call twice. 0: never.
     retryDelayOnFailover: 0,
@@ -77,6 +85,7 @@ export function clusterOptions(settings: RedisSettings, options: RedisClientOpti
     retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
     retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
     slotsRefreshTimeout: node.connectTimeout,
+    slotsRefreshInterval: SLOTS_REFRESH_INTERVAL_MS,
     // The ready check (CLUSTER INFO) goes to any node, a dead one too while a shard fails over, and a
     // failed check leaves connect() pending. Ready once a node gave the slots: a command for a shard
     // without a primary fails on its own, with CLUSTERDOWN or a closed connection.
@@ -132,12 +141,33 @@ function observeAsking(cluster: Cluster): Cluster {
   return cluster;
 }
 
+/**
+ * A command that failed for want of a live primary (a closed connection, a timeout, CLUSTERDOWN) is not
+ * sent again, but the client reads the slot map again at once, so the next command goes to the promoted
+ * replica as soon as the cluster names it (one read at a time: ioredis joins concurrent requests).
+ */
+function refreshOnFailure(cluster: Cluster): Cluster {
+  const route = cluster.sendCommand.bind(cluster);
+  const refresh = () => {
+    if (cluster.status === 'ready') cluster.refreshSlotsCache();
+  };
+  cluster.sendCommand = (command: Command, ...rest: unknown[]) => {
+    command.promise.catch(refresh);
+    return route(command, ...(rest as []));
+  };
+  return cluster;
+}
+
 const CONNECTION_MODES: Readonly<
   Record<RedisMode, (settings: RedisSettings, options: RedisClientOptions) => RedisConnection>
 > = {
   standalone: (settings, options) => new Redis(redisOptions(settings, options)),
   cluster: (settings, options) =>
-    observeAsking(neverResendSettled(new Cluster(startupNodes(settings), clusterOptions(settings, options)))),
+    observeAsking(
+      refreshOnFailure(
+        neverResendSettled(new Cluster(startupNodes(settings), clusterOptions(settings, options))),
+      ),
+    ),
 };
 
 /** Creates the client (not yet connected) and attaches the error listeners; errors are logged without secrets. */

@@ -44,6 +44,14 @@ export const METRIC = {
   usageDiscarded: 'UsageDiscarded',
   usageRejected: 'UsageRejected',
   flushBusy: 'FlushBusy',
+  /** A batch a dead or failed reporter left in flight, marked sent: acknowledged, never sent again. */
+  batchSettledByMark: 'BatchSettledByMark',
+  /** A batch a report may have carried (no sent mark) sent again: the platform may count it twice. */
+  batchResentMaybeSent: 'BatchResentMaybeSent',
+  /** The units of those batches: at most this many counted twice. */
+  unitsResentMaybeSent: 'UnitsResentMaybeSent',
+  /** A batch the platform accepted whose sent mark Redis did not take within the settle's retries. */
+  batchSentUnmarked: 'BatchSentUnmarked',
   flushUnreadable: 'FlushUnreadable',
   resyncFailed: 'ResyncFailed',
   sweepFlushed: 'SweepFlushed',

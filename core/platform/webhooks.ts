@@ -12,7 +12,7 @@ import { type CredentialAnswer, isCredentialAnswer, stateOf } from '../budget/sn
 import { credentialIdOf, credentialIdPrefix, keyIdOf } from '../credentials';
 import { TOKEN_REVOKING_ACTIONS, type TokensNotBefore } from '../credentials/token-not-before';
 import { METRIC } from '../observability/observability';
-import type { FlushPorts } from '../reporting/reporting';
+import type { FlushPorts } from '../reporting/flush-types';
 import type { CredentialMode } from '../settings/config';
 import { readXml, type XmlBounds } from '../xml/xml-tree';
 import type { Credential } from './types';

@@ -16,14 +16,10 @@ import {
 import { ApplicationDirectory } from '../../core/platform/application-directory';
 import type { PlatformPort } from '../../core/platform/types';
 import { type AlertPublisher, UsageAlerts } from '../../core/reporting/alerts';
+import type { ReportingDeps } from '../../core/reporting/flush-types';
 import { parseReportMessage } from '../../core/reporting/message';
-import {
-  createUsageFlusher,
-  type ReportingDeps,
-  type SweepResult,
-  sweepMinAgeMs,
-  sweepUnreported,
-} from '../../core/reporting/reporting';
+import { createUsageFlusher } from '../../core/reporting/reporting';
+import { type SweepResult, sweepMinAgeMs, sweepUnreported } from '../../core/reporting/sweep';
 import type { AccessConfig } from '../../core/settings/config';
 
 export const REPORTER_SERVICE_NAME = SERVICE_NAME.reporter;

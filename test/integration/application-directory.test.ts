@@ -10,7 +10,7 @@ import { applicationNameKey } from '../../core/budget/keys';
 import { createRedisClient, ensureConnected } from '../../core/budget/redis-client';
 import { type AdminApiSettings, ApplicationDirectory } from '../../core/platform/application-directory';
 import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../core/reporting/alerts';
-import type { ResyncedUsage } from '../../core/reporting/reporting';
+import type { ResyncedUsage } from '../../core/reporting/flush-types';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { type LocalRedis, startRedisServer } from '../../local/redis';
 import { CapturingLogger, CapturingMetrics, hourly } from '../unit/core/fakes';

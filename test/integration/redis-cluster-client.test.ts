@@ -19,6 +19,7 @@ import {
   clusterOptions,
   createRedisClient,
   ensureConnected,
+  onEveryPrimary,
   REDIS_COMMAND_TIMEOUT_MS,
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
@@ -28,6 +29,7 @@ import {
   type ClusterNodeProcess,
   findOnPath,
   freePort,
+  type LocalRedisCluster,
   spawnRedisServer,
   terminateProcess,
 } from '../../local/redis';
@@ -392,3 +394,82 @@ async function waitUntilOk(
     for (const admin of admins) admin.disconnect();
   }
 }
+
+describe('cluster client through a failover', () => {
+  /**
+   * How soon after the cluster is healthy again the client must serve every shard, the promoted one
+   * included, and scan every primary: a few slot refreshes' worth, far below the lease a reporter would
+   * otherwise leave behind (a minute). A functional bound, not a speed target: a client that never
+   * refreshes its view fails it by minutes.
+   */
+  const RECOVERY_BOUND_MS = 5000;
+  const FAILOVERS = 4;
+  let redis: TestRedis;
+  let admin: ClusterAdmin;
+
+  beforeAll(async () => {
+    redis = await startRedisTopology('cluster', { replicasPerPrimary: 1, nodeTimeoutMs: 1000 });
+    admin = new ClusterAdmin(redis.cluster?.nodes ?? []);
+  });
+
+  afterAll(async () => {
+    admin?.close();
+    await redis?.stop();
+  });
+
+  it('serves every shard and primary within seconds of the cluster being healthy, killed nodes back as replicas', {
+    timeout: 120_000,
+  }, async () => {
+    const client = await redis.client();
+    const keys = Array.from({ length: 12 }, (_, i) => `am:{failover-${i}}:since`);
+    for (const key of keys) expect(await client.set(key, '0')).toBe('OK');
+    const cluster = redis.cluster as LocalRedisCluster;
+    // The reporter keeps using its client while a shard has no primary, as it does under traffic:
+    // scripts on each budget's keys, and a scan of every primary (the sweep).
+    let stop = false;
+    const failures: { at: number; message: string }[] = [];
+    const user = (async () => {
+      while (!stop) {
+        const round = await Promise.allSettled([
+          ...keys.map(async (key) => {
+            await ensureConnected(client);
+            return client.eval("return redis.call('INCR', KEYS[1])", 1, key);
+          }),
+          onEveryPrimary(client, (primary) => primary.dbsize()).then((sizes) => {
+            if (sizes.length < 3) throw new Error(`${sizes.length} primaries answered`);
+          }),
+        ]);
+        for (const outcome of round) {
+          if (outcome.status === 'rejected')
+            failures.push({ at: performance.now(), message: (outcome.reason as Error).message });
+        }
+        await sleep(100);
+      }
+    })();
+    // Each round kills the primary of another budget's shard, waits for its replica's promotion and
+    // starts the killed node again (it rejoins as a replica), then watches the client for a while.
+    const healthy: { from: number; to: number }[] = [];
+    for (const key of keys.slice(0, FAILOVERS)) {
+      const slot = await admin.slotOf(key);
+      const owner = await admin.ownerOf(slot);
+      const victim = cluster.nodes.find((node) => node.port === owner.port) as ClusterNodeProcess;
+      await terminateProcess(victim.child, 'SIGKILL');
+      await admin.waitForFailover(slot, owner, 30_000);
+      await cluster.restartNode(victim.port);
+      const from = performance.now();
+      await sleep(2 * RECOVERY_BOUND_MS);
+      healthy.push({ from, to: performance.now() });
+    }
+    stop = true;
+    await user;
+    // A failure is late when the cluster had been ok for longer than the bound, before the next kill.
+    const late = failures.filter(({ at }) =>
+      healthy.some(({ from, to }) => at > from + RECOVERY_BOUND_MS && at < to),
+    );
+    console.log(
+      `[cluster failover] ${FAILOVERS} failovers; failures ${failures.length}, past ${RECOVERY_BOUND_MS} ms ` +
+        `of a healthy cluster: ${late.length} ${JSON.stringify([...new Set(late.map(({ message }) => message))])}`,
+    );
+    expect(late.map(({ message }) => message)).toEqual([]);
+  });
+});

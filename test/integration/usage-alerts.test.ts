@@ -9,7 +9,7 @@ import { credentialKeys } from '../../core/budget/keys';
 import { createRedisClient, ensureConnected } from '../../core/budget/redis-client';
 import type { UsageReport } from '../../core/platform/types';
 import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../core/reporting/alerts';
-import type { ResyncedUsage } from '../../core/reporting/reporting';
+import type { ResyncedUsage } from '../../core/reporting/flush-types';
 import type { AlertLevel } from '../../core/settings/config';
 import { type LocalRedis, startRedisServer } from '../../local/redis';
 import { CapturingLogger, CapturingMetrics, hourly } from '../unit/core/fakes';

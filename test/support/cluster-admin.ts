@@ -29,7 +29,8 @@ export class ClusterAdmin {
   node(node: RedisNode): Redis {
     const key = `${node.host}:${node.port}`;
     let connection = this.connections.get(key);
-    if (!connection) {
+    // A connection to a node that was killed has ended for good: a node started again needs a new one.
+    if (!connection || connection.status === 'end') {
       connection = new Redis({
         host: node.host,
         port: node.port,

@@ -10,19 +10,22 @@ export interface TcpProxy {
   readonly port: number;
   cut(): void;
   restore(): void;
+  /** New connections go to this address from now on (an endpoint moved to a promoted replica). */
+  retarget(host: string, port: number): void;
   stop(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let cutOff = false;
+  let target = { host: targetHost, port: targetPort };
 
   const server: Server = createServer((client) => {
     if (cutOff) {
       client.destroy();
       return;
     }
-    const upstream = createConnection({ host: targetHost, port: targetPort });
+    const upstream = createConnection(target);
     open.add(client);
     open.add(upstream);
     const close = () => {
@@ -53,6 +56,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore() {
       cutOff = false;
+    },
+    retarget(host, port) {
+      target = { host, port };
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -225,6 +225,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         kind: 'empty',
         sealedCredential: SEALED,
         refusals: [{ metric: 'hits', period: 'hour', at: T0 + 1 }],
+        settledSent: false,
       });
       expect(await redis.exists(keys.refusals)).toBe(0);
       await check({ now: T0 + 2, usage: { hits: 1 }, softLimits: true });
@@ -240,7 +241,7 @@ export function describeAccessCache(target: () => TestRedis): void {
       await check({ usage: { get_word: 2 } });
       expect(await cache.drain(ID, 'lease-1')).toMatchObject({ kind: 'ready', usage: { get_word: 2 } });
       expect(await check()).toMatchObject({ kind: 'limited' });
-      await cache.acknowledge(ID, 'lease-1', T0 + 1);
+      await cache.acknowledge(ID, 'lease-1', 'lease-1', T0 + 1);
       expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 3 3`);
       expect(await check()).toMatchObject({ kind: 'limited' });
     });
@@ -626,8 +627,10 @@ export function describeAccessCache(target: () => TestRedis): void {
         sealedCredential: SEALED,
         buckets: [{ start: T0, lastCallAt: T0 + 6_000, usage: { hits: 2 } }],
         usage: { hits: 2 },
-        resent: false,
+        batch: 't',
+        history: 'none',
         refusals: [],
+        settledSent: false,
       });
     });
   });
@@ -666,6 +669,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         kind: 'empty',
         sealedCredential: SEALED,
         refusals: [],
+        settledSent: false,
       });
     });
 
@@ -691,7 +695,7 @@ export function describeAccessCache(target: () => TestRedis): void {
 
   describe('drain, acknowledge and release', () => {
     it('moves pending to in flight under a lease, and resends in-flight usage unchanged after a failure', async () => {
-      expect(await cache.drain(ID, 'lease-0')).toEqual({ kind: 'empty', refusals: [] });
+      expect(await cache.drain(ID, 'lease-0')).toEqual({ kind: 'empty', refusals: [], settledSent: false });
       await storeActive([hourly('hits', 100, 0)]);
       await check({ usage: { get_word: 2 } });
       const first = {
@@ -699,31 +703,34 @@ export function describeAccessCache(target: () => TestRedis): void {
         sealedCredential: SEALED,
         buckets: [{ start: T0, lastCallAt: T0, usage: { get_word: 2 } }],
         usage: { get_word: 2 },
+        batch: 'lease-1',
         refusals: [],
+        settledSent: false,
       };
-      expect(await cache.drain(ID, 'lease-1')).toEqual({ ...first, resent: false });
+      expect(await cache.drain(ID, 'lease-1')).toEqual({ ...first, history: 'none' });
       expect(await cache.drain(ID, 'lease-2')).toEqual({ kind: 'busy' });
       await check({ usage: { get_word: 5 } });
       await cache.release(ID, 'not-mine');
       expect(await cache.drain(ID, 'lease-2')).toEqual({ kind: 'busy' });
       await cache.release(ID, 'lease-1');
-      expect(await cache.drain(ID, 'lease-2')).toEqual({ ...first, resent: true });
+      expect(await cache.drain(ID, 'lease-2')).toEqual({ ...first, history: 'unsent' });
       expect(await pending()).toEqual({ [inHour('get_word')]: '5' });
-      await cache.acknowledge(ID, 'lease-2', T0 + 1);
+      expect(await cache.acknowledge(ID, 'lease-2', 'lease-1', T0 + 1)).toBe(true);
       expect(await redis.exists(keys.inFlight, keys.lease)).toBe(0);
       expect(await redis.get(keys.since)).toBe(String(T0));
       expect(await cache.drain(ID, 'lease-3')).toMatchObject({
         kind: 'ready',
         usage: { get_word: 5 },
-        resent: false,
+        history: 'none',
       });
-      await cache.acknowledge(ID, 'lease-3', T0 + 2);
-      expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);
+      await cache.acknowledge(ID, 'lease-3', 'lease-3', T0 + 2);
+      expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease, keys.batch)).toBe(0);
       expect(await redis.pttl(keys.app)).toBeGreaterThan(0);
       expect(await cache.drain(ID, 'lease-4')).toEqual({
         kind: 'empty',
         sealedCredential: SEALED,
         refusals: [],
+        settledSent: false,
       });
     });
 
@@ -732,15 +739,15 @@ export function describeAccessCache(target: () => TestRedis): void {
       await check({ usage: { get_word: 2 } });
       await cache.drain(ID, 'lease-slow');
       await redis.del(keys.lease);
-      expect(await cache.drain(ID, 'lease-2')).toMatchObject({ kind: 'ready', resent: true });
-      await cache.acknowledge(ID, 'lease-2', T0 + 1);
+      expect(await cache.drain(ID, 'lease-2')).toMatchObject({ kind: 'ready', history: 'unsent' });
+      await cache.acknowledge(ID, 'lease-2', 'lease-slow', T0 + 1);
       await check({ usage: { get_word: 5 } });
       expect(await cache.drain(ID, 'lease-3')).toMatchObject({ kind: 'ready', usage: { get_word: 5 } });
-      await cache.acknowledge(ID, 'lease-slow', T0 + 2);
+      expect(await cache.acknowledge(ID, 'lease-slow', 'lease-slow', T0 + 2)).toBe(false);
       expect(await pending(keys.inFlight)).toEqual({ [inHour('get_word')]: '5' });
       expect(await redis.get(keys.lease)).toBe('lease-3');
       expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 100 2`);
-      await cache.acknowledge(ID, 'lease-3', T0 + 3);
+      await cache.acknowledge(ID, 'lease-3', 'lease-3', T0 + 3);
       expect(await redis.exists(keys.since, keys.pending, keys.inFlight, keys.lease)).toBe(0);
       expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 100 7`);
     });
@@ -749,12 +756,12 @@ export function describeAccessCache(target: () => TestRedis): void {
       await storeActive([hourly('hits', 100, 7)]);
       await check({ now: T0 + 1_000 });
       await cache.drain(ID, 'l');
-      await cache.acknowledge(ID, 'l', END);
+      await cache.acknowledge(ID, 'l', 'l', END);
       expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${T0} ${END} 100 7`);
       await storeActive([hourly('hits', 100, 0, END + HOUR)], END);
       await check({ now: END - 1 });
       await cache.drain(ID, 'm');
-      await cache.acknowledge(ID, 'm', END + 1);
+      await cache.acknowledge(ID, 'm', 'm', END + 1);
       expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END} ${END + HOUR} 100 0`);
     });
 
@@ -762,7 +769,7 @@ export function describeAccessCache(target: () => TestRedis): void {
       await storeActive([hourly('hits', 100, 0)]);
       await check();
       await redis.hdel(keys.app, 'cred');
-      expect(await cache.drain(ID, 'l')).toEqual({ kind: 'unreadable' });
+      expect(await cache.drain(ID, 'l')).toEqual({ kind: 'unreadable', settledSent: false });
       expect(await pending(keys.inFlight)).toEqual({ [inHour('get_word')]: '1' });
     });
   });

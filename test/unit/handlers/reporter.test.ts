@@ -8,7 +8,7 @@ import { credentialKeys } from '../../../core/budget/keys';
 import { credentialIdOf } from '../../../core/credentials';
 import type { AlertPublisher, UsageAlert } from '../../../core/reporting/alerts';
 import { encodeReportMessage, reportMessage } from '../../../core/reporting/message';
-import { sweepMinAgeMs } from '../../../core/reporting/reporting';
+import { sweepMinAgeMs } from '../../../core/reporting/sweep';
 import type { AccessConfigInput, AlertLevel } from '../../../core/settings/config';
 import { defaultOf } from '../../../core/settings/settings';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';

@@ -11,7 +11,7 @@ import {
   levelReached,
   type UsageAlert,
 } from '../../../../core/reporting/alerts';
-import type { ResyncedUsage } from '../../../../core/reporting/reporting';
+import type { ResyncedUsage } from '../../../../core/reporting/flush-types';
 import type { AlertLevel } from '../../../../core/settings/config';
 import { hourly } from '../fakes';
 

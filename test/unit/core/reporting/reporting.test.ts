@@ -10,17 +10,18 @@ import { credentialKeys } from '../../../../core/budget/keys';
 import { credentialIdOf, keyIdOf } from '../../../../core/credentials';
 import { createCredentialSealer } from '../../../../core/credentials/seal';
 import type { AuthOutcome, Credential, Usage, UsageReport } from '../../../../core/platform/types';
-import {
-  createUsageFlusher,
-  type DrainedUsage,
-  drainUsage,
-  type FlushPorts,
-  type ResyncedUsage,
-  type ResyncObserver,
-  reportUsage,
-  settleUsage,
-  verifyCredentials,
-} from '../../../../core/reporting/reporting';
+import { drainUsage } from '../../../../core/reporting/drain';
+import type {
+  DrainedUsage,
+  FlushPorts,
+  ResyncedUsage,
+  ResyncObserver,
+} from '../../../../core/reporting/flush-types';
+import { LeaseBook } from '../../../../core/reporting/leases';
+import { reportUsage } from '../../../../core/reporting/report';
+import { createUsageFlusher } from '../../../../core/reporting/reporting';
+import { settleUsage } from '../../../../core/reporting/settle';
+import { verifyCredentials } from '../../../../core/reporting/verify';
 import { parseConfig } from '../../../../core/settings/config';
 import {
   authorized,
@@ -68,6 +69,8 @@ function ports(overrides: Partial<FlushPorts> = {}): FlushPorts {
       observed.push(resynced);
       return undefined;
     },
+    leases: new LeaseBook(),
+    settleRetryMs: 0,
     ...overrides,
   };
 }
@@ -137,7 +140,8 @@ describe('drain', () => {
           credential: credential('key-a'),
           buckets: [bucketOf({ get_word: 2 })],
           usage: { get_word: 2 },
-          resent: false,
+          batch: expect.any(String),
+          history: 'none',
           refusals: [],
         },
       ],
@@ -150,6 +154,7 @@ describe('drain', () => {
     const keys = credentialKeys(idOf('key-a'));
     expect(await usageInFlight(keys.inFlight)).toEqual({ get_word: 2 });
     expect(await redis.get(keys.lease)).toBe(result.ready[0].lease);
+    expect(await redis.get(keys.batch)).toBe(`${result.ready[0].batch} new`);
     expect(metrics.counts.FlushBusy).toBe(1);
   });
 
@@ -204,7 +209,7 @@ describe('drain', () => {
     expect(await drainUsage(ports({ cache }), [idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
     expect(await redis.exists(credentialKeys(idOf('key-a')).lease)).toBe(0);
     const [again] = await drained('key-a');
-    expect(again).toMatchObject({ usage: { hits: 1 }, resent: true });
+    expect(again).toMatchObject({ usage: { hits: 1 }, history: 'unsent' });
   });
 });
 
@@ -387,7 +392,7 @@ describe('verify: what the platform would not take', () => {
 
 describe('report', () => {
   it('nothing to report: no platform call', async () => {
-    expect(await reportUsage(ports(), [])).toEqual({ accepted: [], refused: [] });
+    expect(await reportUsage(ports(), [])).toEqual({ accepted: [], refused: [], unsent: [] });
     expect(platform.calls).toEqual([]);
     expect(metrics.counts).toEqual({});
   });
@@ -396,7 +401,7 @@ describe('report', () => {
     await pending('key-a', { get_word: 2 });
     await pending('key-b', { post_word: 1 });
     const items = await drained('key-a', 'key-b');
-    expect(await reportUsage(ports(), items)).toEqual({ accepted: items, refused: [] });
+    expect(await reportUsage(ports(), items)).toEqual({ accepted: items, refused: [], unsent: [] });
     expect(platform.calls).toEqual([
       {
         op: 'report',
@@ -444,22 +449,27 @@ describe('report', () => {
     expect(await reportUsage(ports(), items)).toEqual({
       accepted: items.slice(0, 1),
       refused: items.slice(1),
+      unsent: items.slice(1),
     });
   });
 
+  const TIMED_OUT = { kind: 'unavailable', cause: 'timeout', message: 'no answer' } as const;
   it.each([
-    ['unavailable', { ...UNAVAILABLE }, 0, 'warn'],
-    ['split, accepted in part', { ...UNAVAILABLE, acceptedTransactions: 1 }, 1, 'warn'],
-    ['refusing our configuration', { ...MISCONFIGURED }, 0, 'error'],
+    ['unavailable', { ...UNAVAILABLE }, 0, 'warn', true],
+    ['split, accepted in part', { ...UNAVAILABLE, acceptedTransactions: 1 }, 1, 'warn', true],
+    ['refusing our configuration', { ...MISCONFIGURED }, 0, 'error', true],
+    ['not answering in time', TIMED_OUT, 0, 'warn', false],
   ] as const)(
     'a platform %s: the accepted part counts, the rest is refused',
-    async (_, outcome, acceptedCount, level) => {
+    async (_, outcome, acceptedCount, level, countedNothing) => {
       for (const key of ['key-a', 'key-b', 'key-c']) await pending(key, { hits: 1 });
       const items = await drained('key-a', 'key-b', 'key-c');
       platform.reportAnswer = () => outcome;
+      // Only an answer tells the refused part was not counted; a timeout leaves it unknown.
       expect(await reportUsage(ports(), items)).toEqual({
         accepted: items.slice(0, acceptedCount),
         refused: items.slice(acceptedCount),
+        unsent: countedNothing ? items.slice(acceptedCount) : [],
       });
       expect(metrics.counts).toMatchObject({ ReportFailed: 1, ReportedTransactions: acceptedCount });
       expect(logger.lines).toEqual([
@@ -485,21 +495,64 @@ describe('settle', () => {
     expect(await usageInFlight(keysB.inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(keysB.lease)).toBe(0);
     expect(await drained('key-b')).toEqual([
-      expect.objectContaining({ usage: { get_word: 1 }, resent: true }),
+      expect.objectContaining({ usage: { get_word: 1 }, history: 'unsent' }),
     ]);
   });
 
-  it('an acknowledgement Redis refuses is said loudly, and nothing throws', async () => {
-    await pending('key-a', { get_word: 1 });
+  it('a batch marked sent whose acknowledgement Redis refused is settled by the next drain, never sent again', async () => {
+    await pending('key-a', { get_word: 2 }, authorized([hourly('hits', 100, 5, END)]));
     const [a] = await drained('key-a');
     const cache = new AccessCache(failing('accessAcknowledge', 'accessRelease'), {
       negativeTtlMs: 60_000,
       leaseMs: 60_000,
     });
-    await settleUsage(ports({ cache }), { acknowledge: [a], release: [a] });
+    const leases = new LeaseBook();
+    await settleUsage(ports({ cache, leases }), { acknowledge: [a], release: [] });
     expect(logger.lines).toEqual([
-      expect.objectContaining({ level: 'error', message: expect.stringMatching(/still marked in flight/) }),
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringMatching(/acknowledges it by its mark/),
+      }),
     ]);
+    const keys = credentialKeys(a.credentialId);
+    expect(await redis.get(keys.batch)).toBe(`${a.batch} sent`);
+    // The lease it could not give back: this process's next drain takes it over at once.
+    expect(leases.heldOn(a.credentialId)).toBe(a.lease);
+    const next = await drainUsage(ports({ leases }), [a.credentialId]);
+    expect(next).toMatchObject({ ready: [], busy: [], empty: [a.credentialId] });
+    expect(metrics.counts.BatchSettledByMark).toBe(1);
+    expect(await redis.exists(keys.inFlight, keys.batch, keys.lease, keys.since)).toBe(0);
+    expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END - 3_600_000} ${END} 100 7`);
+    expect(leases.heldOn(a.credentialId)).toBe('');
+  });
+
+  it('a batch the platform accepted but Redis took no sent mark of is said loudly, to be sent again', async () => {
+    await pending('key-a', { get_word: 1 });
+    const [a] = await drained('key-a');
+    const cache = new AccessCache(failing('accessMarkBatch', 'accessAcknowledge', 'accessRelease'), {
+      negativeTtlMs: 60_000,
+      leaseMs: 60_000,
+    });
+    await settleUsage(ports({ cache }), { acknowledge: [a], release: [] });
+    expect(logger.lines).toEqual([
+      expect.objectContaining({ level: 'error', message: expect.stringMatching(/no sent mark/) }),
+    ]);
+    expect(metrics.counts.BatchSentUnmarked).toBe(1);
+  });
+
+  it('a batch whose report may have been taken is sent again, counted; one the platform refused is not', async () => {
+    for (const key of ['key-a', 'key-b']) await pending(key, { hits: 3 });
+    const [a, b] = await drained('key-a', 'key-b');
+    const cache = ports().cache;
+    for (const item of [a, b])
+      expect(await cache.markBatch(item.credentialId, item.batch, 'posting')).toBe(true);
+    // key-a's report got no answer (a timeout); key-b's was refused with an answer: it counted nothing.
+    await settleUsage(ports(), { acknowledge: [], release: [a, b], unsent: [b] });
+    const [againA, againB] = await drained('key-a', 'key-b');
+    expect(againA).toMatchObject({ batch: a.batch, history: 'maybe-sent', usage: { hits: 3 } });
+    expect(againB).toMatchObject({ batch: b.batch, history: 'unsent', usage: { hits: 3 } });
+    expect(metrics.counts.BatchResentMaybeSent).toBe(1);
+    expect(metrics.counts.UnitsResentMaybeSent).toBe(3);
   });
 });
 
@@ -515,6 +568,39 @@ describe('flush (the stages in rounds)', () => {
       ...(onResynced && { onResynced }),
     });
   }
+
+  it('a clean stop gives back the leases a failed settlement left, so no usage waits under them', async () => {
+    await pending('key-a', { hits: 2 });
+    // The platform refuses the report and Redis then refuses to give the lease back.
+    const accepting = platform.reportAnswer;
+    platform.reportAnswer = () => UNAVAILABLE;
+    let redisUp = false;
+    const flaky = new Proxy(redis, {
+      get: (target, property, receiver) =>
+        property === 'accessRelease' && !redisUp
+          ? () => Promise.reject(new Error('Connection is closed.'))
+          : Reflect.get(target, property, receiver),
+    });
+    const stopping = createUsageFlusher({
+      config: parseConfig({ serviceId: SERVICE, platformCredential: 'pk-test' }),
+      redis: flaky,
+      platform,
+      now: () => clock,
+      logger,
+      metrics,
+      settleRetryMs: 0,
+    });
+    expect(await stopping.flush([idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
+    const keys = credentialKeys(idOf('key-a'));
+    expect(await redis.exists(keys.lease)).toBe(1);
+    redisUp = true;
+    await stopping.close();
+    expect(await redis.exists(keys.lease)).toBe(0);
+    // What stays in flight is free for any reporter, and was marked unsent: the platform answered.
+    platform.reportAnswer = accepting;
+    expect(await flusher().flush([idOf('key-a')])).toMatchObject({ flushed: [idOf('key-a')] });
+    expect(metrics.counts.BatchResentMaybeSent).toBeUndefined();
+  });
 
   it('sorts every credential of a batch into one outcome', async () => {
     for (const key of ['ok', 'busy', 'invalid', 'unverified', 'refused-later'])

@@ -1,0 +1,198 @@
+/**
+ * The Redis topologies with replicas the chaos suite fails over, each with a `failover()` that kills a
+ * primary with SIGKILL, has its replica promoted and starts the killed node again as a replica:
+ * - `cluster`: a local Redis Cluster of three primaries with a replica each; the cluster promotes the
+ *   replica itself (cluster-node-timeout), clients follow the slots;
+ * - `primary-replica`: one primary and one replica behind an endpoint (a TCP proxy), failed over as
+ *   ElastiCache's primary endpoint is: the replica promoted (`REPLICAOF NO ONE`), the endpoint moved to
+ *   it. Only this one can also cut the clients' network (`cut`), for the endpoint is their only way in.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Redis from 'ioredis';
+import type { RedisSettings } from '../../../core/settings/config';
+import {
+  findOnPath,
+  freePort,
+  type LocalRedisCluster,
+  spawnRedisServer,
+  terminateProcess,
+} from '../../../local/redis';
+import { ClusterAdmin } from '../../support/cluster-admin';
+import { startRedisTopology } from '../../support/redis-topology';
+import { startTcpProxy } from './tcp-proxy';
+
+export type ChaosTopology = 'cluster' | 'primary-replica';
+
+export interface ChaosRedis {
+  readonly topology: ChaosTopology;
+  readonly settings: RedisSettings;
+  /** Kills a primary (chosen by `pick`), waits for its replica's promotion, starts it again as a replica. */
+  failover(pick: () => number): Promise<{ readonly promotedAfterMs: number }>;
+  /** Cuts every client connection and refuses new ones for `ms` (primary-replica only). */
+  cut?(ms: number): Promise<void>;
+  /** The keys of every primary matching `pattern`. */
+  keys(pattern: string): Promise<string[]>;
+  /** Deletes keys by name, each on its primary. */
+  del(keys: readonly string[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const FAILOVER_TIMEOUT_MS = 30_000;
+/** A promoted replica answers; a restarted node has caught up with its primary (it can be promoted next). */
+const SYNC_TIMEOUT_MS = 30_000;
+
+function redisServerBinary(): string {
+  const binary = findOnPath('redis-server');
+  if (binary === undefined) throw new Error('redis-server is not installed (apt-get install redis-server)');
+  return binary;
+}
+
+async function waitUntil(what: string, timeoutMs: number, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await done().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} not within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+function adminConnection(port: number): Redis {
+  const connection = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  connection.on('error', () => undefined);
+  return connection;
+}
+
+async function replicaInSync(port: number): Promise<boolean> {
+  const connection = adminConnection(port);
+  try {
+    return (await connection.info('replication')).includes('master_link_status:up');
+  } finally {
+    connection.disconnect();
+  }
+}
+
+export async function startChaosRedis(topology: ChaosTopology): Promise<ChaosRedis> {
+  return topology === 'cluster' ? startChaosCluster() : startPrimaryReplica();
+}
+
+async function startChaosCluster(): Promise<ChaosRedis> {
+  const redis = await startRedisTopology('cluster', { replicasPerPrimary: 1, nodeTimeoutMs: 1000 });
+  const cluster = redis.cluster as LocalRedisCluster;
+  const admin = new ClusterAdmin(cluster.nodes);
+  const client = await redis.client();
+  // The killed node of the last failover, starting again: the next failover waits for its sync, so
+  // every shard has a replica to promote, while the callers and other faults go on meanwhile.
+  let rejoining: Promise<void> = Promise.resolve();
+  return {
+    topology: 'cluster',
+    settings: redis.settings,
+    async failover(pick) {
+      await rejoining;
+      const primaries = await admin.primaries();
+      const owner = primaries[pick() % primaries.length];
+      const slot = owner?.slots[0]?.[0];
+      if (!owner || slot === undefined) throw new Error('no primary serves a slot');
+      const victim = cluster.nodes.find((node) => node.port === owner.port);
+      if (!victim) throw new Error(`primary ${owner.port} is no node of ours`);
+      const killedAt = performance.now();
+      await terminateProcess(victim.child, 'SIGKILL');
+      await admin.waitForFailover(slot, owner, FAILOVER_TIMEOUT_MS);
+      const promotedAfterMs = performance.now() - killedAt;
+      rejoining = cluster
+        .restartNode(victim.port)
+        .then(() =>
+          waitUntil(`node ${victim.port} in sync as a replica`, SYNC_TIMEOUT_MS, () =>
+            replicaInSync(victim.port),
+          ),
+        );
+      rejoining.catch(() => undefined);
+      return { promotedAfterMs };
+    },
+    keys: (pattern) => redis.keys(pattern),
+    async del(keys) {
+      for (const key of keys) await client.del(key);
+    },
+    async stop() {
+      await rejoining.catch(() => undefined);
+      admin.close();
+      await redis.stop();
+    },
+  };
+}
+
+interface ServerProcess {
+  readonly port: number;
+  child: ChildProcess;
+}
+
+async function startPrimaryReplica(): Promise<ChaosRedis> {
+  const binary = redisServerBinary();
+  // A replica's full sync writes an RDB file, which a node started again would load: each server keeps
+  // its files in a folder of this run's own, removed at stop, never the working directory.
+  const directory = await mkdtemp(join(tmpdir(), 'redis-chaos-'));
+  const spawnServer = async (port: number, replicaOf?: number): Promise<ServerProcess> => ({
+    port,
+    child: await spawnRedisServer(binary, port, [
+      ...['--dir', directory, '--dbfilename', `dump-${port}.rdb`],
+      ...(replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(replicaOf)]),
+    ]),
+  });
+  let primary = await spawnServer(await freePort());
+  let replica = await spawnServer(await freePort(), primary.port);
+  await waitUntil('replica in sync', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
+  const endpoint = await startTcpProxy('127.0.0.1', primary.port);
+  const inspector = () => adminConnection(primary.port);
+  return {
+    topology: 'primary-replica',
+    settings: { mode: 'standalone', host: endpoint.host, port: endpoint.port, tls: false },
+    async failover() {
+      const killedAt = performance.now();
+      await terminateProcess(primary.child, 'SIGKILL');
+      const promote = adminConnection(replica.port);
+      try {
+        await promote.call('REPLICAOF', 'NO', 'ONE');
+      } finally {
+        promote.disconnect();
+      }
+      // The endpoint's name moves to the promoted node: connections to the old one are gone with it.
+      endpoint.retarget('127.0.0.1', replica.port);
+      const promotedAfterMs = performance.now() - killedAt;
+      // Started again empty, as a replaced node is (no RDB file of an earlier sync).
+      await rm(join(directory, `dump-${primary.port}.rdb`), { force: true });
+      const restarted = await spawnServer(primary.port, replica.port);
+      [primary, replica] = [replica, restarted];
+      await waitUntil('old primary in sync as a replica', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
+      return { promotedAfterMs };
+    },
+    async cut(ms) {
+      endpoint.cut();
+      await sleep(ms);
+      endpoint.restore();
+    },
+    async keys(pattern) {
+      const connection = inspector();
+      try {
+        return (await connection.keys(pattern)).sort();
+      } finally {
+        connection.disconnect();
+      }
+    },
+    async del(keys) {
+      const connection = inspector();
+      try {
+        for (const key of keys) await connection.del(key);
+      } finally {
+        connection.disconnect();
+      }
+    },
+    async stop() {
+      await endpoint.stop();
+      await Promise.all([primary, replica].map((server) => terminateProcess(server.child, 'SIGTERM')));
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
