@@ -7,10 +7,7 @@ import { answerOfRefusal, PLATFORM_RETRY_SECONDS, refusalAnswer } from '../../..
 const NOW = 1_700_000_000_000;
 const config = parseConfig({ serviceId: 's1' });
 
-function deny(
-  reason: Extract<AccessDecision, { effect: 'deny' }>['reason'],
-  extra: object = {},
-): AccessDecision {
+function deny(reason: DenyReason, extra: object = {}): AccessDecision {
   return { effect: 'deny', credentialId: 'c'.repeat(64), plan: 'Basic', metrics: 'hits', reason, ...extra };
 }
 
