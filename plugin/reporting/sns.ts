@@ -10,7 +10,7 @@ import { ConfigError } from '../../core/settings/config';
 import type { ReportingMode } from '.';
 
 export const snsReporting: ReportingMode = {
-  start({ config }) {
+  start({ config, snsClient }) {
     if (config.topicArn === undefined) {
       throw new ConfigError(
         'topicArn',
@@ -18,7 +18,7 @@ export const snsReporting: ReportingMode = {
       );
     }
     return {
-      publisher: snsReportPublisher(snsClientOnFirstUse(SNS_CLIENT_SETTINGS), config.topicArn),
+      publisher: snsReportPublisher(snsClient ?? snsClientOnFirstUse(SNS_CLIENT_SETTINGS), config.topicArn),
       // The reporter Lambda reports what is pending; nothing is held here.
       close: async () => undefined,
     };
