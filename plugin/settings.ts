@@ -45,8 +45,9 @@ export interface AccessControlSettings extends Partial<SettingValues> {
   readonly platformCredential?: string;
   /**
    * The budget cache: a `redis://` / `rediss://` URL, an ioredis client (standalone or cluster; the
-   * plugin opens its own connection with the same endpoint and options, bounded by the command deadline),
-   * or host/port settings. Absent: every call is an authrep (the slow path).
+   * plugin opens its own connection with the same endpoint and options, without an offline queue),
+   * or host/port settings. Absent: every call is an authrep (the slow path). A client's own command
+   * timeout is kept; without one, the core's (300 ms) applies.
    */
   readonly redis?: RedisInput;
   /**
