@@ -11,6 +11,7 @@ import {
   type AccessConfigInput,
   ConfigError,
   configFromEnv,
+  envBoolean,
   LOCAL_SECRET_ENV,
   parseConfig,
   type RedisSettings,
@@ -175,14 +176,6 @@ export function pluginConfigOf(settings: AccessControlSettings, env: Env = proce
   };
 }
 
-function envFlag(env: Env, name: string): boolean | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false (got ${JSON.stringify(raw)})`);
-}
-
 function redisOfEnv(env: Env, configured: RedisSettings | undefined): RedisInput | undefined {
   const url = env[PLUGIN_ENV.redisUrl];
   if (url) return url;
@@ -197,8 +190,8 @@ function redisOfEnv(env: Env, configured: RedisSettings | undefined): RedisInput
 export function settingsFromEnv(env: Env = process.env): AccessControlSettings {
   const { redis, ...config } = configFromEnv(env);
   const reporting = env[PLUGIN_ENV.reporting] || undefined;
-  const countFailedResponses = envFlag(env, PLUGIN_ENV.countFailedResponses);
-  const tracing = envFlag(env, PLUGIN_ENV.tracing);
+  const countFailedResponses = envBoolean(env, PLUGIN_ENV.countFailedResponses);
+  const tracing = envBoolean(env, PLUGIN_ENV.tracing);
   const redisInput = redisOfEnv(env, redis);
   return {
     ...config,
