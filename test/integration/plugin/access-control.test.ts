@@ -295,6 +295,19 @@ describe('frameworks', () => {
     expect((await platformHits('key-roomy')) - before).toBe(allowed);
   });
 
+  it('lets unprotected methods through unchecked: CORS preflights by default, or the ones named', async () => {
+    const preflights = plugin({ redis: redisServer.settings });
+    const preflight = await preflights.check({ method: 'OPTIONS', url: '/v1/words/a', headers: {} });
+    expect(preflight.allowed && preflight.grant.checked).toBe(false);
+    const health = plugin({ redis: redisServer.settings, unprotectedMethods: ['GET /health'] });
+    const open = await health.check({ method: 'GET', url: '/health', headers: {} });
+    expect(open.allowed && open.grant.checked).toBe(false);
+    const guarded = await health.check({ method: 'GET', url: '/v1/words/a', headers: {} });
+    expect(!guarded.allowed && guarded.answer.status).toBe(401);
+    const options = await health.check({ method: 'OPTIONS', url: '/v1/words/a', headers: {} });
+    expect(!options.allowed && options.answer.status).toBe(401);
+  });
+
   it('lets a refusal callback replace the answer', async () => {
     const control = plugin({
       redis: redisServer.settings,
