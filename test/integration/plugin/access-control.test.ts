@@ -114,7 +114,7 @@ async function expressApp(control: AccessControl, failing: ReadonlySet<string> =
       res.status(502).json({ error: 'backend down' });
       return;
     }
-    res.json({ grant: (req as { access?: AccessGrant }).access });
+    res.json({ grant: req.access });
   });
   return listen(http.createServer(app));
 }
