@@ -33,6 +33,11 @@ export const AUTHORIZER_CONTEXT_KEYS = [
   'rateLimitPolicy',
   /** The RateLimit field, formatted. */
   'rateLimit',
+  /**
+   * Whole seconds until a refused call would pass (core/decision/retry-after.ts), for the `Retry-After`
+   * header; absent on an allowed call and on a refusal that waiting does not mend.
+   */
+  'retryAfter',
 ] as const;
 
 export type AuthorizerContextKey = (typeof AUTHORIZER_CONTEXT_KEYS)[number];

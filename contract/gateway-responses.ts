@@ -4,7 +4,7 @@
  * local gateway serves exactly what a deployed API serves.
  */
 
-import { INVALID_CREDENTIAL } from './authorizer-context';
+import { type AuthorizerContextKey, INVALID_CREDENTIAL } from './authorizer-context';
 import { ConfigError } from './config-error';
 
 export type AccessGatewayResponseType =
@@ -18,8 +18,13 @@ export interface AccessGatewayResponse {
   readonly statusCode: number;
   /** Body template; API Gateway fills `$context.authorizer.reason` from the Deny's context. */
   readonly template: string;
-  /** Static response headers (raw values; a gateway response maps only static or request values). */
+  /** Static response headers (raw values). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Headers mapped from the authorizer's context, by the key each takes (`context.authorizer.<key>`, a
+   * context variable as a parameter mapping source); a header whose key the context lacks is not sent.
+   */
+  readonly contextHeaders?: Readonly<Record<string, AuthorizerContextKey>>;
 }
 
 /**
@@ -106,6 +111,8 @@ export function accessGatewayResponses(prompt: CredentialPrompt): readonly Acces
       // Templates are not run by VTL: values are substituted, empty when the Deny's context lacks them.
       template:
         '{"message":"Access denied","reason":"$context.authorizer.reason","metric":"$context.authorizer.limitMetric","period":"$context.authorizer.limitPeriod","max":"$context.authorizer.limit","reset":"$context.authorizer.reset"}',
+      // When a refusal that passes later will pass (docs/consumers.md, "Limit feedback").
+      contextHeaders: { 'Retry-After': 'retryAfter' },
     },
     { type: 'AUTHORIZER_FAILURE', statusCode: 500, template: UNAVAILABLE },
     { type: 'AUTHORIZER_CONFIGURATION_ERROR', statusCode: 500, template: UNAVAILABLE },

@@ -33,6 +33,7 @@ export const HTTP_ACCESS_LOG_FORMAT = JSON.stringify({
   denialReason: '$context.authorizer.reason',
   limitMetric: '$context.authorizer.limitMetric',
   limitReset: '$context.authorizer.reset',
+  retryAfter: '$context.authorizer.retryAfter',
   error: '$context.error.message',
 });
 

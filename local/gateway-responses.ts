@@ -21,6 +21,8 @@ export interface GatewayResponse {
   readonly errorType: string;
   /** Static response headers (a gateway response's `responseParameters`). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Headers mapped from `context.authorizer.<key>`; not sent when the context lacks the key. */
+  readonly contextHeaders?: Readonly<Record<string, string>>;
 }
 
 export type GatewayResponses = Readonly<Record<GatewayResponseType, GatewayResponse>>;
@@ -79,17 +81,19 @@ export function withOverrides(
     readonly statusCode: number;
     readonly template: string;
     readonly headers?: Readonly<Record<string, string>>;
+    readonly contextHeaders?: Readonly<Record<string, string>>;
   }[],
   base: GatewayResponses = DEFAULT_GATEWAY_RESPONSES,
 ): GatewayResponses {
   const merged: Record<GatewayResponseType, GatewayResponse> = { ...base };
-  for (const { type, statusCode, template, headers } of overrides) {
+  for (const { type, statusCode, template, headers, contextHeaders } of overrides) {
     const combined = { ...base[type].headers, ...headers };
     merged[type] = {
       ...base[type],
       statusCode,
       template,
       ...(Object.keys(combined).length > 0 && { headers: combined }),
+      ...(contextHeaders !== undefined && { contextHeaders }),
     };
   }
   return merged;
@@ -110,6 +114,19 @@ export function withHeaders(
 }
 
 export type TemplateVariables = Readonly<Record<string, unknown>>;
+
+/** The context-mapped headers of a response, for one call: those whose value the authorizer gave. */
+export function contextHeadersOf(
+  response: GatewayResponse,
+  variables: TemplateVariables,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, key] of Object.entries(response.contextHeaders ?? {})) {
+    const value = lookup(variables, ['authorizer', key]);
+    if (value !== undefined && value !== null && value !== '') headers[name] = String(value);
+  }
+  return headers;
+}
 
 function lookup(variables: TemplateVariables, path: readonly string[]): unknown {
   let value: unknown = variables;

@@ -15,6 +15,7 @@ import {
 } from './api-kind';
 import { requestAuthorizerEvent } from './authorizer-event';
 import {
+  contextHeadersOf,
   DEFAULT_GATEWAY_RESPONSES,
   type GatewayResponses,
   type GatewayResponseType,
@@ -99,6 +100,7 @@ export function gatewayResponse(
     status: definition.statusCode,
     headers: {
       ...definition.headers,
+      ...contextHeadersOf(definition, variables),
       'content-type': 'application/json',
       'x-amzn-ErrorType': definition.errorType,
     },

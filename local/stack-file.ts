@@ -39,6 +39,7 @@ import {
   type ServiceConfig,
 } from './platform/config';
 import type { RedisChoice } from './redis';
+import { checkThrottlesAgree, checkThrottlesOnPlatform } from './stack-throttles';
 
 /** What `npm start` runs without --config. */
 export const DEMO_STACK_FILE = join(__dirname, 'demo.stack.json');
@@ -459,6 +460,8 @@ export function parseStackFile(value: unknown, env: Env = process.env): StackDef
     }
     basePaths.add(definition.basePath);
   }
+  for (const definition of gateways) if (platform) checkThrottlesOnPlatform(definition, platform);
+  checkThrottlesAgree(gateways);
   const needsLocalPlatform = gateways.some((definition) => !definition.externalPlatform);
   return {
     ...(needsLocalPlatform && platform !== undefined && { platform }),

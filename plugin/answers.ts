@@ -2,7 +2,7 @@
  * The answers the plugin gives, as HTTP means them (it is not bound to API Gateway's 401/403):
  * - 401 with WWW-Authenticate: a missing, malformed or unknown credential;
  * - 403: refused by the platform (suspended, disabled metric, limit 0, no mapping rule);
- * - 429 with Retry-After: a limit or a throttle;
+ * - 429 with Retry-After: a limit or a throttle (when waiting mends it: core/decision/retry-after.ts);
  * - 503 with Retry-After: the platform cannot be asked (platform_unavailable, platform_busy);
  * - 500: the access check itself failed (our configuration, or an unexpected error);
  * - 4xx for a request the plugin cannot read (bad_request: too long, unreadable path).
@@ -56,12 +56,6 @@ export type RefusalHandler = (refusal: Refusal) => AccessAnswer | Promise<Access
 
 export const PROBLEM_JSON = 'application/problem+json';
 
-/** How long a client waits before it asks again when the platform cannot be asked, in seconds. */
-export const PLATFORM_RETRY_SECONDS: Readonly<Record<'platform_unavailable' | 'platform_busy', number>> = {
-  platform_unavailable: 5,
-  platform_busy: 1,
-};
-
 interface ReasonAnswer {
   readonly status: number;
   readonly title: string;
@@ -111,20 +105,17 @@ export function decisionLimits(
   return { ...limitValues(decision.limit, now), ...throttleValues(decision.throttle) };
 }
 
-function retryAfterOf(reason: RefusalReason, limits: DecisionLimitValues): number | undefined {
-  if (reason === 'platform_unavailable' || reason === 'platform_busy') return PLATFORM_RETRY_SECONDS[reason];
-  if (reason === 'limits_exceeded' || reason === 'rate_limited') return limits.reset;
-  return undefined;
-}
-
-/** The problem+json answer of a refusal, with its reason and, when it has them, its limit's values. */
+/**
+ * The problem+json answer of a refusal, with its reason and, when it has them, its limit's values and when
+ * it will pass (the core's `retryAfterSeconds`, core/decision/retry-after.ts).
+ */
 export function refusalAnswer(
   reason: RefusalReason,
   limits: DecisionLimitValues = {},
   extraHeaders: Readonly<Record<string, string>> = {},
+  retryAfter?: number,
 ): AccessAnswer {
   const { status, title } = REASON_ANSWERS[reason];
-  const retryAfter = retryAfterOf(reason, limits);
   const { throttleLimit, throttleRemaining, throttleReset, ...limit } = limits;
   return {
     status,
@@ -156,7 +147,7 @@ export function answerOfRefusal(
     return refusalAnswer(INVALID_CREDENTIAL, {}, { 'www-authenticate': challengeOf(config) });
   }
   const reason = refusalReasonOf(decision);
-  const answer = refusalAnswer(reason, decisionLimits(decision, now));
+  const answer = refusalAnswer(reason, decisionLimits(decision, now), {}, decision.retryAfterSeconds);
   if (REASON_ANSWERS[reason].status !== 401) return answer;
   return { ...answer, headers: { ...answer.headers, 'www-authenticate': challengeOf(config) } };
 }

@@ -12,10 +12,8 @@ export const MAX_PATH_BYTES = 8 * 1024;
 /** Largest header block read, names and values (Node's own default bound, 16 KiB). */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
-/** The core's neutral request, with the address of the client when the framework knows it. */
-export interface AccessRequest extends GatewayRequest {
-  readonly clientAddress?: string;
-}
+/** The core's neutral request (with the client's address, `sourceAddress`, when the framework knows it). */
+export type AccessRequest = GatewayRequest;
 
 /** Header values as Node (`IncomingHttpHeaders`) or a Fetch `Headers` carries them. */
 export type HeaderInput =
@@ -114,7 +112,7 @@ export function readRequest(raw: RawRequest): ReadRequest {
     path,
     query: parsedQueryString(query),
     headers: headerValues(raw.headers),
-    ...(raw.clientAddress !== undefined && { clientAddress: raw.clientAddress }),
+    ...(raw.clientAddress && { sourceAddress: raw.clientAddress }),
   };
   const problem = problemOf(request);
   return problem === undefined ? { ok: true, request } : { ok: false, problem };

@@ -32,8 +32,25 @@ export function rateLimitContext(values: LimitValues): AuthorizerContext {
   };
 }
 
+/**
+ * When a refused call will pass: `retryAfter`, and `reset` too when the refusal names no limit of its own
+ * (platform_busy, platform_unavailable), so the 403 body says when for every refusal that passes later.
+ * A throttle refusal that never passes keeps no `reset` either.
+ */
+export function retryContext(decision: PolicyDecision, limits: AuthorizerContext): AuthorizerContext {
+  const seconds = decision.retryAfterSeconds;
+  if (seconds === undefined) {
+    const { reset: _never, ...rest } = limits;
+    return decision.reason === 'rate_limited' ? rest : limits;
+  }
+  return { ...limits, retryAfter: seconds, reset: limits.reset ?? seconds };
+}
+
 export function decisionContext(decision: PolicyDecision, now: number): AuthorizerContext {
-  const limits = { ...limitContext(decision.limit, now), ...throttleContext(decision.throttle) };
+  const limits = retryContext(decision, {
+    ...limitContext(decision.limit, now),
+    ...throttleContext(decision.throttle),
+  });
   return {
     credentialId: decision.credentialId,
     plan: decision.plan,

@@ -12,6 +12,7 @@ import { type AuthorizerContext, INVALID_CREDENTIAL } from '../../contract/autho
 import { parsedQueryString } from '../../core/decision/request';
 import { decisionContext, FAILURE_CONTEXT } from './context';
 import type { GatewayFormat } from './format';
+import { sourceAddressOf } from './rest-request';
 import { withoutStage } from './stage';
 
 export type SimpleAnswer = APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>;
@@ -34,6 +35,7 @@ export const httpV2Format: GatewayFormat<APIGatewayRequestAuthorizerEventV2, Sim
       path: withoutStage(event.rawPath, event.requestContext.stage, routeTemplate(event.routeKey)),
       query: parsedQueryString(event.rawQueryString ?? ''),
       headers,
+      ...sourceAddressOf(event.requestContext.http.sourceIp),
     };
   },
   answerOf(_event, decision, now) {

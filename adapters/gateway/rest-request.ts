@@ -16,7 +16,12 @@ type RestShapedEvent = Pick<
   | 'multiValueHeaders'
   | 'queryStringParameters'
   | 'multiValueQueryStringParameters'
-> & { readonly requestContext?: { readonly stage?: string } | null };
+> & {
+  readonly requestContext?: {
+    readonly stage?: string;
+    readonly identity?: { readonly sourceIp?: string | null } | null;
+  } | null;
+};
 
 /**
  * Every value of each name of a single and a multi-value map. API Gateway fills both with the same
@@ -60,5 +65,11 @@ export function restRequestOf(event: RestShapedEvent): GatewayRequest {
     path: requestPathOf(event),
     query: mergedValues(event.queryStringParameters, event.multiValueQueryStringParameters),
     headers: mergedValues(event.headers, event.multiValueHeaders),
+    ...sourceAddressOf(event.requestContext?.identity?.sourceIp),
   };
+}
+
+/** The source address field of a request, absent when the event has none. */
+export function sourceAddressOf(sourceIp: string | null | undefined): { sourceAddress?: string } {
+  return sourceIp ? { sourceAddress: sourceIp } : {};
 }

@@ -451,6 +451,14 @@ function refusalsOf(flat: readonly string[]): LimitRefusal[] {
   return refusals;
 }
 
+/** KEYS: neg, keys; ARGV: key ids. One slot (the budget's hash tag): no call sees half of it. */
+const FORGET_REFUSALS_SCRIPT = `redis.call('DEL', KEYS[1])
+for _, keyId in ipairs(ARGV) do
+  local fact = redis.call('HGET', KEYS[2], keyId)
+  if fact and string.sub(fact, 1, 4) == 'bad ' then redis.call('HDEL', KEYS[2], keyId) end
+end
+return 0`;
+
 export class AccessCache {
   private readonly entryTtlMs: number;
   private readonly wallClock: () => number;
@@ -602,6 +610,17 @@ export class AccessCache {
     const kept = new Set(keptKeyIds);
     const gone = (await this.redis.hkeys(key)).filter((keyId) => !kept.has(keyId));
     return gone.length === 0 ? 0 : this.redis.hdel(key, ...gone);
+  }
+
+  /**
+   * Forgets the refusals the cache keeps of credentials the platform now says exist (a webhook's new key):
+   * the budget's negative entry, and the `bad` facts of the keys given (key ids, keyIdOf). Their next
+   * call asks the platform instead of being refused for the rest of negativeCacheTtlSeconds.
+   */
+  async forgetRefusals(credentialId: string, keyIds: readonly string[]): Promise<void> {
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    const keys = credentialKeys(credentialId);
+    await this.redis.eval(FORGET_REFUSALS_SCRIPT, 2, keys.negative, keys.keys, ...keyIds);
   }
 
   /** Gives the budget's first-call lock back, when a first call ends without storing an answer. */

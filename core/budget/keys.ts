@@ -44,6 +44,9 @@
  *   am:{id}:nbf       string, EX the longest a token lives: epoch ms before which the application's
  *                     access tokens were issued are refused (its key deleted, it suspended or deleted:
  *                     credentials/token-not-before.ts)
+ *   am:{id}:seen      set, EX 30 days from the last answer: the key ids ('' for the budget's own
+ *                     credential) the platform said exist; it outlives the snapshot, so the first-call
+ *                     gate never counts a known credential whose snapshot expired (seen-marks.ts)
  */
 
 export const KEY_PREFIX = 'am';
@@ -61,6 +64,7 @@ export interface CredentialKeys {
   readonly lease: string;
   readonly firstCall: string;
   readonly tokensNotBefore: string;
+  readonly seen: string;
 }
 
 export function credentialKeys(credentialId: string): CredentialKeys {
@@ -78,6 +82,7 @@ export function credentialKeys(credentialId: string): CredentialKeys {
     lease: `${base}:lease`,
     firstCall: `${base}:first`,
     tokensNotBefore: `${base}:nbf`,
+    seen: `${base}:seen`,
   };
 }
 

@@ -68,6 +68,9 @@ function planThrottleOf(at: string, value: unknown): PlanThrottle {
   if (!hasCallThrottle && given.metrics === undefined) {
     throw new ConfigError(at, 'must give rate and burst, or metrics, or both');
   }
+  if (!hasCallThrottle && Object.keys(knownMetrics(`${at}.metrics`, given.metrics)).length === 0) {
+    throw new ConfigError(`${at}.metrics`, 'names no metric: the plan would be throttled by nothing');
+  }
   const metrics =
     given.metrics === undefined
       ? undefined
@@ -101,6 +104,34 @@ export function validateThrottles(value: unknown, setting = 'throttles'): Thrott
       planThrottleOf(`${setting}.${plan}`, throttle),
     ]),
   );
+}
+
+/** What a throttle check needs of a mapping rule (settings.ts MappingRule). */
+interface RuleDelta {
+  readonly method: string;
+  readonly pattern: string;
+  readonly metric: string;
+  readonly delta: number;
+}
+
+/**
+ * Refuses a metric's throttle whose burst is below the delta of a mapping rule on that metric: a call
+ * matching the rule adds more than the bucket ever holds, so it could never pass, whatever the wait.
+ */
+export function checkThrottlesAgainstRules(
+  throttles: Throttles,
+  rules: readonly RuleDelta[],
+  setting = 'throttles',
+): void {
+  for (const { plan, metric, burst } of throttleEntries(throttles)) {
+    if (metric === undefined) continue;
+    const rule = rules.find((candidate) => candidate.metric === metric && candidate.delta > burst);
+    if (rule === undefined) continue;
+    throw new ConfigError(
+      `${setting}.${plan}.metrics.${metric}.burst`,
+      `is ${burst}, below the delta ${rule.delta} of the mapping rule ${rule.method} ${rule.pattern}: such calls could never pass`,
+    );
+  }
 }
 
 /** One throttle of the table: of every call of a plan (no metric), or of one metric's usage. */

@@ -57,8 +57,11 @@ export function redisTokensNotBefore(
         return false;
       }
       if (notBefore === null) return false;
-      // A token that does not say when it was issued cannot show it came after.
-      return issuedAt === undefined || issuedAt * 1000 < Number(notBefore);
+      // A token that does not say when it was issued cannot show it came after. `iat` is in whole
+      // seconds: compared in its own resolution, a token minted in the event's second (suspend, resume,
+      // mint at once) is accepted, rather than refused for its whole life; one minted in that second
+      // before the event is accepted too, at most a second's worth.
+      return issuedAt === undefined || issuedAt < Math.floor(Number(notBefore) / 1000);
     },
     async refuseBefore(appId, at) {
       await ensureConnected(redis);

@@ -36,6 +36,7 @@ import {
   type ThrottleRefusal,
 } from '../budget/cache';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
+import { redisSeenMarks, type SeenMarks } from '../budget/seen-marks';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from '../budget/snapshot';
 import {
   type CredentialReader,
@@ -55,6 +56,8 @@ import { FirstCallGate } from './first-call-gate';
 import { compileMappingRules, type QueryParameters, type UsageMapper } from './mapping';
 import { RefusalMemory } from './refusal-memory';
 import type { GatewayRequest } from './request';
+import { retryAfterSecondsOf } from './retry-after';
+import { ThrottleNames } from './throttle-names';
 
 export type DenyReason =
   | DenialReason
@@ -87,6 +90,11 @@ export type AccessDecision =
        */
       readonly throttle?: ThrottleFeedback | ThrottleRefusal;
       /**
+       * Whole seconds until a refused call would pass (retry-after.ts); undefined for an allowed call and
+       * for a refusal that waiting does not mend.
+       */
+      readonly retryAfterSeconds?: number;
+      /**
        * The usage an allowed call added to the budget's pending usage, which `giveBack` can take back;
        * undefined when the platform counted it already (a first call's authrep) or nothing was kept.
        */
@@ -100,6 +108,8 @@ export interface AccessRequest {
   /** The path as the client sent it (mapping rules match its normalized form). */
   readonly path: string;
   readonly query: QueryParameters;
+  /** The client's IP address, when the gateway gave it (GatewayRequest.sourceAddress). */
+  readonly sourceAddress?: string;
 }
 
 export interface AccessAuthorizerDeps {
@@ -167,6 +177,7 @@ interface RequestFacts {
   readonly now: number;
   readonly metrics: string;
   readonly applicationId?: string;
+  readonly sourceAddress?: string;
 }
 
 /**
@@ -180,6 +191,7 @@ interface CacheParts {
   readonly publisher: ReportPublisher;
   readonly sealer: CredentialSealer;
   readonly firstCallGate: FirstCallGate;
+  readonly seen: SeenMarks;
 }
 
 export class AccessAuthorizer {
@@ -191,10 +203,12 @@ export class AccessAuthorizer {
   private readonly cached: CacheParts | undefined;
   private readonly readCredential: CredentialReader;
   private readonly refusals: RefusalMemory;
+  private readonly throttleNames: ThrottleNames;
 
   constructor(private readonly deps: AccessAuthorizerDeps) {
     const { config } = deps;
     this.refusals = new RefusalMemory(config.refusalMemoryMs);
+    this.throttleNames = new ThrottleNames(config, deps.logger, deps.metrics);
     this.readCredential = credentialReaderOf(
       config,
       deps.redis && { tokensNotBefore: redisTokensNotBefore(deps.redis, config.serviceId, deps.logger) },
@@ -214,6 +228,7 @@ export class AccessAuthorizer {
         publisher: deps.publisher,
         sealer: sealerOf(config),
         firstCallGate: new FirstCallGate(deps.redis, config.unseenCredentialCallsPerSecond),
+        seen: redisSeenMarks(deps.redis),
       };
   }
 
@@ -228,8 +243,14 @@ export class AccessAuthorizer {
       logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
       return { effect: 'unauthorized' };
     }
-    const { method, path, query } = request;
-    return this.decideCall({ credential: extraction.credential, method, path, query });
+    const { method, path, query, sourceAddress } = request;
+    return this.decideCall({
+      credential: extraction.credential,
+      method,
+      path,
+      query,
+      ...(sourceAddress !== undefined && { sourceAddress }),
+    });
   }
 
   /** The decision for a call whose credential was read and validated already. */
@@ -245,14 +266,18 @@ export class AccessAuthorizer {
       now: this.deps.now(),
       metrics: Object.keys(usage ?? {}).join(','),
       ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
+      ...(request.sourceAddress !== undefined && { sourceAddress: request.sourceAddress }),
     };
     if (!usage) {
       this.count(METRIC.noMappingRule);
       return this.deny(facts, 'no_mapping_rule');
     }
-    const decision = this.fromMemory(facts) ?? this.remembered(facts, await this.decideMapped(facts));
-    this.countPerMetric(facts, decision);
-    return decision;
+    const decided = this.fromMemory(facts) ?? this.remembered(facts, await this.decideMapped(facts));
+    this.countPerMetric(facts, decided);
+    const retryAfterSeconds = retryAfterSecondsOf(decided, facts.usage, facts.now);
+    return retryAfterSeconds === undefined || decided.effect === 'unauthorized'
+      ? decided
+      : { ...decided, retryAfterSeconds };
   }
 
   /** A refusal this instance remembers for the call: answered without Redis, counted as the first was. */
@@ -272,6 +297,7 @@ export class AccessAuthorizer {
     } else if (decision.reason === 'limits_exceeded' && decision.limit !== undefined) {
       this.refusals.rememberLimited(
         facts.credentialId,
+        facts.keyId,
         facts.usage,
         decision.plan,
         decision.limit,
@@ -465,7 +491,7 @@ export class AccessAuthorizer {
     const plan = answer.kind === 'invalid_credential' ? '' : (answer.plan ?? '');
     if (answer.kind !== 'denied') return this.allow(facts, plan);
     this.count(METRIC.limitsExceeded);
-    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan);
+    if (!this.softLimits) return this.deny(facts, 'limits_exceeded', plan, exceededLimitOf(answer));
     // Soft limits: the platform refused to record this call; it is let through and reported later.
     this.count(METRIC.softLimitExceeded);
     return this.allow(facts, plan, undefined, await recordOverLimit());
@@ -609,7 +635,7 @@ export class AccessAuthorizer {
   ): Promise<AccessDecision> {
     let released = false;
     try {
-      if (!(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+      if (!(await this.firstCallAdmitted(cached, facts))) return this.platformBusy(facts);
       this.count(METRIC.platformCall);
       const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
       if (!isCredentialAnswer(outcome)) {
@@ -622,6 +648,7 @@ export class AccessAuthorizer {
         ...(this.admits(outcome) && { admittedUsage: facts.usage }),
       });
       released = stored.stored;
+      await this.learnFrom(cached, facts, outcome);
       return await this.answerOf(facts, outcome, () =>
         this.keepPending(cached, facts, stored.sealedCredential),
       );
@@ -642,7 +669,7 @@ export class AccessAuthorizer {
     unknown: Unknown = 'key',
   ): Promise<AccessDecision> {
     // A key never seen is bounded like a budget never seen; confirming a known budget never is.
-    if (unknown === 'key' && !(await cached.firstCallGate.admits(facts.now))) return this.platformBusy(facts);
+    if (unknown === 'key' && !(await this.firstCallAdmitted(cached, facts))) return this.platformBusy(facts);
     this.count(METRIC.platformCall);
     const outcome = await this.deps.platform.authorize(facts.credential);
     if (!isCredentialAnswer(outcome)) {
@@ -651,6 +678,7 @@ export class AccessAuthorizer {
       return this.platformDown(cached, facts, unknown);
     }
     await this.storeAnswer(cached, facts, outcome);
+    await this.learnFrom(cached, facts, outcome);
     const state = stateOf(outcome);
     if (state.kind !== 'active') return this.refusedFor(facts, state);
     const result = await this.check(cached, facts, facts.keyId);
@@ -658,6 +686,28 @@ export class AccessAuthorizer {
       return this.direct(facts);
     }
     return this.fromCheck(cached, facts, result);
+  }
+
+  /**
+   * Whether the platform may be asked about a credential the cache has no answer for: always for one it
+   * has seen (its snapshot expired or was evicted), else within the first-call gate's bound.
+   */
+  private async firstCallAdmitted(cached: CacheParts, facts: RequestFacts): Promise<boolean> {
+    if (await cached.seen.has(facts.credentialId, facts.keyId)) return true;
+    return cached.firstCallGate.admits(facts.now, facts.sourceAddress);
+  }
+
+  /**
+   * What a platform answer teaches beyond the snapshot: its plan's name is judged against the throttles
+   * (throttle-names.ts), and a credential it says exists is marked seen (a failed mark only costs a
+   * later gate count).
+   */
+  private async learnFrom(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer): Promise<void> {
+    if (answer.kind !== 'invalid_credential') this.throttleNames.onAnswerNaming(answer.plan ?? '');
+    if (stateOf(answer).kind === 'invalid') return;
+    await cached.seen.mark(facts.credentialId, facts.keyId).catch((error: unknown) => {
+      this.deps.logger.warn('seen mark not stored', { error: errorMessage(error) });
+    });
   }
 
   /** A credential never seen, past the bound of such platform calls per second: refused at once. */
@@ -685,6 +735,27 @@ export class AccessAuthorizer {
     this.noteUnrecorded(facts, 'platform unavailable, no cache');
     return this.allow(facts, '');
   }
+}
+
+/**
+ * The limit a platform's refusal over limits names: of its usage reports at or past their max, the one
+ * that resets last (an eternity limit first: it never does), since the call waits for all of them.
+ */
+function exceededLimitOf(answer: CredentialAnswer): LimitInfo | undefined {
+  if (answer.kind !== 'denied') return undefined;
+  const ends = (resetAt: number | undefined) => resetAt ?? Number.POSITIVE_INFINITY;
+  const exceeded = answer.usageReports
+    .filter((report) => report.exceeded || report.currentValue >= report.maxValue)
+    .map(({ metric, period, maxValue, periodEnd }) => ({
+      metric,
+      period,
+      max: maxValue,
+      ...(period !== 'eternity' && periodEnd !== undefined && { resetAt: periodEnd }),
+    }));
+  return exceeded.reduce<LimitInfo | undefined>(
+    (last, limit) => (last === undefined || ends(limit.resetAt) > ends(last.resetAt) ? limit : last),
+    undefined,
+  );
 }
 
 export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {

@@ -10,7 +10,15 @@
  * seeing one first call pays one round trip for it; one in a burst of first calls pays about one per
  * lease. Leases never exceed the bound together, so the bound stays exact across instances; the price is
  * that a lease's unused calls are lost with its second, at most as many as the instance used in it.
+ *
+ * One source address gets a share of each second, addressShareOf(bound) calls (a tenth, at least one),
+ * counted exactly across instances in a counter of its own (named by a hash of the address, never the
+ * address): a flood of made-up keys from one address spends its share, and the rest of the second is
+ * left to new customers elsewhere. A flood from many addresses is the WAF's to stop (docs/operations.md).
+ * An instance that saw an address refused in a second refuses its next first calls of that second
+ * without asking Redis. A call without a source address meets the whole bound only.
  */
+import { createHash } from 'node:crypto';
 import { KEY_PREFIX } from '../budget/keys';
 import type { RedisConnection } from '../budget/redis-client';
 
@@ -19,7 +27,21 @@ export function firstCallCounterKey(now: number): string {
   return `${KEY_PREFIX}:first-calls:${Math.floor(now / 1000)}`;
 }
 
+/** The counter of one source address in one second. */
+export function addressCounterKey(now: number, address: string): string {
+  const hash = createHash('sha256').update(address).digest('hex').slice(0, 32);
+  return `${KEY_PREFIX}:first-calls:${Math.floor(now / 1000)}:${hash}`;
+}
+
 const COUNTER_TTL_MS = 2000;
+
+/** One source address's first calls per second: a tenth of the bound, at least one. */
+export function addressShareOf(perSecond: number): number {
+  return Math.max(1, Math.ceil(perSecond / 10));
+}
+
+/** Addresses an instance remembers as refused in the current second: beyond it, Redis is asked again. */
+const REFUSED_ADDRESSES_KEPT = 10_000;
 
 /** The largest lease, as a share of the bound: other instances keep most of the second to lease from. */
 const LEASE_SHARE_OF_BOUND = 16;
@@ -45,6 +67,10 @@ interface Lease {
 export class FirstCallGate {
   private lease: Lease = { second: -1, left: 0, next: 1, closed: false };
   private readonly maxLease: number;
+  private readonly perAddress: number;
+  /** Addresses refused in `refusedSecond`. */
+  private refused = new Set<string>();
+  private refusedSecond = -1;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -52,14 +78,16 @@ export class FirstCallGate {
     private readonly perSecond: number,
   ) {
     this.maxLease = Math.max(1, Math.floor(perSecond / LEASE_SHARE_OF_BOUND));
+    this.perAddress = addressShareOf(perSecond);
   }
 
   /**
-   * Whether a platform call for a credential never seen may be made now. A Redis failure lets it through:
-   * the bound protects the platform, it must not refuse good first calls.
+   * Whether a platform call for a credential never seen, from `address` if known, may be made now. A
+   * Redis failure lets it through: the bound protects the platform, it must not refuse good first calls.
    */
-  async admits(now: number): Promise<boolean> {
+  async admits(now: number, address?: string): Promise<boolean> {
     const second = Math.floor(now / 1000);
+    if (address !== undefined && !(await this.addressAdmits(second, address))) return false;
     for (;;) {
       const lease = this.leaseFor(second);
       if (lease.left > 0) {
@@ -87,6 +115,26 @@ export class FirstCallGate {
   private leaseFor(second: number): Lease {
     if (second > this.lease.second) this.lease = { second, left: 0, next: 1, closed: false };
     return this.lease;
+  }
+
+  /** Whether the address has some of its share of the second left; takes one call of it if so. */
+  private async addressAdmits(second: number, address: string): Promise<boolean> {
+    if (second > this.refusedSecond) {
+      this.refused = new Set();
+      this.refusedSecond = second;
+    }
+    if (second === this.refusedSecond && this.refused.has(address)) return false;
+    let count: number;
+    try {
+      const key = addressCounterKey(second * 1000, address);
+      count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, 1, COUNTER_TTL_MS));
+    } catch {
+      return true;
+    }
+    if (count <= this.perAddress) return true;
+    if (second === this.refusedSecond && this.refused.size < REFUSED_ADDRESSES_KEPT)
+      this.refused.add(address);
+    return false;
   }
 
   /** Leases the next calls of the lease's second from the shared counter. */

@@ -3,10 +3,12 @@
  * costs no Redis command (issue 23; envoyproxy/ratelimit's local cache of over-limit keys does the same).
  * It only ever refuses, never allows: a call it does not know goes on to Redis as before.
  *
- * - `limits_exceeded`, per budget and the metrics the call maps to: until the earlier of the limit's reset
+ * - `limits_exceeded`, per budget, key and the metrics the call maps to: until the earlier of the limit's reset
  *   and `boundMs`. The limit may be on a parent of the call's metrics (the hierarchy is Redis'), so the
  *   refusal is kept for the call's own metrics: only a call to the same metrics, adding at least the
  *   refused amount to each, is refused from memory; a smaller one may fit what is left and asks Redis.
+ *   The key is part of it: only a key Redis verified gets the limit's refusal from memory, so a wrong
+ *   key is checked (and refused 401) and learns nothing of the application's usage.
  * - A credential the platform refused (401), per budget and key: for `boundMs`.
  *
  * `boundMs` (setting `refusalMemoryMs`, default 1 s) keeps the propagation of a raised limit, a plan
@@ -47,7 +49,7 @@ export class RefusalMemory {
       if (now < invalidUntil) return { kind: 'invalid' };
       this.invalid.delete(invalidKey(credentialId, keyId));
     }
-    const key = limitedKey(credentialId, usage);
+    const key = limitedKey(credentialId, keyId, usage);
     const entry = this.limited.get(key);
     if (entry === undefined) return undefined;
     if (now >= entry.until) {
@@ -60,11 +62,18 @@ export class RefusalMemory {
     return atLeastRefused ? { kind: 'limited', plan: entry.plan, limit: entry.limit } : undefined;
   }
 
-  /** A call adding `usage` was refused by `limit` (on one of its metrics or a parent of one). */
-  rememberLimited(credentialId: string, usage: Usage, plan: string, limit: LimitInfo, now: number): void {
+  /** A call with a verified key adding `usage` was refused by `limit` (on one of its metrics or a parent). */
+  rememberLimited(
+    credentialId: string,
+    keyId: string,
+    usage: Usage,
+    plan: string,
+    limit: LimitInfo,
+    now: number,
+  ): void {
     const until = Math.min(now + this.boundMs, limit.resetAt ?? Number.POSITIVE_INFINITY);
     if (until <= now) return;
-    const key = limitedKey(credentialId, usage);
+    const key = limitedKey(credentialId, keyId, usage);
     const known = this.limited.get(key)?.usage ?? usage;
     this.limited.delete(key);
     // Two refusals of the same metrics: the smaller amounts hold for both.
@@ -85,9 +94,9 @@ export class RefusalMemory {
   }
 }
 
-/** The budget and the call's metric names (JSON: no two lists of names encode alike). */
-function limitedKey(credentialId: string, usage: Usage): string {
-  return `${credentialId} ${JSON.stringify(Object.keys(usage).sort())}`;
+/** The budget, the key and the call's metric names (hex ids, then JSON: no two encode alike). */
+function limitedKey(credentialId: string, keyId: string, usage: Usage): string {
+  return `${credentialId} ${keyId} ${JSON.stringify(Object.keys(usage).sort())}`;
 }
 
 /** Credential ids are hex: a space cannot occur in one, so no two pairs join alike. */

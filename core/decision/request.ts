@@ -17,6 +17,11 @@ export interface GatewayRequest {
   readonly query: ParameterValues;
   /** Header values under each spelling the gateway handed over (names are matched case-insensitively). */
   readonly headers: ParameterValues;
+  /**
+   * The client's IP address as the gateway saw it (REST `identity.sourceIp`, HTTP API `http.sourceIp`);
+   * undefined when the event does not carry one. The first-call gate shares its bound by it.
+   */
+  readonly sourceAddress?: string;
 }
 
 /** Longest raw query string read; API Gateway's own limits keep real ones far below it. */

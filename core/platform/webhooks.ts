@@ -186,9 +186,15 @@ export async function applyPlatformEvent(ports: WebhookPorts, event: PlatformEve
     // Before the budget's check: tokens are verified without the cache, whether it holds the budget or not.
     await ports.tokensNotBefore.refuseBefore(credential.appId, ports.now());
   }
+  const kept =
+    credential.kind === 'app_id'
+      ? event.keys.map((appKey) => keyIdOf(ports.serviceId, { ...credential, appKey }))
+      : [];
+  // The event says the credential and its keys exist: a refusal kept from before they did (a key tried,
+  // then created) is forgotten, or it would hold for the negative entry's whole TTL.
+  if (event.action !== 'deleted') await ports.cache.forgetRefusals(credentialId, kept);
   if (!(await ports.cache.hasBudget(credentialId))) return { kind: 'unknown' };
   if (credential.kind === 'app_id') {
-    const kept = event.keys.map((appKey) => keyIdOf(ports.serviceId, { ...credential, appKey }));
     await ports.cache.forgetKeysExcept(credentialId, event.action === 'deleted' ? [] : kept);
   }
   let answer: CredentialAnswer;

@@ -3,6 +3,8 @@
  * Redis endpoint and, in local runs, the raw platform credential. Validated once at start-up; a bad value
  * throws a ConfigError that names the setting.
  */
+
+import { checkThrottlesAgainstRules } from '../budget/throttles';
 import { SETTING_ENV, SETTING_NAMES, SETTINGS, type Setting, type SettingValues } from './settings';
 import { ConfigError, integer, nonEmpty, oneOf } from './validation';
 
@@ -151,6 +153,7 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
       `must be lower than tokenGuessesPerClient (${settings.tokenGuessesPerAddress} >= ${settings.tokenGuessesPerClient})`,
     );
   }
+  checkThrottlesAgainstRules(settings.throttles, settings.mappingRules);
   return {
     ...settings,
     ...(input.platformCredential !== undefined && {

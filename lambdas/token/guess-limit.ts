@@ -4,7 +4,13 @@
  * client's, in fixed windows shared by every instance through Redis. A failed check keeps both attempts;
  * a genuine client, or a platform that could not judge, gives them back. Past a bound the endpoint
  * answers 429 at once, without asking the platform. The address's bound is the lower one, so one
- * address runs out long before the client does, and cannot lock the client out for everyone.
+ * address runs out long before the client does.
+ *
+ * The client's bound must not lock the genuine client out: its id is no secret (every token names it),
+ * so strangers can spend its attempts. Past it, an address that has not failed in the window still gets
+ * one check (it costs that address an attempt like any other): the right secret from a clean address
+ * gets its token, while each address that keeps failing is refused. Guessing stays bounded: at most the
+ * client's bound, plus one per distinct address, per window.
  *
  * Counters are named by hashes (the client's credential id, a SHA-256 of the address), never by a secret.
  * Redis unreachable: each instance counts in its own memory with the same bounds, and says so in a
@@ -25,9 +31,10 @@ export type GuessBounds = Pick<
   'tokenGuessWindowSeconds' | 'tokenGuessesPerAddress' | 'tokenGuessesPerClient'
 >;
 
-/** One counter's answer: whether an attempt was taken, and when its window ends. */
+/** One counter's answer: whether an attempt was taken, how many are taken now, and when its window ends. */
 export interface Take {
   readonly taken: boolean;
+  readonly count: number;
   readonly resetInMs: number;
 }
 
@@ -48,9 +55,10 @@ export type Admission =
 
 const TAKE_SCRIPT = `
 local taken = tonumber(redis.call('GET', KEYS[1]) or '0')
-if taken >= tonumber(ARGV[1]) then return {0, redis.call('PTTL', KEYS[1])} end
-if redis.call('INCR', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return {1, redis.call('PTTL', KEYS[1])}`;
+if taken >= tonumber(ARGV[1]) then return {0, redis.call('PTTL', KEYS[1]), taken} end
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return {1, redis.call('PTTL', KEYS[1]), count}`;
 
 const GIVE_BACK_SCRIPT = `
 if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
@@ -62,11 +70,12 @@ export function redisGuessCounter(redis: RedisConnection): GuessCounter {
   return {
     async take(name, bound, windowMs) {
       await ensureConnected(redis, REDIS_COMMAND_TIMEOUT_MS);
-      const [taken, resetInMs] = (await redis.eval(TAKE_SCRIPT, 1, key(name), bound, windowMs)) as [
+      const [taken, resetInMs, count] = (await redis.eval(TAKE_SCRIPT, 1, key(name), bound, windowMs)) as [
+        number,
         number,
         number,
       ];
-      return { taken: taken === 1, resetInMs: Math.max(resetInMs, 0) };
+      return { taken: taken === 1, count, resetInMs: Math.max(resetInMs, 0) };
     },
     async giveBack(name) {
       await ensureConnected(redis, REDIS_COMMAND_TIMEOUT_MS);
@@ -90,13 +99,13 @@ export function memoryGuessCounter(now: () => number, capacity = MEMORY_COUNTERS
     async take(name, bound, windowMs) {
       const window = current(name) ?? { taken: 0, until: now() + windowMs };
       const resetInMs = window.until - now();
-      if (window.taken >= bound) return { taken: false, resetInMs };
+      if (window.taken >= bound) return { taken: false, count: window.taken, resetInMs };
       windows.set(name, { ...window, taken: window.taken + 1 });
       if (windows.size > capacity) {
         const [oldest] = windows.keys();
         if (oldest !== undefined) windows.delete(oldest);
       }
-      return { taken: true, resetInMs };
+      return { taken: true, count: window.taken + 1, resetInMs };
     },
     async giveBack(name) {
       const window = current(name);
@@ -157,22 +166,29 @@ export class GuessLimit {
     const from = address === undefined ? undefined : `address:${this.addressHash(address)}`;
     const taken: string[] = [];
     const giveBack = () => Promise.all(taken.map((name) => this.counter.giveBack(name))).then(() => {});
+    let cleanAddress = false;
     for (const [subject, name, bound] of [
       ['address', from, this.bounds.tokenGuessesPerAddress],
       ['client', client, this.bounds.tokenGuessesPerClient],
     ] as const) {
       if (name === undefined) continue;
       const take = await this.counter.take(name, bound, this.windowMs);
-      if (!take.taken) {
-        // An address refused because its client ran out did no wrong: its attempt is not kept.
-        await giveBack();
-        this.logger.info('token refused: too many failed client checks', {
-          subject,
-          client: credentialIdPrefix(credentialId),
-        });
-        return { ok: false, subject, retryAfterSeconds: Math.max(Math.ceil(take.resetInMs / 1000), 1) };
+      if (take.taken) {
+        taken.push(name);
+        // The address's first attempt of the window: it has failed nothing yet.
+        cleanAddress = subject === 'address' && take.count === 1;
+        continue;
       }
-      taken.push(name);
+      // Past the client's bound a clean address still gets its one check, so strangers who spent the
+      // client's attempts cannot refuse the genuine client its token.
+      if (subject === 'client' && cleanAddress) return { ok: true, giveBack };
+      // An address refused because its client ran out did no wrong: its attempt is not kept.
+      await giveBack();
+      this.logger.info('token refused: too many failed client checks', {
+        subject,
+        client: credentialIdPrefix(credentialId),
+      });
+      return { ok: false, subject, retryAfterSeconds: Math.max(Math.ceil(take.resetInMs / 1000), 1) };
     }
     return { ok: true, giveBack };
   }

@@ -97,10 +97,17 @@ interface GatewayResponses {
   readonly headers?: Record<string, string>;
 }
 
-/** A response's own static headers as mapping expressions (quoted), with the CORS ones. */
+/**
+ * A response's own headers as mapping expressions, with the CORS ones: static values quoted, and the
+ * authorizer's context values as `context.authorizer.<key>` (a context variable is a mapping source).
+ */
 function headerMappings(response: AccessGatewayResponse, cors: GatewayResponses['headers']) {
   const own = Object.entries(response.headers ?? {}).map(([name, value]) => [name, `'${value}'`]);
-  const all = { ...cors, ...Object.fromEntries(own) };
+  const mapped = Object.entries(response.contextHeaders ?? {}).map(([name, key]) => [
+    name,
+    `context.authorizer.${key}`,
+  ]);
+  const all = { ...cors, ...Object.fromEntries(own), ...Object.fromEntries(mapped) };
   return Object.keys(all).length === 0 ? undefined : all;
 }
 

@@ -1,91 +1,41 @@
 /**
- * The part of 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers) that
- * changes what the gateway enforces: suspend or resume an application, change its plan or its user key,
- * add or delete an app key, set a plan's limit; and find an application by its user key
+ * 3scale's Account Management API (`/admin/api/...`, porta's `Admin::Api` controllers): the caller (a
+ * token or the provider key, access-tokens.ts), the routes a developer portal calls (account-management.ts),
+ * and here the changes to what the gateway enforces: suspend or resume an application, change its plan
+ * or its user key, set a plan's limit; and find an application by its user key
  * (`GET applications/find.xml?user_key=`, optionally narrowed by `service_id`, 404 when no application
- * has the key, as porta's `Admin::Api::ApplicationsController#find`). Authenticated by the provider key,
- * as `provider_key` or as the `access_token` the real API takes (the local platform has no access
- * tokens: the provider key stands for one); answers in the API's XML. Each application change sends
- * the webhook the real platform sends for it; a limit change sends none (3scale has no such event).
+ * has the key, as porta's `Admin::Api::ApplicationsController#find`). Answers in the API's XML. Each
+ * application change sends the webhook the real platform sends for it, unless the provider turned "Actions
+ * in the admin portal also trigger webhooks" off; a limit change sends none (3scale has no such event).
  *
- * The local platform has no accounts: the `{account_id}` segment is taken as given. Applications, plans
- * and metrics are named by their config names, and a limit by its period, where the real API uses ids.
+ * Config applications belong to no account: for them the `{account_id}` segment is taken as given.
+ * Applications, plans and metrics are named by their config names, and a limit by its period, where the
+ * real API uses ids.
  */
 import type { IncomingMessage } from 'node:http';
 import { PERIODS } from '../../core/budget/periods';
 import type { Period } from '../../core/platform/types';
 import { readBody } from '../http-server';
+import { authorize, basicCredential, identify } from './access-tokens';
+import { accountManagementRoute } from './account-management';
+import { required, text } from './admin-context';
+import { AdminApiError } from './admin-errors';
+import { applicationAnswerXml, applicationEventXml } from './admin-xml';
+import { findAccountApplication, userKeyProblem } from './applications-api';
 import { MAX_LIMIT_VALUE } from './config';
 import type { Application, PlatformModel, Service } from './model';
 import { type ParamHash, parseUrlEncoded } from './params';
 import type { Answer } from './transactor';
 import type { WebhookAction } from './webhooks';
-import {
-  type ApplicationView,
-  adminErrorXml,
-  applicationAnswerXml,
-  limitAnswerXml,
-  webhookEventXml,
-} from './xml';
+import { limitAnswerXml } from './xml';
 
 export const ADMIN_PREFIX = '/admin/api/';
 const MAX_ADMIN_BODY_BYTES = 64 * 1024;
-const APPLICATION =
-  /^accounts\/([^/]+)\/applications\/([^/]+?)(?:\/(suspend|resume|change_plan|keys)(?:\/([^/]+?))?)?\.xml$/;
+const APPLICATION = /^accounts\/([^/]+)\/applications\/([^/]+?)(?:\/(suspend|resume|change_plan))?\.xml$/;
 const FIND_APPLICATION = 'applications/find.xml';
 const LIMIT = /^application_plans\/([^/]+)\/metrics\/([^/]+)\/limits\/([^/]+?)\.xml$/;
 
 export type ApplicationChangeListener = (action: WebhookAction, eventXml: string) => void;
-
-class AdminError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function text(values: ParamHash, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-}
-
-function required(values: ParamHash, name: string): string {
-  const value = text(values, name);
-  if (value === undefined) throw new AdminError(422, `${name} is required`);
-  return value;
-}
-
-export function applicationView(service: Service, application: Application): ApplicationView {
-  return {
-    id: application.id,
-    serviceId: service.id,
-    state: application.state,
-    authentication: service.authentication,
-    ...(application.userKey !== undefined && { userKey: application.userKey }),
-    appKeys: [...application.appKeys],
-    plan: application.plan,
-  };
-}
-
-/** The services the provider key may manage; none answers 403 as the API does. */
-function servicesOf(model: PlatformModel, values: ParamHash): Service[] {
-  const providerKey = text(values, 'provider_key') ?? text(values, 'access_token');
-  const services = [...model.services.values()].filter(
-    (service) => providerKey !== undefined && service.providerKey === providerKey,
-  );
-  if (services.length === 0) throw new AdminError(403, 'Access denied');
-  return services;
-}
-
-function findApplication(services: readonly Service[], id: string) {
-  for (const service of services) {
-    const application = service.applications.get(id);
-    if (application !== undefined) return { service, application };
-  }
-  throw new AdminError(404, 'Not found');
-}
 
 /** The application holding a user key, in the given service or any the provider key manages. */
 function findByUserKey(services: readonly Service[], values: ParamHash) {
@@ -98,17 +48,17 @@ function findByUserKey(services: readonly Service[], values: ParamHash) {
       if (application.userKey === userKey) return { service, application };
     }
   }
-  throw new AdminError(404, 'Not found');
+  throw AdminApiError.notFound();
 }
 
 /** What each application route does; returns the webhook action to send, if any, and the answer status. */
 function changeApplication(
   service: Service,
   application: Application,
-  route: { readonly method: string; readonly action: string | undefined; readonly key: string | undefined },
+  route: { readonly method: 'PUT'; readonly action: string | undefined },
   values: ParamHash,
 ): { readonly status: number; readonly event?: WebhookAction } {
-  const { method, action, key } = route;
+  const { method, action } = route;
   if (method === 'PUT' && action === 'suspend') {
     if (application.state === 'suspended') return { status: 200 };
     application.state = 'suspended';
@@ -121,7 +71,7 @@ function changeApplication(
   }
   if (method === 'PUT' && action === 'change_plan') {
     const plan = required(values, 'plan_id');
-    if (!service.plans.has(plan)) throw new AdminError(404, 'Not found');
+    if (!service.plans.has(plan)) throw AdminApiError.notFound();
     if (plan === application.plan) return { status: 200 };
     application.plan = plan;
     return { status: 200, event: 'plan_changed' };
@@ -130,27 +80,17 @@ function changeApplication(
     const userKey = text(values, 'user_key');
     if (userKey === undefined || userKey === application.userKey) return { status: 200 };
     if (service.authentication !== 'user_key')
-      throw new AdminError(422, 'user_key does not apply to this service');
+      throw AdminApiError.invalid({ user_key: ['does not apply to this service'] });
+    const problem = userKeyProblem(userKey);
+    if (problem !== undefined) throw AdminApiError.invalid({ user_key: [problem] });
     try {
       service.changeUserKey(application, userKey);
-    } catch (error) {
-      throw new AdminError(422, (error as Error).message);
+    } catch {
+      throw AdminApiError.invalid({ user_key: ['has already been taken'] });
     }
     return { status: 200, event: 'user_key_updated' };
   }
-  if (method === 'POST' && action === 'keys' && key === undefined) {
-    if (service.authentication !== 'app_id')
-      throw new AdminError(422, 'application keys do not apply to this service');
-    const added = required(values, 'key');
-    if (application.appKeys.has(added)) throw new AdminError(422, 'key has already been taken');
-    application.appKeys.add(added);
-    return { status: 201, event: 'key_created' };
-  }
-  if (method === 'DELETE' && action === 'keys' && key !== undefined) {
-    if (!application.appKeys.delete(decodeURIComponent(key))) throw new AdminError(404, 'Not found');
-    return { status: 200, event: 'key_deleted' };
-  }
-  throw new AdminError(404, 'Not found');
+  throw AdminApiError.notFound();
 }
 
 function setLimit(
@@ -161,10 +101,10 @@ function setLimit(
   values: ParamHash,
 ) {
   const service = services.find((candidate) => candidate.plans.has(plan) && candidate.metrics.has(metric));
-  if (service === undefined || !PERIODS.includes(period as Period)) throw new AdminError(404, 'Not found');
+  if (service === undefined || !PERIODS.includes(period as Period)) throw AdminApiError.notFound();
   const value = Number(required(values, 'value'));
   if (!Number.isSafeInteger(value) || value < 0 || value > MAX_LIMIT_VALUE) {
-    throw new AdminError(422, 'value must be a non-negative integer');
+    throw AdminApiError.invalid({ value: ['must be a non-negative integer'] });
   }
   service.setLimit(plan, metric, period as Period, value);
   return limitAnswerXml({ plan, metric, period: period as Period, value });
@@ -178,39 +118,58 @@ async function paramsOf(request: IncomingMessage): Promise<ParamHash> {
   return body.length === 0 ? values : parseUrlEncoded(body, values).values;
 }
 
-/** One Account Management API request under `/admin/api/`; `onChange` hears each application change. */
+/**
+ * One Account Management API request under `/admin/api/`; `onChange` hears each change's webhook, unless
+ * the provider turned "Actions in the admin portal also trigger webhooks" off.
+ */
 export async function adminEndpoint(
   model: PlatformModel,
   request: IncomingMessage,
   onChange: ApplicationChangeListener,
+  now: () => number = Date.now,
 ): Promise<Answer> {
   const path = decodeURI((request.url ?? '').split('?', 1)[0] ?? '').slice(ADMIN_PREFIX.length);
   const method = request.method ?? 'GET';
+  const format = path.endsWith('.json') ? 'json' : 'xml';
+  const notify: ApplicationChangeListener = (action, xml) => {
+    if (model.webhookProviderActions) onChange(action, xml);
+  };
   try {
     const values = await paramsOf(request);
-    const services = servicesOf(model, values);
+    const caller = identify(model, values, basicCredential(request.headers.authorization));
+    const services = model.servicesOf(caller.tenant.providerKey);
+    const routed = accountManagementRoute(
+      { model, caller, services, values, notify, now: now() },
+      method,
+      path,
+    );
+    if (routed !== undefined) return routed;
     if (path === FIND_APPLICATION && method === 'GET') {
+      authorize(caller, 'read');
       const { service, application } = findByUserKey(services, values);
-      return { status: 200, headers: {}, body: applicationAnswerXml(applicationView(service, application)) };
+      return { status: 200, headers: {}, body: applicationAnswerXml(service, application) };
     }
     const app = APPLICATION.exec(path);
-    if (app !== null) {
-      const { service, application } = findApplication(services, app[2] as string);
-      const change = changeApplication(service, application, { method, action: app[3], key: app[4] }, values);
-      const view = applicationView(service, application);
-      if (change.event !== undefined) onChange(change.event, webhookEventXml(change.event, view));
-      return { status: change.status, headers: {}, body: applicationAnswerXml(view) };
+    if (app !== null && method === 'PUT') {
+      authorize(caller, 'write');
+      const [, accountId, id, action] = app as unknown as [string, string, string, string | undefined];
+      const { service, application } = findAccountApplication(services, accountId, id);
+      const change = changeApplication(service, application, { method, action }, values);
+      if (change.event !== undefined) {
+        application.touch(now());
+        notify(change.event, applicationEventXml(change.event, service, application));
+      }
+      return { status: change.status, headers: {}, body: applicationAnswerXml(service, application) };
     }
     const limit = LIMIT.exec(path);
     if (limit !== null && method === 'PUT') {
+      authorize(caller, 'write');
       const [, plan, metric, period] = limit as unknown as [string, string, string, string];
       return { status: 200, headers: {}, body: setLimit(services, plan, metric, period, values) };
     }
-    throw new AdminError(404, 'Not found');
+    throw AdminApiError.notFound();
   } catch (error) {
-    if (error instanceof AdminError) {
-      return { status: error.status, headers: {}, body: adminErrorXml(error.message) };
-    }
+    if (error instanceof AdminApiError) return error.answer(format);
     throw error;
   }
 }

@@ -16,8 +16,10 @@ import {
   oneOf,
   optionalNonEmpty,
 } from '../../core/settings/config';
+import { type AdminConfig, adminConfig, flag } from './admin-config';
 
-export type ApplicationState = 'active' | 'suspended';
+/** `pending`: created on a plan that requires approval, refused until accepted (porta's Contract states). */
+export type ApplicationState = 'active' | 'suspended' | 'pending';
 export type ServiceState = 'active' | 'suspended';
 
 export interface MetricConfig {
@@ -34,6 +36,12 @@ export interface LimitConfig {
 export interface PlanConfig {
   readonly name: string;
   readonly limits: readonly LimitConfig[];
+  /** porta's plan `state`: `published` (true, the default) or `hidden`. */
+  readonly published?: boolean;
+  /** Applications on this plan start `pending` until accepted (`accept.xml`). Default false. */
+  readonly approvalRequired?: boolean;
+  /** The service's default application plan: sign-up (`signup.xml`) subscribes to it. At most one per service. */
+  readonly default?: boolean;
 }
 
 export interface ApplicationConfig {
@@ -78,11 +86,14 @@ export interface PlatformConfig {
   readonly services: readonly ServiceConfig[];
   /** URLs the platform POSTs its webhooks to (3scale's webhook events, the XML in a form field `xml`). */
   readonly webhooks?: readonly string[];
+  /** The Account Management API's provider settings, access tokens and webhook switch (admin-config.ts). */
+  readonly admin?: AdminConfig;
 }
 
 export const TOP_METRIC = 'hits';
 export const MAX_LIMIT_VALUE = Number.MAX_SAFE_INTEGER;
 const STATES = ['active', 'suspended'] as const;
+const APPLICATION_STATES = ['active', 'suspended', 'pending'] as const;
 /** Metric names travel in `usage[name]` parameters and XML attributes, so brackets, quotes and spaces are out. */
 const METRIC_NAME = /^[A-Za-z0-9_.-]+$/;
 
@@ -113,7 +124,7 @@ function metricTree(setting: string, value: unknown, names: Set<string>): Metric
 }
 
 function plan(setting: string, value: unknown, metrics: ReadonlySet<string>): PlanConfig {
-  const fields = knownFields(setting, value, ['name', 'limits']);
+  const fields = knownFields(setting, value, ['name', 'limits', 'published', 'approvalRequired', 'default']);
   const name = nonEmpty(`${setting}.name`, fields.name);
   const limited = new Set<string>();
   const limits = list(`${setting}.limits`, fields.limits ?? []).map((entry, i) => {
@@ -127,7 +138,13 @@ function plan(setting: string, value: unknown, metrics: ReadonlySet<string>): Pl
     unique(at, limited, `${metric} per ${period}`, 'limit');
     return { metric, period, value: integer(`${at}.value`, limit.value, 0, MAX_LIMIT_VALUE) };
   });
-  return { name, limits };
+  return {
+    name,
+    limits,
+    published: flag(`${setting}.published`, fields.published, true),
+    approvalRequired: flag(`${setting}.approvalRequired`, fields.approvalRequired, false),
+    default: flag(`${setting}.default`, fields.default, false),
+  };
 }
 
 function keyList(setting: string, value: unknown, check: (setting: string, key: string) => void): string[] {
@@ -187,7 +204,7 @@ function application(
     ...(userKey !== undefined && { userKey }),
     appKeys,
     plan: planName,
-    state: oneOf(`${setting}.state`, fields.state ?? 'active', STATES),
+    state: oneOf(`${setting}.state`, fields.state ?? 'active', APPLICATION_STATES),
     referrerFilters: keyList(`${setting}.referrerFilters`, fields.referrerFilters ?? [], anyValue),
   };
 }
@@ -225,6 +242,9 @@ function service(setting: string, value: unknown): ServiceConfig {
     unique(`${setting}.plans[${i}].name`, planNames, parsed.name, 'plan');
     return parsed;
   });
+  if (plans.filter((candidate) => candidate.default).length > 1) {
+    throw new ConfigError(`${setting}.plans`, 'may mark at most one plan as default');
+  }
   const appIds = new Set<string>();
   const userKeys = new Set<string>();
   const applications = list(`${setting}.applications`, fields.applications ?? []).map((entry, i) => {
@@ -264,7 +284,7 @@ export function loadPlatformConfig(input: unknown): PlatformConfig {
     typeof value === 'object' && value !== null && 'platform' in value
       ? (value as { platform: unknown }).platform
       : value;
-  const fields = knownFields('platform', section, ['services', 'webhooks']);
+  const fields = knownFields('platform', section, ['services', 'webhooks', 'admin']);
   const ids = new Set<string>();
   const services = list('platform.services', fields.services).map((entry, i) => {
     const parsed = service(`platform.services[${i}]`, entry);
@@ -275,5 +295,7 @@ export function loadPlatformConfig(input: unknown): PlatformConfig {
   const webhooks = list('platform.webhooks', fields.webhooks ?? []).map((entry, i) =>
     httpUrl(`platform.webhooks[${i}]`, entry).toString(),
   );
-  return { services, ...(webhooks.length > 0 && { webhooks }) };
+  const providerKeys = new Set(services.flatMap((entry) => entry.providerKey ?? []));
+  const admin = adminConfig('platform.admin', fields.admin ?? {}, providerKeys);
+  return { services, ...(webhooks.length > 0 && { webhooks }), admin };
 }

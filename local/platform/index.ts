@@ -9,7 +9,7 @@ import { PERIODS } from '../../core/budget/periods';
 import type { Period } from '../../core/platform/types';
 import { version } from '../../package.json';
 import { closeServer, LOOPBACK, listenOnLoopback } from '../http-server';
-import { applicationView } from './admin';
+import { applicationEventXml } from './admin-xml';
 import {
   type ApplicationState,
   loadPlatformConfig,
@@ -21,8 +21,8 @@ import { PlatformModel } from './model';
 import { type PlatformStats, platformListener } from './server';
 import type { ReportError } from './transactor';
 import { type WebhookAction, type WebhookDelivery, WebhookSender } from './webhooks';
-import { webhookEventXml } from './xml';
 
+export type { AccessTokenConfig, AdminConfig, ProviderSettingsConfig } from './admin-config';
 export type {
   ApplicationConfig,
   ApplicationState,
@@ -114,7 +114,7 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
   const webhooks = new WebhookSender(model.webhooks, { warn });
   const notify = (serviceId: string, appId: string, action: WebhookAction) => {
     const service = model.service(serviceId);
-    webhooks.send(action, webhookEventXml(action, applicationView(service, service.application(appId))));
+    webhooks.send(action, applicationEventXml(action, service, service.application(appId)));
   };
   const stats: PlatformStats = { authorize: 0, authrep: 0, report: 0, transactions: 0 };
   const reportErrors: ReportError[] = [];

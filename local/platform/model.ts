@@ -6,7 +6,19 @@
 
 import { PERIODS, periodWindow } from '../../core/budget/periods';
 import type { Period } from '../../core/platform/types';
-import type { ApplicationState, MetricConfig, PlatformConfig, ServiceConfig, ServiceState } from './config';
+import { adminConfig } from './admin-config';
+import type {
+  ApplicationState,
+  MetricConfig,
+  PlanConfig,
+  PlatformConfig,
+  ServiceConfig,
+  ServiceState,
+} from './config';
+import { Tenant } from './tenant';
+
+/** What the Account Management API shows of a plan besides its limits. */
+export type PlanInfo = Required<Pick<PlanConfig, 'name' | 'published' | 'approvalRequired' | 'default'>>;
 
 export interface Metric {
   readonly name: string;
@@ -28,6 +40,15 @@ export interface UsageDelta {
 
 export class Application {
   private readonly counters = new Map<string, number>();
+  /** The Account Management API's `<id>`: a config application's id, or a number for one created by the API. */
+  adminId: string;
+  /** The developer account that holds it; config applications have none. */
+  accountId: string | undefined;
+  name: string;
+  description = '';
+  /** Epoch ms; set for an application created through the API (config applications have no dates). */
+  createdAt: number | undefined;
+  updatedAt: number | undefined;
 
   constructor(
     readonly id: string,
@@ -36,7 +57,15 @@ export class Application {
     public plan: string,
     public state: ApplicationState,
     readonly referrerFilters: readonly string[],
-  ) {}
+  ) {
+    this.adminId = id;
+    this.name = id;
+  }
+
+  /** Records a change made through the API (an application with dates only). */
+  touch(at: number): void {
+    if (this.createdAt !== undefined) this.updatedAt = at;
+  }
 
   private static counterKey(metric: string, period: Period, at: number): string {
     return `${metric} ${period} ${periodWindow(period, at).start}`;
@@ -68,6 +97,8 @@ export class Service {
   readonly metrics = new Map<string, Metric>();
   /** Plan name -> `metric period` -> max. */
   readonly plans = new Map<string, Map<string, number>>();
+  /** Plan name -> its state, approval and default flag, in config order. */
+  readonly planInfo = new Map<string, PlanInfo>();
   readonly applications = new Map<string, Application>();
   readonly applicationsByUserKey = new Map<string, Application>();
 
@@ -79,6 +110,12 @@ export class Service {
     this.state = config.state;
     this.addMetrics(config.metrics, undefined);
     for (const plan of config.plans) {
+      this.planInfo.set(plan.name, {
+        name: plan.name,
+        published: plan.published ?? true,
+        approvalRequired: plan.approvalRequired ?? false,
+        default: plan.default ?? false,
+      });
       this.plans.set(
         plan.name,
         new Map(plan.limits.map((limit) => [`${limit.metric} ${limit.period}`, limit.value])),
@@ -132,6 +169,22 @@ export class Service {
     return limits;
   }
 
+  /** Adds an application created through the API; it authorizes at once. */
+  addApplication(application: Application): void {
+    if (this.applications.has(application.id)) throw new Error(`application id ${application.id} is taken`);
+    if (application.userKey !== undefined && this.applicationsByUserKey.has(application.userKey)) {
+      throw new Error(`user key is already taken by another application of service ${this.id}`);
+    }
+    this.applications.set(application.id, application);
+    if (application.userKey !== undefined) this.applicationsByUserKey.set(application.userKey, application);
+  }
+
+  /** Deletes the application; its credentials stop working at once. */
+  removeApplication(application: Application): void {
+    this.applications.delete(application.id);
+    if (application.userKey !== undefined) this.applicationsByUserKey.delete(application.userKey);
+  }
+
   /** Gives the application a new user key; the old one stops working at once. */
   changeUserKey(application: Application, userKey: string): void {
     const holder = this.applicationsByUserKey.get(userKey);
@@ -171,16 +224,28 @@ export class PlatformModel {
   /** Provider key -> its first service, used when a request names no service id. */
   readonly defaultServices = new Map<string, Service>();
   readonly webhooks: readonly string[];
+  /** Provider key -> its developer accounts, settings and access tokens. */
+  readonly tenants = new Map<string, Tenant>();
+  /** "Actions in the admin portal also trigger webhooks": off, API changes send no webhook. */
+  webhookProviderActions: boolean;
 
   constructor(config: PlatformConfig) {
     this.webhooks = config.webhooks ?? [];
+    const admin = config.admin ?? adminConfig('platform.admin', {}, new Set());
+    this.webhookProviderActions = admin.webhookProviderActions;
     for (const serviceConfig of config.services) {
       const service = new Service(serviceConfig);
       this.services.set(service.id, service);
       if (service.providerKey !== undefined && !this.defaultServices.has(service.providerKey)) {
         this.defaultServices.set(service.providerKey, service);
+        this.tenants.set(service.providerKey, new Tenant(service.providerKey, admin));
       }
     }
+  }
+
+  /** The services a provider key manages, in config order. */
+  servicesOf(providerKey: string): Service[] {
+    return [...this.services.values()].filter((service) => service.providerKey === providerKey);
   }
 
   service(id: string): Service {

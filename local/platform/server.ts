@@ -157,7 +157,11 @@ async function route(
   } else if (method === 'POST' && path === '/transactions.xml') {
     send(response, await reportEndpoint(state, request));
   } else if (path.startsWith(ADMIN_PREFIX)) {
-    send(response, await adminEndpoint(state.model, request, state.onApplicationChange), 'application/xml');
+    send(
+      response,
+      await adminEndpoint(state.model, request, state.onApplicationChange, state.now),
+      'application/xml',
+    );
   } else if (method === 'GET' && path === '/status') {
     send(response, { status: 200, headers: {}, body: state.statusJson }, 'application/json');
   } else {

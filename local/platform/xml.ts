@@ -3,10 +3,9 @@
 import type { PeriodWindow } from '../../core/budget/periods';
 import { formatPlatformTime } from '../../core/platform/encoding';
 import type { Period } from '../../core/platform/types';
-import type { PlatformAuthentication } from './config';
 
 export const XML_CONTENT_TYPE = 'application/vnd.3scale-v2.0+xml';
-const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+export const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
 /** Text content escaping; the platform's messages quote the values they name with plain `"`. */
 export function escapeXmlText(text: string): string {
@@ -71,52 +70,12 @@ export function statusXml(status: StatusView): string {
 }
 
 /** Attribute and text escaping of values the Account Management API's answers carry. */
-function escapeXmlValue(text: string): string {
+export function escapeXmlValue(text: string): string {
   return escapeXmlText(text).replace(/"/g, '&quot;');
 }
 
-function element(name: string, value: string): string {
+export function element(name: string, value: string): string {
   return `<${name}>${escapeXmlValue(value)}</${name}>`;
-}
-
-/** What an application's XML shows (the Account Management API's `<application>`, its webhook object). */
-export interface ApplicationView {
-  readonly id: string;
-  readonly serviceId: string;
-  readonly state: 'active' | 'suspended';
-  readonly authentication: PlatformAuthentication;
-  readonly userKey?: string;
-  readonly appKeys: readonly string[];
-  readonly plan: string;
-}
-
-/**
- * The application as the platform writes it: `live` for an active application, `<user_key>` in user_key
- * services, `<application_id>` and `<keys>` in app_id services, the plan it is on, then its `<name>`
- * (porta's `Cinstance#to_xml` writes the fields after the plan). The local platform names plans and
- * applications by their config names, which serve as their ids and names; it has no accounts, so no
- * `<user_account_id>`.
- */
-export function applicationXml(app: ApplicationView): string {
-  const credential =
-    app.authentication === 'user_key'
-      ? element('user_key', app.userKey ?? '')
-      : `${element('application_id', app.id)}<keys>${app.appKeys.map((key) => element('key', key)).join('')}</keys>`;
-  return (
-    `<application>${element('id', app.id)}${element('state', app.state === 'active' ? 'live' : 'suspended')}` +
-    `${element('service_id', app.serviceId)}${credential}` +
-    `<plan><id>${escapeXmlValue(app.plan)}</id>${element('name', app.plan)}<type>application_plan</type>` +
-    `${element('service_id', app.serviceId)}</plan>${element('name', app.id)}</application>`
-  );
-}
-
-export function applicationAnswerXml(app: ApplicationView): string {
-  return `${DECLARATION}${applicationXml(app)}`;
-}
-
-/** A webhook's body: `<event>` with the action, the object's type, and the object as the API shows it. */
-export function webhookEventXml(action: string, app: ApplicationView): string {
-  return `${DECLARATION}<event>${element('action', action)}<type>application</type><object>${applicationXml(app)}</object></event>`;
 }
 
 export interface LimitView {

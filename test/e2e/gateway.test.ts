@@ -237,14 +237,15 @@ describe('local API Gateway', () => {
         reset: 42,
         limitMetric: 'hits',
         limitPeriod: 'hour',
+        retryAfter: 42,
       }),
     );
     const response = await fetch(`${url}/v1/words/hello.json`, { headers: { apikey: 'k-1' } });
-    // API Gateway's status is per response type (ACCESS_DENIED), and its header mappings take request
-    // parameters or static values only: no 429, no Retry-After; the body names the limit.
+    // API Gateway's status is per response type (ACCESS_DENIED): no 429. The gateway response maps
+    // Retry-After from the authorizer's context (`context.authorizer.retryAfter`); the body names the limit.
     expect(response.status).toBe(403);
     expect(response.headers.get('x-amzn-errortype')).toBe('AccessDeniedException');
-    expect(response.headers.get('retry-after')).toBeNull();
+    expect(response.headers.get('retry-after')).toBe('42');
     expect(await response.json()).toEqual({
       message: 'Access denied',
       reason: 'limits_exceeded',
@@ -254,6 +255,15 @@ describe('local API Gateway', () => {
       reset: '42',
     });
     expect(backendEvents).toEqual([]);
+  });
+
+  it('sends no Retry-After for a Deny that waiting does not mend', async () => {
+    const { url } = await gatewayWith(async (event) =>
+      policy('Deny', event.methodArn, { reason: 'application_not_active' }),
+    );
+    const response = await fetch(`${url}/v1/words/hello.json`, { headers: { apikey: 'k-1' } });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('retry-after')).toBeNull();
   });
 
   it('answers 403 when the Allow does not cover the methodArn', async () => {

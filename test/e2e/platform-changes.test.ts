@@ -186,6 +186,11 @@ async function admin(stack: LocalStack, method: string, path: string, params: Re
   expect(response.status).toBeLessThan(300);
 }
 
+/** The app_id API's base URL (the stack's second gateway). */
+function appUrl(stack: LocalStack): string {
+  return stack.gateways[1]?.url ?? '';
+}
+
 function appCaller(url: string, appKey: string): () => Promise<number> {
   return async () =>
     (await call(`${url}/v1/words/w`, { headers: { app_id: 'app-keys', app_key: appKey } })).status;
@@ -253,6 +258,37 @@ describe('with webhooks, application changes reach the cache within 1 s; without
         });
       }
     }
+  }
+
+  // A key tried before it existed got a negative entry (negativeCacheTtlSeconds, 60 s); the webhook that
+  // says it now exists clears it, so the key works within the webhooks' bound, not a minute later.
+  const NEW_KEY_BOUND_MS = 2000;
+  const newKeys = [
+    {
+      event: 'user_key_updated',
+      send: (stack: LocalStack) => caller(stack, 'key-renewed'),
+      // The app_id case's budget exists before its key does: a key the budget has not seen.
+      before: async (_stack: LocalStack) => undefined,
+      make: (stack: LocalStack) =>
+        admin(stack, 'PUT', 'accounts/1/applications/app-hundred.xml', { user_key: 'key-renewed' }),
+    },
+    {
+      event: 'key_created',
+      send: (stack: LocalStack) => appCaller(appUrl(stack), 'key-three'),
+      before: async (stack: LocalStack) => expect(await appCaller(appUrl(stack), 'key-one')()).toBe(200),
+      make: (stack: LocalStack) =>
+        admin(stack, 'POST', 'accounts/1/applications/app-keys/keys.xml', { key: 'key-three' }),
+    },
+  ];
+  for (const { event, send: senderOf, before, make } of newKeys) {
+    it(`a key tried before it existed passes within 2 s of ${event}`, async () => {
+      const stack = await start(true);
+      const send = senderOf(stack);
+      await before(stack);
+      expect(await callTimes(send, 3)).toEqual([401, 401, 401]);
+      await make(stack);
+      printTime(`key tried, then ${event}, webhook`, await timeUntil(send, 200, NEW_KEY_BOUND_MS, 10));
+    });
   }
 
   it('a lowered limit sends no webhook (the platform has none for limits): one report window either way', async () => {

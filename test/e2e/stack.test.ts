@@ -79,13 +79,14 @@ describe('local stack end to end (real redis-server)', () => {
       headers: { apikey: 'key-post' },
     });
     expect(status).toBe(403);
-    // The platform refused this first call itself (authrep): no limit of the cache to name.
+    // The platform refused this first call itself (authrep): the body names the limit its answer
+    // reported, a disabled method's 0 for eternity, which never resets (no reset, no Retry-After).
     expect(body).toEqual({
       message: 'Access denied',
       reason: 'limits_exceeded',
-      metric: '',
-      period: '',
-      max: '',
+      metric: 'post_word',
+      period: 'eternity',
+      max: '0',
       reset: '',
     });
   });
@@ -326,5 +327,35 @@ describe('local stack when SNS loses the usage messages', () => {
     } finally {
       await stack.stop();
     }
+  });
+});
+
+describe('a refusal that passes later says when, through the local REST gateway', () => {
+  let stack: LocalStack | undefined;
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('platform_busy: 403 with Retry-After 1 and reset "1" in the body', async () => {
+    // A clock that stays in one second: the second never-seen key meets the bound of 1 a second.
+    const frozen = clockFromStartOfHour()();
+    stack = await startLocalStack({
+      stack: {
+        platform: PLATFORM_SECTION,
+        gateway: [{ ...USER_GATEWAY, unseenCredentialCallsPerSecond: 1 }],
+      },
+      redis: 'auto',
+      sweepIntervalMs: 0,
+      now: () => frozen,
+    });
+    const url = `${stack.gateways[0]?.url}/v1/words/hello.json`;
+    const send = (key: string) =>
+      fetch(url, { headers: { apikey: key }, signal: AbortSignal.timeout(10_000) });
+    expect((await send('made-up-1')).status).toBe(401);
+    const busy = await send('made-up-2');
+    expect(busy.status).toBe(403);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(await busy.json()).toMatchObject({ reason: 'platform_busy', reset: '1' });
   });
 });

@@ -66,6 +66,7 @@ describe('the demo on an HTTP API', () => {
       denialReason: '$context.authorizer.reason',
       limitMetric: '$context.authorizer.limitMetric',
       limitReset: '$context.authorizer.reset',
+      retryAfter: '$context.authorizer.retryAfter',
       authorizerError: '$context.authorizer.error',
     });
     expect(settings.Format).not.toMatch(

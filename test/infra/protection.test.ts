@@ -368,6 +368,7 @@ describe('a SpecRestApi', () => {
         'application/json':
           '{"message":"Access denied","reason":"$context.authorizer.reason","metric":"$context.authorizer.limitMetric","period":"$context.authorizer.limitPeriod","max":"$context.authorizer.limit","reset":"$context.authorizer.reset"}',
       },
+      responseParameters: { 'gatewayresponse.header.Retry-After': 'context.authorizer.retryAfter' },
     });
     template.resourceCountIs('AWS::ApiGateway::GatewayResponse', 0);
   });
@@ -423,7 +424,11 @@ describe('gateway responses', () => {
     });
     expect(parameters).toHaveLength(4);
     for (const headers of parameters) {
-      expect(headers).toEqual({
+      const { 'gatewayresponse.header.Retry-After': _retryAfter, ...cors } = (headers ?? {}) as Record<
+        string,
+        unknown
+      >;
+      expect(cors).toEqual({
         'gatewayresponse.header.Access-Control-Allow-Origin': "'https://app.example'",
         'gatewayresponse.header.Vary': "'Origin'",
         'gatewayresponse.header.Access-Control-Allow-Credentials': "'true'",
@@ -431,8 +436,12 @@ describe('gateway responses', () => {
     }
   });
 
-  it('carry no CORS header when the API has no CORS', () => {
-    expect(responseParameters({})).toEqual([undefined, undefined, undefined, undefined]);
+  it('carry no CORS header when the API has no CORS; the 403 maps Retry-After from the context', () => {
+    const parameters = responseParameters({});
+    expect(parameters.filter((headers) => headers === undefined)).toHaveLength(3);
+    expect(parameters.filter((headers) => headers !== undefined)).toEqual([
+      { 'gatewayresponse.header.Retry-After': 'context.authorizer.retryAfter' },
+    ]);
   });
 });
 

@@ -1,6 +1,11 @@
 /** Limit feedback: the authorizer's context values and the echo backend's RateLimit headers. */
 import { describe, expect, it } from 'vitest';
-import { limitContext, rateLimitContext, throttleContext } from '../../../adapters/gateway/context';
+import {
+  decisionContext,
+  limitContext,
+  rateLimitContext,
+  throttleContext,
+} from '../../../adapters/gateway/context';
 import { rateLimitHeaders } from '../../../lambdas/echo/handler';
 
 const NOW = Date.UTC(2030, 0, 1, 10, 59, 30, 200);
@@ -101,5 +106,39 @@ describe('limit feedback', () => {
       limitPeriod: 'second',
     });
     expect(throttleContext(undefined)).toEqual({});
+  });
+
+  it('a refusal that passes later says when: retryAfter, and reset when it has no limit of its own', () => {
+    const busy = decisionContext(
+      {
+        effect: 'deny',
+        credentialId: 'c',
+        plan: '',
+        metrics: 'hits',
+        reason: 'platform_busy',
+        retryAfterSeconds: 1,
+      },
+      NOW,
+    );
+    expect(busy).toMatchObject({ reason: 'platform_busy', retryAfter: 1, reset: 1 });
+    const limited = decisionContext(
+      {
+        effect: 'deny',
+        credentialId: 'c',
+        plan: 'Basic',
+        metrics: 'hits',
+        reason: 'limits_exceeded',
+        limit: { metric: 'hits', period: 'hour', max: 5, resetAt: END },
+        retryAfterSeconds: 30,
+      },
+      NOW,
+    );
+    expect(limited).toMatchObject({ retryAfter: 30, reset: 30 });
+    const never = decisionContext(
+      { effect: 'deny', credentialId: 'c', plan: 'Basic', metrics: 'hits', reason: 'application_not_active' },
+      NOW,
+    );
+    expect(never).not.toHaveProperty('retryAfter');
+    expect(never).not.toHaveProperty('reset');
   });
 });

@@ -195,10 +195,15 @@ describe('platform config validation', () => {
           authentication: 'app_id',
           state: 'active',
           metrics: [{ name: 'hits', children: [] }],
-          plans: [{ name: 'P', limits: [] }],
+          plans: [{ name: 'P', limits: [], published: true, approvalRequired: false, default: false }],
           applications: [{ id: 'a', appKeys: [], plan: 'P', state: 'active', referrerFilters: [] }],
         },
       ],
+      admin: {
+        settings: { accountApprovalRequired: false, signupsEnabled: true },
+        webhookProviderActions: true,
+        accessTokens: [],
+      },
     };
     expect(loadPlatformConfig(file)).toEqual(expected);
     expect(loadPlatformConfig(file.platform)).toEqual(expected);

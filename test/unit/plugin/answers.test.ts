@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccessDecision, DenyReason } from '../../../core/decision/access';
 import { parseConfig } from '../../../core/settings/config';
-import { answerOfRefusal, PLATFORM_RETRY_SECONDS, refusalAnswer } from '../../../plugin/answers';
+import { answerOfRefusal, refusalAnswer } from '../../../plugin/answers';
 
 const NOW = 1_700_000_000_000;
 const config = parseConfig({ serviceId: 's1' });
@@ -35,7 +35,7 @@ describe('answerOfRefusal', () => {
 
   it('answers a limit 429 with Retry-After at the end of its period and the RateLimit fields', () => {
     const limit = { metric: 'hits', period: 'hour', max: 5, resetAt: NOW + 90_500 } as const;
-    const answer = answerOfRefusal(deny('limits_exceeded', { limit }), config, NOW);
+    const answer = answerOfRefusal(deny('limits_exceeded', { limit, retryAfterSeconds: 91 }), config, NOW);
     expect(answer.status).toBe(429);
     expect(answer.headers['retry-after']).toBe('91');
     expect(answer.headers['RateLimit-Policy']).toBe('"default";q=5;w=3600');
@@ -60,15 +60,18 @@ describe('answerOfRefusal', () => {
 
   it('answers a throttle 429 with Retry-After when the call would pass', () => {
     const throttle = { rate: 10, burst: 20, retryInMs: 1_200 };
-    const answer = answerOfRefusal(deny('rate_limited', { throttle }), config, NOW);
+    const answer = answerOfRefusal(deny('rate_limited', { throttle, retryAfterSeconds: 2 }), config, NOW);
     expect(answer.status).toBe(429);
     expect(answer.headers['retry-after']).toBe('2');
   });
 
-  it.each(['platform_unavailable', 'platform_busy'] as const)('answers %s 503 with Retry-After', (reason) => {
-    const answer = answerOfRefusal(deny(reason), config, NOW);
+  it.each([
+    ['platform_unavailable', 5],
+    ['platform_busy', 1],
+  ] as const)('answers %s 503 with the Retry-After the core gives', (reason, seconds) => {
+    const answer = answerOfRefusal(deny(reason, { retryAfterSeconds: seconds }), config, NOW);
     expect(answer.status).toBe(503);
-    expect(answer.headers['retry-after']).toBe(String(PLATFORM_RETRY_SECONDS[reason]));
+    expect(answer.headers['retry-after']).toBe(String(seconds));
   });
 
   it.each([

@@ -18,7 +18,7 @@ describe('readRequest', () => {
         path: '/v1/words/hi.json',
         query: { lang: ['en', 'fr'], q: ['a b'] },
         headers: { apikey: ['k'], 'x-many': ['a', 'b'] },
-        clientAddress: '10.0.0.1',
+        sourceAddress: '10.0.0.1',
       },
     });
   });

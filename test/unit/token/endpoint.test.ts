@@ -335,12 +335,29 @@ describe('online guessing of a secret is bounded per source address and per clie
         await post(from(`10.0.${i}.1`, `guess-${i}-${n}`));
       }
     }
-    expect(platform.count('authorize')).toBe(config.tokenGuessesPerClient);
+    // The last two addresses came past the client bound: each got its one check as a clean address.
+    expect(platform.count('authorize')).toBe(config.tokenGuessesPerClient + 2);
+    // Past it an address that failed once is refused for the client; another client from it is not.
+    expect((await post(from('203.0.113.9', 'one-more-guess'))).statusCode).toBe(401);
     const refused = await post(from('203.0.113.9', 'secret:with:colons'));
     expect(refused.statusCode).toBe(429);
     expect(JSON.parse(refused.body).error_description).toMatch(/this client/);
-    // Another client from that address was not charged for the refusal.
     expect((await post(from('203.0.113.9', 's2', 'client-2'))).statusCode).toBe(200);
+  });
+
+  it('a stranger cannot lock the client out: 10 addresses x 11 wrong secrets, then the right one from an 11th gets a token', async () => {
+    const perAddress = config.tokenGuessesPerAddress;
+    const addresses = config.tokenGuessesPerClient / perAddress;
+    for (let i = 0; i < addresses; i++) {
+      for (let n = 0; n <= perAddress; n++) await post(from(`10.1.${i}.1`, `guess-${i}-${n}`));
+    }
+    expect(platform.count('authorize')).toBe(config.tokenGuessesPerClient);
+    expect((await post(from('203.0.113.9', 'secret:with:colons'))).statusCode).toBe(200);
+    // Past the client bound an address with no failure gets one check, no more: guessing stays bounded.
+    expect((await post(from('203.0.113.10', 'wrong-1'))).statusCode).toBe(401);
+    expect((await post(from('203.0.113.10', 'wrong-2'))).statusCode).toBe(429);
+    expect((await post(from('203.0.113.10', 'secret:with:colons'))).statusCode).toBe(429);
+    expect(platform.count('authorize')).toBe(config.tokenGuessesPerClient + 2);
   });
 
   it('a genuine client, or a platform that cannot judge, spends no attempt', async () => {

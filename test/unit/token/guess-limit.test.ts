@@ -29,7 +29,7 @@ describe('the memory counter', () => {
     let now = 1_000_000;
     const counter = memoryGuessCounter(() => now);
     expect(await takes(counter, 'a', 3)).toEqual([true, true, false]);
-    expect(await counter.take('a', 2, 60_000)).toEqual({ taken: false, resetInMs: 60_000 });
+    expect(await counter.take('a', 2, 60_000)).toEqual({ taken: false, count: 2, resetInMs: 60_000 });
     await counter.giveBack('a');
     expect(await takes(counter, 'a', 2)).toEqual([true, false]);
     now += 60_000;
@@ -56,6 +56,7 @@ describeOnTopologies(['redis-server'], (redis) => {
     const [key] = await redis().keys();
     expect(key).toBe('tokguess:a');
     const refused = await counter.take('a', 2, 300);
+    expect(refused.count).toBe(2);
     expect(refused.resetInMs).toBeGreaterThan(0);
     expect(refused.resetInMs).toBeLessThanOrEqual(300);
     await new Promise((resolve) => setTimeout(resolve, 350));

@@ -12,6 +12,8 @@ describe('HTTP API payload 2.0 as the core request', () => {
       path: '/my/path',
       query: { parameter1: ['value1', 'value2'], parameter2: ['value'] },
       headers: { header1: ['value1'], header2: ['value2'] },
+      // The source address, which the first-call gate shares its bound by.
+      sourceAddress: 'IP',
     });
   });
 

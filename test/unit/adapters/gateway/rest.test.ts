@@ -21,6 +21,16 @@ describe('the REST event as the core request', () => {
     });
   });
 
+  it("reads the client's address from identity.sourceIp, and none when the event has none", () => {
+    const event = restSampleEvent();
+    const requestContext = {
+      ...event.requestContext,
+      identity: { ...event.requestContext.identity, sourceIp: '198.51.100.7' },
+    };
+    expect(restRequestOf({ ...event, requestContext }).sourceAddress).toBe('198.51.100.7');
+    expect(restRequestOf(event)).not.toHaveProperty('sourceAddress');
+  });
+
   it('keeps repeated query values apart, and a single value the multi-value map lacks as one more value', () => {
     const event = restSampleEvent({
       queryStringParameters: { a: '2', b: 'x' },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { throttleTable, validateThrottles } from '../../../../core/budget/throttles';
+import { parseConfig } from '../../../../core/settings/config';
 import { parseStackFile } from '../../../../local/stack-file';
 import { describeOnTopologies } from '../../../support/redis-topology';
 import { describeThrottles } from '../throttle-suite';
@@ -22,11 +23,30 @@ describe('the throttles setting', () => {
     [{ Pro: { rate: 10 } }, 'throttles.Pro.burst'],
     [{ Pro: { rate: 10, burst: 20, window: 1 } }, 'throttles.Pro.window'],
     [{ Pro: {} }, 'throttles.Pro'],
+    // A throttle that throttles nothing.
+    [{ Pro: { metrics: {} } }, 'throttles.Pro.metrics'],
     [{ Pro: { metrics: { search: { rate: 1, burst: 0 } } } }, 'throttles.Pro.metrics.search.burst'],
     [{ Pro: 10 }, 'throttles.Pro'],
     [[], 'throttles'],
   ])('refuses %j naming %s', (value, setting) => {
     expect(() => validateThrottles(value)).toThrow(expect.objectContaining({ setting }));
+  });
+
+  it("refuses a burst below a mapping rule's delta on the same metric: such calls could never pass", () => {
+    const config = (burst: number) => ({
+      serviceId: 's1',
+      mappingRules: [{ method: 'POST', pattern: '/v1/words', metric: 'post_word', delta: 3 }],
+      throttles: { Basic: { metrics: { post_word: { rate: 1, burst } } } },
+    });
+    expect(() => parseConfig(config(2))).toThrow(
+      expect.objectContaining({
+        setting: 'throttles.Basic.metrics.post_word.burst',
+        message: expect.stringMatching(/below the delta 3 of the mapping rule POST \/v1\/words/),
+      }),
+    );
+    expect(parseConfig(config(3)).throttles).toEqual({
+      Basic: { metrics: { post_word: { rate: 1, burst: 3 } } },
+    });
   });
 
   it('is a gateway setting of the stack file, refused there naming the gateway and the plan', () => {

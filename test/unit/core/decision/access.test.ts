@@ -17,6 +17,7 @@ import { firstCallCounterKey } from '../../../../core/decision/first-call-gate';
 import type { AuthOutcome } from '../../../../core/platform/types';
 import { type ReportMessage, reportMessage } from '../../../../core/reporting/message';
 import type { AccessConfigInput } from '../../../../core/settings/config';
+import { describeOnTopologies } from '../../../support/redis-topology';
 import { accessConfig, END, gatewayRequest as event, ID, KEY, SERVICE, T0 } from '../../handlers/fixtures';
 import {
   authorized,
@@ -190,6 +191,20 @@ describe('limits the decisions name', () => {
       reason: 'limits_exceeded',
       ...fields,
       limit,
+      // The consumer's Retry-After: until the hour ends.
+      retryAfterSeconds: Math.ceil((END - clock) / 1000),
+    });
+  });
+});
+
+describe('a first call over its limits', () => {
+  it("names the exceeded limit the platform reported, and so when it passes (the consumer's Retry-After)", async () => {
+    platform.authrepAnswer = () => denied('limits_exceeded', [hourly('hits', 5, 5, END)]);
+    expect(await authorizer().decide(event())).toMatchObject({
+      effect: 'deny',
+      reason: 'limits_exceeded',
+      limit: { metric: 'hits', period: 'hour', max: 5, resetAt: END },
+      retryAfterSeconds: Math.ceil((END - T0) / 1000),
     });
   });
 });
@@ -211,6 +226,7 @@ describe('throttles (docs/throttling.md)', () => {
       plan: 'Basic',
       metrics: 'get_word',
       throttle: { rate: 0.001, burst: 2, retryInMs: expect.any(Number) },
+      retryAfterSeconds: expect.any(Number),
     });
     expect(await pendingUsage()).toEqual(pending);
     expect(metrics.counts.RateLimited).toBe(1);
@@ -281,6 +297,63 @@ describe('platform calls for credentials never seen', () => {
     clock += 1000;
     expect(await decide.decide(keyed('made-up-2'))).toMatchObject({ effect: 'allow' });
     expect(platform.count('authrep')).toBe(3);
+  });
+
+  it('never counts a credential seen before, even when its snapshot is gone', async () => {
+    const decide = authorizer({ unseenCredentialCallsPerSecond: 1 });
+    expect(await decide.decide(event())).toEqual(allowed());
+    await redis.del(credentialKeys(ID).app);
+    clock += 1000;
+    // The second's bound is spent by a made-up key; the known one is asked about all the same.
+    await decide.decide(keyed('made-up-1'));
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(platform.count('authrep')).toBe(3);
+  });
+});
+
+// A real redis-server: the flood is 1,290 decisions, each a script run, too slow on the in-memory stand-in.
+describeOnTopologies(['redis-server'], (testRedis) => {
+  const keyed = (key: string) => event({ headers: { apikey: key }, multiValueHeaders: null });
+
+  beforeEach(async () => {
+    await testRedis().flushAll();
+    redis = (await testRedis().client()) as unknown as Redis;
+  });
+
+  afterEach(() => {
+    redis.disconnect();
+  });
+
+  it('under a flood of made-up keys from one address, new customers from other addresses still get the platform', async () => {
+    // The issue's flood: 250 made-up keys a second from one address against the default bound of 20,
+    // and 8 legitimate never-seen keys a second from other addresses, for 5 seconds.
+    const legitimate = new Set(Array.from({ length: 40 }, (_, i) => `customer-${i}`));
+    platform.authrepAnswer = (credential) =>
+      credential.kind === 'user_key' && legitimate.has(credential.userKey)
+        ? authorized([hourly('hits', 100, 1, END)])
+        : invalidCredential('user_key_invalid');
+    const decide = authorizer({ unseenCredentialCallsPerSecond: 20 });
+    const decidedByPlatform: string[] = [];
+    for (let second = 0; second < 5; second++) {
+      clock = T0 + second * 1000;
+      for (let n = 0; n < 250; n++) {
+        await decide.decide({ ...keyed(`made-up-${second}-${n}`), sourceAddress: '198.51.100.7' });
+        if (n % 30 === 29 && n < 240) {
+          const customer = `customer-${second * 8 + (n - 29) / 30}`;
+          const decision = await decide.decide({ ...keyed(customer), sourceAddress: `203.0.113.${n}` });
+          if (decision.effect === 'allow') decidedByPlatform.push(customer);
+        }
+      }
+    }
+    expect(decidedByPlatform.length).toBeGreaterThanOrEqual(38);
+    // The flood reached the platform at most its address's share a second.
+    const floodCalls = platform.calls.filter(
+      (call) =>
+        'credential' in call &&
+        call.credential.kind === 'user_key' &&
+        !legitimate.has(call.credential.userKey),
+    );
+    expect(floodCalls.length).toBeLessThanOrEqual(5 * 2);
   });
 });
 
@@ -521,6 +594,18 @@ describe('keys of an application (app_id mode)', () => {
     expect(await decide.decide(withKey('wrong'))).toEqual({ effect: 'unauthorized' });
     expect(platform.count('authorize')).toBe(1);
     expect(await decide.decide(withKey('k-1'))).toEqual(appAllowed());
+  });
+
+  it("a wrong key after the application's limit refusal is 401, revealing nothing of its usage", async () => {
+    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
+    platform.authorizeAnswer = () => denied('application_key_invalid');
+    const decide = authorizer({ ...appConfig, refusalMemoryMs: 1000 });
+    await decide.decide(withKey('k-1'));
+    expect(await decide.decide(withKey('k-1'))).toMatchObject({ effect: 'deny', reason: 'limits_exceeded' });
+    // The memory holds the limit refusal now; a key it has not verified still goes to be checked.
+    expect(await decide.decide(withKey('wrong'))).toEqual({ effect: 'unauthorized' });
+    expect(await decide.decide(withKey('k-1'))).toMatchObject({ effect: 'deny', reason: 'limits_exceeded' });
+    expect(metrics.counts.RefusedFromMemory).toBe(1);
   });
 
   it('with the platform down, an unknown key is refused unless the failure mode is allow', async () => {

@@ -1,7 +1,11 @@
 import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FirstCallGate, firstCallCounterKey } from '../../../../core/decision/first-call-gate';
+import {
+  addressShareOf,
+  FirstCallGate,
+  firstCallCounterKey,
+} from '../../../../core/decision/first-call-gate';
 
 const T0 = 1_700_000_000_000;
 
@@ -17,8 +21,8 @@ function countedClient(): { redis: Redis; evals: () => number } {
   return { redis, evals: () => evals };
 }
 
-async function admittedOf(gate: FirstCallGate, calls: number, now = T0): Promise<number> {
-  const answers = await Promise.all(Array.from({ length: calls }, () => gate.admits(now)));
+async function admittedOf(gate: FirstCallGate, calls: number, now = T0, address?: string): Promise<number> {
+  const answers = await Promise.all(Array.from({ length: calls }, () => gate.admits(now, address)));
   return answers.filter(Boolean).length;
 }
 
@@ -62,6 +66,28 @@ describe('FirstCallGate', () => {
     const gate = new FirstCallGate(redis, 32);
     expect(await admittedOf(gate, 5)).toBe(5);
     expect(await redis.get(firstCallCounterKey(T0))).toBe('5');
+  });
+
+  it("gives one source address a small share of the second's bound, exact across instances", async () => {
+    const one = new FirstCallGate(countedClient().redis, 20);
+    const other = new FirstCallGate(countedClient().redis, 20);
+    const flood = '198.51.100.7';
+    const [fromOne, fromOther] = await Promise.all([
+      admittedOf(one, 150, T0, flood),
+      admittedOf(other, 150, T0, flood),
+    ]);
+    expect(fromOne + fromOther).toBe(addressShareOf(20));
+    // The rest of the second is left to other addresses, and the whole bound still holds.
+    const others = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : other).admits(T0, `203.0.113.${i}`)),
+    );
+    expect(others.filter(Boolean).length).toBe(20 - addressShareOf(20));
+    // The next second the address has its share again.
+    expect(await admittedOf(one, 10, T0 + 1_000, flood)).toBe(addressShareOf(20));
+  });
+
+  it('a call without a source address meets the whole bound only', async () => {
+    expect(await admittedOf(new FirstCallGate(countedClient().redis, 20), 30)).toBe(20);
   });
 
   it('lets first calls through while Redis fails: the bound protects the platform, not against good calls', async () => {

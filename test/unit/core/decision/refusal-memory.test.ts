@@ -15,7 +15,7 @@ const perMinute = (resetAt?: number): LimitInfo => ({
 describe('RefusalMemory', () => {
   it('refuses the same metric of the same budget until the bound, then forgets', () => {
     const memory = new RefusalMemory(1000);
-    memory.rememberLimited(BUDGET, { hits: 1 }, 'basic', perMinute(T0 + 60_000), T0);
+    memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(T0 + 60_000), T0);
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 999)).toEqual({
       kind: 'limited',
       plan: 'basic',
@@ -26,14 +26,14 @@ describe('RefusalMemory', () => {
 
   it("ends at the limit's reset when that comes before the bound", () => {
     const memory = new RefusalMemory(1000);
-    memory.rememberLimited(BUDGET, { hits: 1 }, 'basic', perMinute(T0 + 300), T0);
+    memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(T0 + 300), T0);
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 299)?.kind).toBe('limited');
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 300)).toBeUndefined();
   });
 
   it('never refuses another budget, other metrics, or a call adding less than the refused one', () => {
     const memory = new RefusalMemory(1000);
-    memory.rememberLimited(BUDGET, { hits: 3, search: 1 }, 'basic', perMinute(), T0);
+    memory.rememberLimited(BUDGET, '', { hits: 3, search: 1 }, 'basic', perMinute(), T0);
     expect(memory.refusalOf(OTHER, '', { hits: 3, search: 1 }, T0)).toBeUndefined();
     expect(memory.refusalOf(BUDGET, '', { search: 1 }, T0)).toBeUndefined();
     expect(memory.refusalOf(BUDGET, '', { hits: 3 }, T0)).toBeUndefined();
@@ -42,9 +42,16 @@ describe('RefusalMemory', () => {
     expect(memory.refusalOf(BUDGET, '', { search: 1, hits: 5 }, T0)?.kind).toBe('limited');
   });
 
+  it('keeps a limit refusal for the key Redis verified: another key of the budget is asked about', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, 'key-a', { hits: 1 }, 'basic', perMinute(), T0);
+    expect(memory.refusalOf(BUDGET, 'key-a', { hits: 1 }, T0)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, 'key-b', { hits: 1 }, T0)).toBeUndefined();
+  });
+
   it("keeps a refusal by a parent metric's limit for the call's own metrics", () => {
     const memory = new RefusalMemory(1000);
-    memory.rememberLimited(BUDGET, { get_word: 1 }, 'basic', perMinute(), T0);
+    memory.rememberLimited(BUDGET, '', { get_word: 1 }, 'basic', perMinute(), T0);
     expect(memory.refusalOf(BUDGET, '', { get_word: 1 }, T0)?.kind).toBe('limited');
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
   });
@@ -59,7 +66,7 @@ describe('RefusalMemory', () => {
 
   it('keeps nothing with a bound of 0', () => {
     const memory = new RefusalMemory(0);
-    memory.rememberLimited(BUDGET, { hits: 1 }, 'basic', perMinute(), T0);
+    memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(), T0);
     memory.rememberInvalid(BUDGET, '', T0);
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
   });

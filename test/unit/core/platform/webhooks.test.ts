@@ -23,7 +23,8 @@ import {
   type WebhookPorts,
 } from '../../../../core/platform/webhooks';
 import { createWebhookHandler } from '../../../../lambdas/webhooks/handler';
-import { webhookEventXml } from '../../../../local/platform/xml';
+import { applicationEventXml } from '../../../../local/platform/admin-xml';
+import { Application, Service } from '../../../../local/platform/model';
 import { authorized, CapturingLogger, CapturingMetrics, denied, FakePlatform, UNAVAILABLE } from '../fakes';
 
 const SERVICE = 'svc-hooks';
@@ -62,15 +63,24 @@ function eventXml(
   action: string,
   app: { id: string; userKey?: string; appKeys?: string[]; state?: 'active' | 'suspended' },
 ) {
-  return webhookEventXml(action as 'updated', {
-    id: app.id,
-    serviceId: SERVICE,
-    state: app.state ?? 'active',
+  const service = new Service({
+    id: SERVICE,
+    providerKey: 'pk-hooks',
     authentication: app.userKey === undefined ? 'app_id' : 'user_key',
-    ...(app.userKey !== undefined && { userKey: app.userKey }),
-    appKeys: app.appKeys ?? [],
-    plan: 'Basic',
+    state: 'active',
+    metrics: [{ name: 'hits', children: [] }],
+    plans: [{ name: 'Basic', limits: [] }],
+    applications: [],
   });
+  const application = new Application(
+    app.id,
+    app.userKey,
+    new Set(app.appKeys ?? []),
+    'Basic',
+    app.state ?? 'active',
+    [],
+  );
+  return applicationEventXml(action, service, application);
 }
 
 async function cached(credential: Credential): Promise<string> {
@@ -183,6 +193,39 @@ describe('applyPlatformEvent', () => {
       await applyPlatformEvent(ports(mode), parseEventXml(eventXml(action, { id: 'a', appKeys: ['k2'] })));
       expect(await redis.get(notBefore), `${mode} ${action}`).toBeNull();
     }
+  });
+
+  it('forgets the refusals of credentials an event says exist: a key tried before it was created', async () => {
+    const budget = await cached({ kind: 'app_id', appId: 'a', appKey: 'k1' });
+    const tried = { kind: 'app_id', appId: 'a', appKey: 'k-new' } as const;
+    await cache.storeAnswer({
+      credentialId: budget,
+      keyId: keyIdOf(SERVICE, tried),
+      sealedCredential: sealer.seal(budget, tried),
+      answer: denied('application_key_invalid') as never,
+      now: NOW,
+    });
+    const unknownUserKey = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'uk-new' });
+    await redis.set(credentialKeys(unknownUserKey).negative, 'invalid:user_key_invalid', 'PX', 60_000);
+    expect(await redis.hget(credentialKeys(budget).keys, keyIdOf(SERVICE, tried))).toMatch(/^bad /);
+
+    await applyPlatformEvent(
+      ports('app_id'),
+      parseEventXml(eventXml('key_created', { id: 'a', appKeys: ['k1', 'k-new'] })),
+    );
+    expect(await redis.hget(credentialKeys(budget).keys, keyIdOf(SERVICE, tried))).toBeNull();
+    expect(
+      await redis.hget(
+        credentialKeys(budget).keys,
+        keyIdOf(SERVICE, { kind: 'app_id', appId: 'a', appKey: 'k1' }),
+      ),
+    ).toMatch(/^ok /);
+
+    await applyPlatformEvent(
+      ports(),
+      parseEventXml(eventXml('user_key_updated', { id: 'u', userKey: 'uk-new' })),
+    );
+    expect(await redis.exists(credentialKeys(unknownUserKey).negative)).toBe(0);
   });
 
   it('says when the platform did not answer the refresh', async () => {
