@@ -9,7 +9,7 @@
  *   `START`, `END` and `REPORT` (system log level INFO, the default), or none at system level WARN. Their
  *   bytes are those of the lines below, with a request id of the real length.
  */
-import { createLogger, createMetrics, type PowertoolsMetrics } from '../core/observability/observability';
+import { createLogger, createMetrics, type PowertoolsMetrics } from '../adapters/powertools/observability';
 
 /** A request id as Lambda writes it (a UUID: 36 characters). */
 const REQUEST_ID = '8f507cfc-1c2b-4697-b07a-ac58fc914c95';

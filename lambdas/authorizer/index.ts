@@ -6,9 +6,9 @@
  */
 
 import { type AuthorizerEvent, formatOf } from '../../adapters/gateway';
-import { createLogger, errorMessage } from '../../core/observability/observability';
-import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
-import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
+import { createLogger } from '../../adapters/powertools/observability';
+import { SNS_CLIENT_SETTINGS, snsClientOnFirstUse } from '../../adapters/sns/client';
+import { errorMessage } from '../../core/observability/observability';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import { AUTHORIZER_SERVICE_NAME, type AuthorizerHandler, createAuthorizerHandler } from './handler';
 

@@ -6,8 +6,8 @@
  * Swagger 2.0 document its docs fill in. A start-up failure answers 503 and the next invocation retries.
  */
 import { join } from 'node:path';
+import { createLogger } from '../../adapters/powertools/observability';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
-import { createLogger } from '../../core/observability/observability';
 import { AdminClient } from '../../core/portal/admin-client';
 import { accessCacheNotice } from '../../core/portal/cache-notice';
 import { createPortal, type PortalHandler } from '../../core/portal/portal';
