@@ -54,6 +54,7 @@ import {
 } from './gateway';
 import { withHeaders, withOverrides } from './gateway-responses';
 import { type RunningPlatform, startPlatform } from './platform';
+import { type PluginApp, startPluginApp } from './plugin-app';
 import { LocalQueue } from './queue';
 import { freePort, type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
 import {
@@ -113,6 +114,11 @@ export interface LocalStackOptions {
   readonly webhooks?: boolean;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Also runs the demo's Express app behind the plugin (plugin-app.ts) with the first gateway's settings,
+   * on this port (0: a free one); default none.
+   */
+  readonly pluginApp?: { readonly port: number };
 }
 
 export interface LocalStackGateway {
@@ -186,6 +192,8 @@ export interface LocalStack {
   readonly redis: LocalRedis;
   /** The demo SOAP backend, when a gateway's SOAP route names no soapBackendUrl. */
   readonly soapEcho?: SoapEchoServer;
+  /** The Express app behind the plugin, when asked for: one budget with the first gateway. */
+  readonly pluginApp?: PluginApp;
   /** Totals of every metric the handlers emitted. */
   metrics(): Readonly<Record<string, number>>;
   /** Every usage alert published so far, oldest first. */
@@ -618,6 +626,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(() => gateway.stop());
 
     const gateways = wired.map((entry) => stackGateway(entry, gateway.url, webhookToken));
+    const pluginApp =
+      options.pluginApp && gateways[0]
+        ? await startPluginApp({
+            config: gateways[0].config,
+            redis: newRedisClient(gateways[0].config),
+            port: options.pluginApp.port,
+            logger,
+          })
+        : undefined;
+    // Stopped with the gateway, before the flush (so its pending calls are reported); here if the start fails.
+    if (pluginApp) cleanup.push(() => pluginApp.stop());
     if (platform && options.webhooks !== false) {
       for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
     }
@@ -639,6 +658,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stopping ??= (async () => {
         // No new calls, then every pending usage to the platform, then the parts, last started first.
         await gateway.stop();
+        await pluginApp?.stop();
         const result = await flush();
         await stopAll(cleanup);
         return result;
@@ -654,6 +674,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       sns,
       redis,
       ...(soapEcho && { soapEcho }),
+      ...(pluginApp && { pluginApp }),
       metrics: () => ({ ...metrics.totals }),
       alerts: () => [...alerts],
       flush,
