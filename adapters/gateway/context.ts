@@ -1,48 +1,22 @@
 /** The authorizer's context of a decision (contract/authorizer-context.ts), the same for every format. */
 import { AUTHORIZER_ERROR, type AuthorizerContext } from '../../contract/authorizer-context';
-import { type LimitValues, RATE_LIMIT_CONTEXT, rateLimitFields } from '../../core/decision/rate-limit-fields';
+import {
+  type LimitValues,
+  limitValues,
+  RATE_LIMIT_CONTEXT,
+  rateLimitFields,
+  throttleValues,
+} from '../../core/decision/rate-limit-fields';
 import type { PolicyDecision } from './format';
 
-/**
- * The limit of a decision as flat context values a backend can send as RateLimit headers: `limit` (the
- * max), `remaining` (0 on a refusal), `reset` (whole seconds until the period ends; absent for
- * eternity), `limitMetric` and `limitPeriod`.
- */
+/** The limit of a decision as flat context values (core/decision/rate-limit-fields.ts limitValues). */
 export function limitContext(limit: PolicyDecision['limit'], now: number): AuthorizerContext {
-  if (limit === undefined) return {};
-  return {
-    limit: limit.max,
-    remaining: Math.max(limit.remaining ?? 0, 0),
-    ...(limit.resetAt !== undefined && { reset: Math.max(Math.ceil((limit.resetAt - now) / 1000), 0) }),
-    limitMetric: limit.metric,
-    limitPeriod: limit.period,
-  };
+  return { ...limitValues(limit, now) };
 }
 
-/**
- * A decision's throttle as flat context values. A refusal (`rate_limited`) fills the limit's own values,
- * so the 403 body tells it: `limit` the burst, `remaining` 0, `reset` whole seconds until the call would
- * pass (rounded up), `limitPeriod` `second`, `limitMetric` the metric it counts (absent: every call). An
- * allowed call gets a policy of its own for its RateLimit headers (`"burst";q=<burst>;w=1`):
- * `throttleLimit`, `throttleRemaining` and `throttleReset` (whole seconds until the whole burst is back).
- */
+/** A decision's throttle as flat context values (core/decision/rate-limit-fields.ts throttleValues). */
 export function throttleContext(throttle: PolicyDecision['throttle']): AuthorizerContext {
-  if (throttle === undefined) return {};
-  const metric = throttle.metric === undefined ? {} : { limitMetric: throttle.metric };
-  if ('retryInMs' in throttle) {
-    return {
-      limit: throttle.burst,
-      remaining: 0,
-      reset: Math.ceil(throttle.retryInMs / 1000),
-      ...metric,
-      limitPeriod: 'second',
-    };
-  }
-  return {
-    throttleLimit: throttle.burst,
-    throttleRemaining: throttle.remaining,
-    throttleReset: Math.ceil(throttle.fullInMs / 1000),
-  };
+  return { ...throttleValues(throttle) };
 }
 
 /**

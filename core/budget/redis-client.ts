@@ -132,12 +132,17 @@ function observeAsking(cluster: Cluster): Cluster {
   return cluster;
 }
 
+/** The cluster wrappers every cluster client of ours runs with, for a Cluster made elsewhere (the plugin's). */
+export function guardedCluster(cluster: Cluster): Cluster {
+  return observeAsking(neverResendSettled(cluster));
+}
+
 const CONNECTION_MODES: Readonly<
   Record<RedisMode, (settings: RedisSettings, options: RedisClientOptions) => RedisConnection>
 > = {
   standalone: (settings, options) => new Redis(redisOptions(settings, options)),
   cluster: (settings, options) =>
-    observeAsking(neverResendSettled(new Cluster(startupNodes(settings), clusterOptions(settings, options)))),
+    guardedCluster(new Cluster(startupNodes(settings), clusterOptions(settings, options))),
 };
 
 /** Creates the client (not yet connected) and attaches the error listeners; errors are logged without secrets. */

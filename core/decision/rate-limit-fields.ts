@@ -6,6 +6,8 @@
  * send them for any backend (docs/http-api.md).
  */
 
+import type { LimitInfo, ThrottleFeedback, ThrottleRefusal } from '../budget/cache';
+
 /** The limit values of the authorizer's context the fields are made of. */
 export interface LimitValues {
   readonly limit?: unknown;
@@ -17,6 +19,65 @@ export interface LimitValues {
   readonly throttleLimit?: unknown;
   readonly throttleRemaining?: unknown;
   readonly throttleReset?: unknown;
+}
+
+/** What a decision says of its limits, as flat values: the authorizer's context, the plugin's headers. */
+export interface DecisionLimitValues {
+  readonly limit?: number;
+  readonly remaining?: number;
+  readonly reset?: number;
+  readonly limitMetric?: string;
+  readonly limitPeriod?: string;
+  readonly throttleLimit?: number;
+  readonly throttleRemaining?: number;
+  readonly throttleReset?: number;
+}
+
+/**
+ * The limit of a decision as flat values a backend can send as RateLimit headers: `limit` (the max),
+ * `remaining` (0 on a refusal), `reset` (whole seconds until the period ends; absent for eternity),
+ * `limitMetric` and `limitPeriod`.
+ */
+export function limitValues(
+  limit: (LimitInfo & { readonly remaining?: number }) | undefined,
+  now: number,
+): DecisionLimitValues {
+  if (limit === undefined) return {};
+  return {
+    limit: limit.max,
+    remaining: Math.max(limit.remaining ?? 0, 0),
+    ...(limit.resetAt !== undefined && { reset: Math.max(Math.ceil((limit.resetAt - now) / 1000), 0) }),
+    limitMetric: limit.metric,
+    limitPeriod: limit.period,
+  };
+}
+
+/**
+ * A decision's throttle as flat values. A refusal (`rate_limited`) fills the limit's own values, so the
+ * refusal tells it: `limit` the burst, `remaining` 0, `reset` whole seconds until the call would pass
+ * (rounded up), `limitPeriod` `second`, `limitMetric` the metric it counts (absent: every call). An
+ * allowed call gets a policy of its own for its RateLimit headers (`"burst";q=<burst>;w=1`):
+ * `throttleLimit`, `throttleRemaining` and `throttleReset` (whole seconds until the whole burst is back).
+ */
+export function throttleValues(
+  throttle: ThrottleFeedback | ThrottleRefusal | undefined,
+): DecisionLimitValues {
+  if (throttle === undefined) return {};
+  const metric = throttle.metric === undefined ? {} : { limitMetric: throttle.metric };
+  if ('retryInMs' in throttle) {
+    return {
+      limit: throttle.burst,
+      remaining: 0,
+      reset: Math.ceil(throttle.retryInMs / 1000),
+      ...metric,
+      limitPeriod: 'second',
+    };
+  }
+  return {
+    throttleLimit: throttle.burst,
+    throttleRemaining: throttle.remaining,
+    throttleReset: Math.ceil(throttle.fullInMs / 1000),
+  };
 }
 
 /** The context keys that carry the two fields, formatted. */

@@ -1,0 +1,47 @@
+/**
+ * Express (4 and 5) and Connect middleware. It reads Node's own request and response, so it imports
+ * nothing from Express: a refusal is written and ended here, an allowed call gets its RateLimit headers
+ * and its grant (`req.access`) and goes on, and the call is settled when the response finishes (an error
+ * a handler throws reaches Express's error handler, which answers 500 and finishes it).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccessControl, AccessGrant } from '../access-control';
+import { sendAnswer } from './node-response';
+
+/** What the middleware reads of a request: Node's, with Express's originalUrl and ip when present. */
+export type ExpressRequest = IncomingMessage & {
+  /** Express: the URL before any router mount stripped its prefix. */
+  originalUrl?: string;
+  ip?: string;
+  /** The grant of an allowed call, for the handler. */
+  access?: AccessGrant;
+};
+
+export type ExpressMiddleware = (
+  req: ExpressRequest,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => Promise<void>;
+
+export function expressMiddleware(control: Pick<AccessControl, 'check'>): ExpressMiddleware {
+  return async (req, res, next) => {
+    const outcome = await control.check({
+      method: req.method ?? 'GET',
+      url: req.originalUrl ?? req.url ?? '/',
+      headers: req.headers,
+      ...(clientAddressOf(req) !== undefined && { clientAddress: clientAddressOf(req) as string }),
+    });
+    if (!outcome.allowed) {
+      sendAnswer(res, outcome.answer);
+      return;
+    }
+    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    req.access = outcome.grant;
+    res.once('finish', () => void outcome.settle(res.statusCode));
+    next();
+  };
+}
+
+function clientAddressOf(req: ExpressRequest): string | undefined {
+  return req.ip ?? req.socket?.remoteAddress;
+}

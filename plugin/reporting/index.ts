@@ -1,0 +1,44 @@
+/**
+ * How the plugin's pending usage reaches the platform, one module per way: `sns` publishes the
+ * authorizer's report message to the deployed stack's topic (the reporter Lambda reports it), and
+ * `in-process` reports it from the application's own process. Both keep usage in the same pending
+ * keys of Redis, under the same leases, so they mix with the authorizer and the reporter.
+ */
+import type { RedisConnection } from '../../core/budget/redis-client';
+import type { LogPort, MetricsPort } from '../../core/observability/observability';
+import type { PlatformPort } from '../../core/platform/types';
+import type { ReportPublisher } from '../../core/reporting/message';
+import type { AccessConfig } from '../../core/settings/config';
+import { inProcessReporting } from './in-process';
+import { snsReporting } from './sns';
+
+/** What a reporting mode is started with. */
+export interface ReportingContext {
+  readonly config: AccessConfig;
+  readonly redis: RedisConnection;
+  readonly platform: PlatformPort;
+  readonly now: () => number;
+  readonly logger: LogPort;
+  readonly metrics: MetricsPort;
+  /** In-process: how often the sweep looks for usage of processes that died; 0 never. */
+  readonly sweepIntervalMs: number;
+}
+
+/** A started reporting mode: the core's report port, and how to stop it. */
+export interface ReportChannel {
+  readonly publisher: ReportPublisher;
+  /** Reports what this mode still holds (in-process: every pending call), then stops. */
+  close(): Promise<void>;
+}
+
+export interface ReportingMode {
+  start(context: ReportingContext): ReportChannel;
+}
+
+export const REPORTING_MODES = {
+  'in-process': inProcessReporting,
+  sns: snsReporting,
+} as const satisfies Readonly<Record<string, ReportingMode>>;
+
+export type ReportingModeName = keyof typeof REPORTING_MODES;
+export const REPORTING_MODE_NAMES = Object.keys(REPORTING_MODES) as ReportingModeName[];

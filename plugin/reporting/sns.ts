@@ -1,0 +1,25 @@
+/**
+ * SNS reporting: the report message goes to the deployed stack's topic, as the authorizer publishes it,
+ * and the stack's reporter Lambda reports the usage. The AWS SDK is loaded on the first publish only,
+ * so an application in another mode never loads it.
+ */
+import { SNS_CLIENT_SETTINGS, snsReportPublisher } from '../../core/reporting/message';
+import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
+import { ConfigError } from '../../core/settings/config';
+import type { ReportingMode } from '.';
+
+export const snsReporting: ReportingMode = {
+  start({ config }) {
+    if (config.topicArn === undefined) {
+      throw new ConfigError(
+        'topicArn',
+        'is required with reporting sns: report messages are published to it',
+      );
+    }
+    return {
+      publisher: snsReportPublisher(snsClientOnFirstUse(SNS_CLIENT_SETTINGS), config.topicArn),
+      // The reporter Lambda reports what is pending; nothing is held here.
+      close: async () => undefined,
+    };
+  },
+};
