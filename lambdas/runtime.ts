@@ -5,12 +5,8 @@
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
-import {
-  createLogger,
-  createMetrics,
-  type LogPort,
-  type MetricsPort,
-} from '../core/observability/observability';
+import type { LogPort, MetricsPort } from '../core/observability/observability';
+import { createLogger, createMetrics } from '../core/observability/powertools';
 import { type PlatformCaller, type PlatformClient, platformClientFromConfig } from '../core/platform/client';
 import {
   type AccessConfig,

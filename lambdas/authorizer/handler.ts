@@ -12,14 +12,8 @@ import type { SimpleAnswer } from '../../adapters/gateway/http-v2';
 import type { RedisConnection } from '../../core/budget/redis-client';
 import { type AccessDecision, createAccessAuthorizerOnSns } from '../../core/decision/access';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
-import {
-  createLogger,
-  createMetrics,
-  errorMessage,
-  type LogPort,
-  METRIC,
-  type MetricsPort,
-} from '../../core/observability/observability';
+import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../../core/observability/observability';
+import { createLogger, createMetrics } from '../../core/observability/powertools';
 import type { PlatformPort } from '../../core/platform/types';
 import type { SnsClientSource } from '../../core/reporting/sns-on-demand';
 import type { AccessConfig } from '../../core/settings/config';

@@ -6,7 +6,8 @@
  */
 
 import { type AuthorizerEvent, formatOf } from '../../adapters/gateway';
-import { createLogger, errorMessage } from '../../core/observability/observability';
+import { errorMessage } from '../../core/observability/observability';
+import { createLogger } from '../../core/observability/powertools';
 import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
 import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
 import { loadRuntime, oncePerContainer } from '../runtime';

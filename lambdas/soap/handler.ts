@@ -6,12 +6,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createAccessAuthorizerOnSns } from '../../core/decision/access';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
-import {
-  createLogger,
-  createMetrics,
-  type LogPort,
-  type MetricsPort,
-} from '../../core/observability/observability';
+import type { LogPort, MetricsPort } from '../../core/observability/observability';
+import { createLogger, createMetrics } from '../../core/observability/powertools';
 import type { SoapCredentialMode } from '../../core/soap/access-header';
 import type { SoapAnswer } from '../../core/soap/envelope';
 import { type ForwardPort, forwardToBackend, SOAP_ACTION_HEADER } from '../../core/soap/forward';

@@ -5,7 +5,8 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { createLogger, errorMessage } from '../../core/observability/observability';
+import { errorMessage } from '../../core/observability/observability';
+import { createLogger } from '../../core/observability/powertools';
 import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
 import { versionOfContentType } from '../../core/soap/envelope';
 import { faultAnswer } from '../../core/soap/faults';

@@ -4,7 +4,7 @@
  */
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
-import { createLogger } from '../../core/observability/observability';
+import { createLogger } from '../../core/observability/powertools';
 import { ConfigError } from '../../core/settings/config';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import { redisFailedClients, TokenEndpoint } from './endpoint';

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AUTHORIZER_ERROR } from '../../../contract/authorizer-context';
 import { credentialKeys, KEY_PREFIX } from '../../../core/budget/keys';
 import { createRedisClient } from '../../../core/budget/redis-client';
-import { createLogger } from '../../../core/observability/observability';
+import { createLogger } from '../../../core/observability/powertools';
 import { parseReportMessage } from '../../../core/reporting/message';
 import type { AccessConfigInput } from '../../../core/settings/config';
 import { createAuthorizerHandler } from '../../../lambdas/authorizer/handler';
