@@ -144,7 +144,10 @@ function pluginAppLines(
   const sample = samplePaths(gatewayDefinition)[0];
   if (sample === undefined) return lines;
   for (const consumer of consumers(definition, gateway)) {
-    lines.push(`  # ${consumer.label}`, `  ${curl(sample.method, `${app.url}${sample.path}`, consumer.example)}`);
+    lines.push(
+      `  # ${consumer.label}`,
+      `  ${curl(sample.method, `${app.url}${sample.path}`, consumer.example)}`,
+    );
   }
   return lines;
 }

@@ -16,8 +16,8 @@ import { accessCacheOf, sealerOf } from '../core/decision/access';
 import type { LogPort, MetricsPort, MetricUnitName } from '../core/observability/observability';
 import { type PlatformClient, platformClientFromConfig } from '../core/platform/client';
 import { snsAlertPublisher, type UsageAlert } from '../core/reporting/alerts';
-import { SNS_CLIENT_SETTINGS } from '../core/reporting/message';
 import type { SweepResult } from '../core/reporting/reporting';
+import { SNS_CLIENT_SETTINGS } from '../core/reporting/sns-publish';
 import { type AccessConfig, externalIssuer } from '../core/settings/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../core/settings/cors';
 import {

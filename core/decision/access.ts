@@ -48,8 +48,9 @@ import { type CredentialSealer, createCredentialSealer } from '../credentials/se
 import { redisTokensNotBefore } from '../credentials/token-not-before';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from '../platform/types';
-import { type ReportPublisher, reportMessage, snsReportPublisher } from '../reporting/message';
+import { type ReportPublisher, reportMessage } from '../reporting/message';
 import type { SnsClientSource } from '../reporting/sns-on-demand';
+import { snsReportPublisher } from '../reporting/sns-publish';
 import { type AccessConfig, ConfigError } from '../settings/config';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { FirstCallGate } from './first-call-gate';

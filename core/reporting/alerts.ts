@@ -22,8 +22,8 @@ import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observa
 import type { ApplicationDirectory, ApplicationIdentity } from '../platform/application-directory';
 import type { MetricHierarchy, Period, UsageReport } from '../platform/types';
 import type { AlertLevel } from '../settings/config';
-import { PUBLISH_TIMEOUT_MS, publishWithin } from './message';
 import type { ObserverVerdict, ResyncedUsage } from './reporting';
+import { PUBLISH_TIMEOUT_MS, publishWithin } from './sns-publish';
 
 /** The alert as published (the JSON body subscribers get). */
 export interface UsageAlert {

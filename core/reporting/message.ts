@@ -1,11 +1,9 @@
 /**
  * The report message: the authorizer publishes it to the SNS topic when it sets a credential's report
  * window flag; SNS delivers it to the SQS queue with raw message delivery, so each SQS record body is
- * exactly this JSON. It names the credential by its id only: never a raw credential.
+ * exactly this JSON. It names the credential by its id only: never a raw credential. Publishing it
+ * through SNS is sns-publish.ts, apart, so what names only the message's types loads no AWS SDK types.
  */
-import type { PublishCommandInput, SNSClientConfig } from '@aws-sdk/client-sns';
-import { type SnsClientSource, snsClientOf, snsSdk } from './sns-on-demand';
-
 export const REPORT_MESSAGE_VERSION = 1;
 
 export interface ReportMessage {
@@ -53,39 +51,4 @@ export function parseReportMessage(body: string): ReportMessage {
 /** The port the authorizer publishes report messages through. */
 export interface ReportPublisher {
   publish(message: ReportMessage): Promise<void>;
-}
-
-/** Deadline of one publish, retries of the SDK included. */
-export const PUBLISH_TIMEOUT_MS = 1000;
-
-/** The SNS client's own deadlines, below the publish deadline. */
-export const SNS_CLIENT_SETTINGS = {
-  maxAttempts: 2,
-  // Without throwOnRequestTimeout the SDK only warns when an attempt outlives requestTimeout, and the
-  // first attempt would use up the whole publish deadline.
-  requestHandler: { connectionTimeout: 300, requestTimeout: 500, throwOnRequestTimeout: true },
-} as const satisfies SNSClientConfig;
-
-/**
- * One SNS publish within `timeoutMs`, the SDK's retries included. The deadline starts once the SDK is
- * loaded: the first publish of a container pays the load on top (the bench prints it).
- */
-export async function publishWithin(
-  sns: SnsClientSource,
-  input: PublishCommandInput,
-  timeoutMs: number,
-): Promise<void> {
-  const [{ PublishCommand }, client] = await Promise.all([snsSdk(), snsClientOf(sns)]);
-  await client.send(new PublishCommand(input), { abortSignal: AbortSignal.timeout(timeoutMs) });
-}
-
-export function snsReportPublisher(
-  sns: SnsClientSource,
-  topicArn: string,
-  timeoutMs = PUBLISH_TIMEOUT_MS,
-): ReportPublisher {
-  return {
-    publish: (message) =>
-      publishWithin(sns, { TopicArn: topicArn, Message: encodeReportMessage(message) }, timeoutMs),
-  };
 }

@@ -8,8 +8,8 @@
 import { type AuthorizerEvent, formatOf } from '../../adapters/gateway';
 import { errorMessage } from '../../core/observability/observability';
 import { createLogger } from '../../core/observability/powertools';
-import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
 import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
+import { SNS_CLIENT_SETTINGS } from '../../core/reporting/sns-publish';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import { AUTHORIZER_SERVICE_NAME, type AuthorizerHandler, createAuthorizerHandler } from './handler';
 

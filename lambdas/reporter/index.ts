@@ -7,7 +7,7 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSEvent } from 'aws-lambda';
 import { snsAlertPublisher } from '../../core/reporting/alerts';
-import { SNS_CLIENT_SETTINGS } from '../../core/reporting/message';
+import { SNS_CLIENT_SETTINGS } from '../../core/reporting/sns-publish';
 import { ConfigError } from '../../core/settings/config';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import {

@@ -3,8 +3,9 @@
  * and the stack's reporter Lambda reports the usage. The AWS SDK is loaded on the first publish only,
  * so an application in another mode never loads it.
  */
-import { SNS_CLIENT_SETTINGS, snsReportPublisher } from '../../core/reporting/message';
+
 import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
+import { SNS_CLIENT_SETTINGS, snsReportPublisher } from '../../core/reporting/sns-publish';
 import { ConfigError } from '../../core/settings/config';
 import type { ReportingMode } from '.';
 

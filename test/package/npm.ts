@@ -1,12 +1,19 @@
 /** What the package tests run: npm, the CDK CLI, the consumer's compiler, each with its output kept for the error. */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
 export const ROOT = path.join(__dirname, '..', '..');
 
-/** The version of a package this repository develops with (as installed here, so npm has it in its cache). */
-export const developedWith = (name: string) => require(`${name}/package.json`).version as string;
+/**
+ * The version of a package this repository develops with, as installed here (so npm has it in its cache).
+ * Read from the file: some packages' exports do not expose their package.json.
+ */
+export function developedWith(name: string): string {
+  const manifest = path.join(ROOT, 'node_modules', name, 'package.json');
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
 
 /** Runs a command; on failure the error carries its stdout and stderr. */
 export async function run(
