@@ -49,8 +49,6 @@ import { redisTokensNotBefore } from '../credentials/token-not-before';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
 import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from '../platform/types';
 import { type ReportPublisher, reportMessage } from '../reporting/message';
-import type { SnsClientSource } from '../reporting/sns-on-demand';
-import { snsReportPublisher } from '../reporting/sns-publish';
 import { type AccessConfig, ConfigError } from '../settings/config';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { FirstCallGate } from './first-call-gate';
@@ -691,27 +689,4 @@ export class AccessAuthorizer {
 
 export function createAccessAuthorizer(deps: AccessAuthorizerDeps): AccessAuthorizer {
   return new AccessAuthorizer(deps);
-}
-
-/**
- * The core as the Lambdas that decide calls (the authorizer, the SOAP proxy) build it: report
- * messages go to the configured topic through their SNS client.
- */
-export function createAccessAuthorizerOnSns(
-  deps: Omit<AccessAuthorizerDeps, 'publisher' | 'now'> & {
-    readonly sns: SnsClientSource;
-    /** Default Date.now. */
-    readonly now?: () => number;
-  },
-): AccessAuthorizer {
-  const { config, redis, sns, platform, logger, metrics } = deps;
-  return new AccessAuthorizer({
-    config,
-    ...(redis && { redis }),
-    ...(config.topicArn && { publisher: snsReportPublisher(sns, config.topicArn) }),
-    platform,
-    now: deps.now ?? Date.now,
-    logger,
-    metrics,
-  });
 }

@@ -10,7 +10,8 @@ import type {
 import { type AuthorizerAnswer, type AuthorizerEvent, formatOf } from '../../adapters/gateway';
 import type { SimpleAnswer } from '../../adapters/gateway/http-v2';
 import type { RedisConnection } from '../../core/budget/redis-client';
-import { type AccessDecision, createAccessAuthorizerOnSns } from '../../core/decision/access';
+import type { AccessDecision } from '../../core/decision/access';
+import { createAccessAuthorizerOnSns } from '../../core/decision/access-on-sns';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../../core/observability/observability';
 import { createLogger, createMetrics } from '../../core/observability/powertools';

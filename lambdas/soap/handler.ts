@@ -4,7 +4,7 @@
  * built from the same ports: `createSoapAccessProxyHandler`); the backend call is the `forward` port.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createAccessAuthorizerOnSns } from '../../core/decision/access';
+import { createAccessAuthorizerOnSns } from '../../core/decision/access-on-sns';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import type { LogPort, MetricsPort } from '../../core/observability/observability';
 import { createLogger, createMetrics } from '../../core/observability/powertools';

@@ -41,6 +41,8 @@ interface Framework {
   readonly module: 'commonjs' | 'module';
   /** npm specs besides the tarball and @types/node, at the versions this repository develops with. */
   readonly packages: readonly string[];
+  /** The app's tsconfig lib; default ES2022 alone. */
+  readonly lib?: readonly string[];
   readonly server: string;
 }
 
@@ -90,6 +92,8 @@ process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
     name: 'hono',
     module: 'module',
     packages: [`hono@${developedWith('hono')}`, `@hono/node-server@${developedWith('@hono/node-server')}`],
+    // @hono/node-server's own declarations name the DOM's fetch types (RequestInfo).
+    lib: ['es2022', 'dom'],
     server: `import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createAccessControl } from '${PLUGIN.name}';
@@ -146,7 +150,7 @@ function createApp(directory: string, framework: Framework): void {
           target: 'ES2022',
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
-          lib: ['es2022'],
+          lib: framework.lib ?? ['es2022'],
           strict: true,
           skipLibCheck: false,
           types: ['node'],
