@@ -53,13 +53,14 @@ const FRAMEWORKS: readonly Framework[] = [
     packages: [`express@${developedWith('express')}`, `@types/express@${developedWith('@types/express')}`],
     server: `import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createAccessControl } from '${PLUGIN.name}';
+import { createAccessControl, type ExpressRequest } from '${PLUGIN.name}';
 
 const access = createAccessControl(${SETTINGS});
 const app = express();
 app.use(access.express());
 app.get('/v1/words/:word', (request, response) => {
-  response.json({ word: request.params.word });
+  const { access: grant } = request as ExpressRequest;
+  response.json({ word: request.params.word, plan: grant?.plan });
 });
 const server = app.listen(0, '127.0.0.1', () => {
   console.log(\`listening \${(server.address() as AddressInfo).port}\`);
@@ -75,13 +76,16 @@ process.once('SIGTERM', () => {
     module: 'module',
     packages: [`fastify@${developedWith('fastify')}`],
     server: `import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
-import { createAccessControl } from '${PLUGIN.name}';
+import Fastify, { type FastifyRequest } from 'fastify';
+import { type AccessGrant, createAccessControl } from '${PLUGIN.name}';
 
 const access = createAccessControl(${SETTINGS});
 const app = Fastify();
 await app.register(access.fastify);
-app.get<{ Params: { word: string } }>('/v1/words/:word', async (request) => ({ word: request.params.word }));
+app.get<{ Params: { word: string } }>('/v1/words/:word', async (request) => {
+  const { access: grant } = request as FastifyRequest & { access?: AccessGrant | null };
+  return { word: request.params.word, plan: grant?.plan };
+});
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(\`listening \${(app.server.address() as AddressInfo).port}\`);
 // The plugin's close is on Fastify's onClose hook: closing the app reports every pending call.
@@ -96,12 +100,14 @@ process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
     lib: ['es2022', 'dom'],
     server: `import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { createAccessControl } from '${PLUGIN.name}';
+import { type AccessVariables, createAccessControl } from '${PLUGIN.name}';
 
 const access = createAccessControl(${SETTINGS});
-const app = new Hono();
+const app = new Hono<{ Variables: AccessVariables }>();
 app.use(access.hono());
-app.get('/v1/words/:word', (context) => context.json({ word: context.req.param('word') }));
+app.get('/v1/words/:word', (context) =>
+  context.json({ word: context.req.param('word'), plan: context.get('access').plan }),
+);
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
   console.log(\`listening \${info.port}\`);
 });
@@ -288,7 +294,7 @@ describe.each(FRAMEWORKS)('a new $name app ($module)', (framework) => {
     expect(existsSync(path.join(modules, PLUGIN.name, 'node_modules', 'ioredis'))).toBe(false);
   });
 
-  it('answers over HTTP as docs/plugin.md says, on the shared budget, and reports every allowed call at close', async () => {
+  it('answers over HTTP as docs/plugin.md says, gives the handler its grant, and reports every allowed call at close', async () => {
     const started = await startApp(app(), {
       PLATFORM_URL: platform.url,
       REDIS_URL: `redis://${redis.host}:${redis.port}`,
@@ -306,7 +312,8 @@ describe.each(FRAMEWORKS)('a new $name app ($module)', (framework) => {
     for (let call = 0; call < HOURLY_LIMIT; call++) {
       const allowed = await get(url, { apikey });
       expect(allowed.status, allowed.body).toBe(200);
-      expect(JSON.parse(allowed.body)).toEqual({ word: 'hello.json' });
+      // The handler reads the grant the plugin put on the request, through the package's types.
+      expect(JSON.parse(allowed.body)).toEqual({ word: 'hello.json', plan: 'Basic' });
     }
     const over = await get(url, { apikey });
     expect(over.status, over.body).toBe(429);
