@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeServer, listenOnLoopback } from '../../local/http-server';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { READY_PREFIX } from '../../local/start';
-import { call, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
+import { call, HOURLY_LIMIT, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
 
 const ROOT = join(__dirname, '..', '..');
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -181,6 +181,9 @@ describe('npm start (local/start.ts) as a child process', () => {
     const started = await startCli(['--port', '0']);
     const banner = started.output();
     expect(banner).toContain("curl -i -H 'apikey: demo-key-1'");
+    expect(banner).toMatch(
+      /Express app behind the plugin, service 2555417735060 .* at http:\/\/127\.0\.0\.1:\d+/,
+    );
     expect(banner).toContain("-H 'app_id: demo-app-1' -H 'app_key: demo-app-key-1'");
     expect(banner).not.toContain('pk-demo');
 
@@ -218,6 +221,35 @@ describe('npm start (local/start.ts) as a child process', () => {
       }
     },
   );
+
+  it('runs an Express app behind the plugin on one budget with the gateway: the hard limit holds across both, every allowed call reported once', async () => {
+    let platform: RunningPlatform | undefined;
+    try {
+      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+      const file = stackFileUsing(platform.url);
+      const started = await startCli(['--config', file, '--port', '0']);
+      const appUrl = /Express app behind the plugin, .* at (http:\/\/127\.0\.0\.1:\d+)/.exec(
+        started.output(),
+      )?.[1];
+      expect(appUrl, started.output()).toBeDefined();
+      const headers = { apikey: 'key-limited' };
+      const path = '/v1/words/w.json';
+      // HOURLY_LIMIT calls split across the two paths, then one more on each: refused on both.
+      const statuses: number[] = [];
+      for (let i = 0; i < HOURLY_LIMIT; i++) {
+        statuses.push((await call(`${i % 2 === 0 ? started.url : appUrl}${path}`, { headers })).status);
+      }
+      expect(statuses).toEqual(Array(HOURLY_LIMIT).fill(200));
+      const overApp = await call(`${appUrl}${path}`, { headers });
+      expect(overApp).toMatchObject({ status: 429, body: { reason: 'limits_exceeded' } });
+      expect((await call(`${started.url}${path}`, { headers })).status).toBe(403);
+      started.child.kill('SIGINT');
+      expect(await exitOf(started.child), started.output()).toBe(0);
+      expect(platform.usage(USER_SERVICE, 'app-limited', 'hits', 'hour')).toBe(HOURLY_LIMIT);
+    } finally {
+      await platform?.stop();
+    }
+  });
 
   it('flushes on a terminal Ctrl-C, which signals the whole process group (redis-server too)', async () => {
     let platform: RunningPlatform | undefined;
