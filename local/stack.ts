@@ -626,8 +626,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(() => gateway.stop());
 
     const gateways = wired.map((entry) => stackGateway(entry, gateway.url, webhookToken));
+    // The plugin talks through its own duplicate of a client, which the in-memory stand-in cannot make.
+    const pluginAppWanted = options.pluginApp !== undefined && redis.createInMemoryClient === undefined;
+    if (options.pluginApp && !pluginAppWanted) {
+      logger.warn('no Express app behind the plugin: it needs a real Redis (install redis-server)');
+    }
     const pluginApp =
-      options.pluginApp && gateways[0]
+      options.pluginApp && pluginAppWanted && gateways[0]
         ? await startPluginApp({
             config: gateways[0].config,
             redis: newRedisClient(gateways[0].config),
