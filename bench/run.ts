@@ -16,12 +16,12 @@ import type {
 } from 'aws-lambda';
 import Redis from 'ioredis';
 import type { SimpleAnswer } from '../adapters/gateway/http-v2';
+import { snsAlertPublisher } from '../adapters/sns/alert-publisher';
 import { credentialKeys } from '../core/budget/keys';
 import { createRedisClient } from '../core/budget/redis-client';
 import { credentialIdOf } from '../core/credentials';
 import { silentLogger, silentMetrics } from '../core/observability/observability';
 import { platformClientFromConfig } from '../core/platform/client';
-import { snsAlertPublisher } from '../core/reporting/alerts';
 import { type AccessConfig, configToEnv, LOCAL_SECRET_ENV, parseConfig } from '../core/settings/config';
 import { parseSoapSettings } from '../core/soap/settings';
 import { createAuthorizerHandler } from '../lambdas/authorizer/handler';

@@ -4,9 +4,8 @@
  * local gateway serves exactly what a deployed API serves.
  */
 
-import { CREDENTIAL_SCHEMES, type CredentialSettings as SchemeSettings } from '../core/credentials';
-import { type AccessConfig, ConfigError } from '../core/settings/config';
 import { INVALID_CREDENTIAL } from './authorizer-context';
+import { ConfigError } from './config-error';
 
 export type AccessGatewayResponseType =
   | 'UNAUTHORIZED'
@@ -23,10 +22,14 @@ export interface AccessGatewayResponse {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-type CredentialSettings = Pick<AccessConfig, 'credentialMode'> & SchemeSettings;
-
-function credentialHint(config: CredentialSettings): string {
-  return CREDENTIAL_SCHEMES[config.credentialMode].hint(config);
+/**
+ * What a 401 tells the consumer about the credential: how to send it ("send your key in the apikey
+ * header"), and the `WWW-Authenticate` challenge when the scheme's standard defines one (RFC 6750).
+ * The credential scheme makes it (core/credentials `credentialPromptOf`).
+ */
+export interface CredentialPrompt {
+  readonly hint: string;
+  readonly challenge?: string;
 }
 
 /** What a protected API leaves open unless told otherwise: CORS preflights, which carry no credential. */
@@ -85,14 +88,14 @@ const UNAVAILABLE = JSON.stringify({
   reason: 'authorizer_unavailable',
 });
 
-export function accessGatewayResponses(config: CredentialSettings): readonly AccessGatewayResponse[] {
-  const challenge = CREDENTIAL_SCHEMES[config.credentialMode].challenge?.(config);
+export function accessGatewayResponses(prompt: CredentialPrompt): readonly AccessGatewayResponse[] {
+  const { hint, challenge } = prompt;
   return [
     {
       type: 'UNAUTHORIZED',
       statusCode: 401,
       template: JSON.stringify({
-        message: `Missing or invalid credential: ${credentialHint(config)}`,
+        message: `Missing or invalid credential: ${hint}`,
         reason: INVALID_CREDENTIAL,
       }),
       ...(challenge !== undefined && { headers: { 'WWW-Authenticate': challenge } }),

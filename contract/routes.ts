@@ -3,7 +3,7 @@
  * finds one: the most specific resource wins, segment by segment (literal, then a template with literal
  * text around its parameter, then a whole-segment parameter, then a greedy `{name+}`).
  */
-import { ConfigError } from '../core/settings/config';
+import { ConfigError } from './config-error';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY']);
 const PARAMETER = /\{([A-Za-z0-9_-]+)\}/g;

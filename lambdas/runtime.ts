@@ -4,9 +4,9 @@
  * it; the handlers themselves take these as deps.
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { createLogger, createMetrics } from '../adapters/powertools/observability';
 import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
 import type { LogPort, MetricsPort } from '../core/observability/observability';
-import { createLogger, createMetrics } from '../core/observability/powertools';
 import { type PlatformCaller, type PlatformClient, platformClientFromConfig } from '../core/platform/client';
 import {
   type AccessConfig,

@@ -7,17 +7,23 @@
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { snsAlertPublisher } from '../adapters/sns/alert-publisher';
+import { SNS_CLIENT_SETTINGS } from '../adapters/sns/client';
 import { accessGatewayResponses } from '../contract/gateway-responses';
 import type { RejectedUsage } from '../core/budget/cache';
 import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
-import { credentialHeaderNames, type IdentitySource, identitySourcesOf } from '../core/credentials';
+import {
+  credentialHeaderNames,
+  credentialPromptOf,
+  type IdentitySource,
+  identitySourcesOf,
+} from '../core/credentials';
 import { redisTokensNotBefore } from '../core/credentials/token-not-before';
 import { accessCacheOf, sealerOf } from '../core/decision/access';
 import type { LogPort, MetricsPort, MetricUnitName } from '../core/observability/observability';
 import { type PlatformClient, platformClientFromConfig } from '../core/platform/client';
-import { snsAlertPublisher, type UsageAlert } from '../core/reporting/alerts';
+import type { UsageAlert } from '../core/reporting/alerts';
 import type { SweepResult } from '../core/reporting/reporting';
-import { SNS_CLIENT_SETTINGS } from '../core/reporting/sns-publish';
 import { type AccessConfig, externalIssuer } from '../core/settings/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../core/settings/cors';
 import {
@@ -301,7 +307,7 @@ function gatewayApi(
     identitySources: parts.identitySources,
     authorizer: parts.authorizer,
     responses: withHeaders(
-      withOverrides(accessGatewayResponses(parts.config)),
+      withOverrides(accessGatewayResponses(credentialPromptOf(parts.config))),
       gatewayResponseCorsHeaders(cors),
     ),
   };

@@ -300,6 +300,7 @@ async function buildParts(plugin: PluginConfig, ports: Ports): Promise<Parts> {
       logger,
       metrics,
       sweepIntervalMs: plugin.sweepIntervalMs,
+      snsClient: plugin.snsClient,
     });
   const access = createAccessAuthorizer({
     config,

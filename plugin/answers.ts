@@ -10,7 +10,7 @@
  * RateLimit fields go on allowed answers and on refusals alike.
  */
 import { INVALID_CREDENTIAL } from '../contract/authorizer-context';
-import { CREDENTIAL_SCHEMES } from '../core/credentials';
+import { credentialPromptOf } from '../core/credentials';
 import type { AccessDecision, DenyReason } from '../core/decision/access';
 import {
   type DecisionLimitValues,
@@ -91,8 +91,8 @@ const REASON_ANSWERS: Readonly<Record<RefusalReason, ReasonAnswer>> = {
 
 /** The `WWW-Authenticate` challenge: the scheme's standard one (Bearer), else one naming where the key goes. */
 export function challengeOf(config: AccessConfig): string {
-  const scheme = CREDENTIAL_SCHEMES[config.credentialMode];
-  return scheme.challenge?.(config) ?? `ApiKey realm="api", error_description="${scheme.hint(config)}"`;
+  const prompt = credentialPromptOf(config);
+  return prompt.challenge ?? `ApiKey realm="api", error_description="${prompt.hint}"`;
 }
 
 /** RateLimit-Policy and RateLimit of a decision's limit and throttle, or none. */

@@ -4,6 +4,7 @@
  * reported, whether failed responses count, the refusal callback and tracing. Read from an object or
  * from the environment; a wrong value throws a ConfigError naming the setting when the plugin is built.
  */
+import type { SnsClientSource } from '../adapters/sns/client';
 import type { LogPort, MetricsPort } from '../core/observability/observability';
 import {
   type AccessConfig,
@@ -52,6 +53,11 @@ export interface AccessControlSettings extends Partial<SettingValues> {
    * How pending usage reaches the platform. Default `sns` when `topicArn` is given, else `in-process`.
    */
   readonly reporting?: ReportingModeName;
+  /**
+   * SNS mode: the SDK client to publish with (a region, an endpoint or credentials of the application's
+   * own). Default: one built on the first publish from the environment, as the authorizer builds it.
+   */
+  readonly snsClient?: SnsClientSource;
   /** Sweep of usage left by processes that died, in-process mode; default a report window, 0 turns it off. */
   readonly sweepIntervalMs?: number;
   /** False: an allowed call whose handler answers 5xx or throws gives its usage back. Default true. */
@@ -74,6 +80,7 @@ export interface PluginConfig {
   readonly redis: RedisSource | undefined;
   readonly reporting: ReportingModeName;
   readonly sweepIntervalMs: number;
+  readonly snsClient: SnsClientSource | undefined;
   readonly countFailedResponses: boolean;
   readonly onRefusal: RefusalHandler | undefined;
   readonly tracing: boolean;
@@ -86,6 +93,7 @@ const PLUGIN_ONLY = [
   'redis',
   'reporting',
   'sweepIntervalMs',
+  'snsClient',
   'countFailedResponses',
   'onRefusal',
   'tracing',
@@ -159,6 +167,7 @@ export function pluginConfigOf(settings: AccessControlSettings, env: Env = proce
     redis: settings.redis === undefined ? undefined : redisSourceOf(settings.redis),
     reporting: reportingOf(settings, access),
     sweepIntervalMs,
+    snsClient: settings.snsClient,
     countFailedResponses: flag('countFailedResponses', settings.countFailedResponses, true),
     onRefusal: settings.onRefusal,
     tracing: flag('tracing', settings.tracing, false),

@@ -4,6 +4,7 @@
  * credential everywhere but in the request to the platform (invariant 5).
  */
 import { createHash } from 'node:crypto';
+import type { CredentialPrompt } from '../../contract/gateway-responses';
 import type { Credential } from '../platform/types';
 import type { CredentialMode } from '../settings/config';
 import { appIdPlatformCredential, appIdScheme } from './app-id';
@@ -128,4 +129,13 @@ export function keyIdOf(serviceId: string, credential: Credential): string {
 /** What logs may show of a credential id. */
 export function credentialIdPrefix(credentialId: string): string {
   return credentialId.slice(0, 12);
+}
+
+/** What a 401 tells the consumer about the configured credential (contract/gateway-responses.ts). */
+export function credentialPromptOf(
+  settings: CredentialSettings & { readonly credentialMode: CredentialMode },
+): CredentialPrompt {
+  const scheme = CREDENTIAL_SCHEMES[settings.credentialMode];
+  const challenge = scheme.challenge?.(settings);
+  return { hint: scheme.hint(settings), ...(challenge !== undefined && { challenge }) };
 }

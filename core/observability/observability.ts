@@ -1,7 +1,6 @@
 /**
- * Logging and metrics ports. Powertools Logger and Metrics satisfy them (powertools.ts, the Lambdas'
- * choice, kept apart so that the core and the plugin load no Powertools); tests and local runs inject
- * their own to capture or silence. Nothing here ever receives a raw credential: callers log the
+ * Logging and metrics ports. Powertools Logger and Metrics satisfy them in the Lambdas
+ * (adapters/powertools); tests, local runs and the plugin inject their own to capture or silence. Nothing here ever receives a raw credential: callers log the
  * credential id prefix at most.
  */
 

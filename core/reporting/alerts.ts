@@ -11,7 +11,6 @@
  * before the publish, and a publish that fails leaves it there for the next report cycle.
  */
 import { randomUUID } from 'node:crypto';
-import type { SNSClient } from '@aws-sdk/client-sns';
 import { bucketsOf, type LimitRefusal, type UsageBucket } from '../budget/cache';
 import { alertMarkKey, credentialKeys } from '../budget/keys';
 import { periodWindow } from '../budget/periods';
@@ -23,7 +22,6 @@ import type { ApplicationDirectory, ApplicationIdentity } from '../platform/appl
 import type { MetricHierarchy, Period, UsageReport } from '../platform/types';
 import type { AlertLevel } from '../settings/config';
 import type { ObserverVerdict, ResyncedUsage } from './reporting';
-import { PUBLISH_TIMEOUT_MS, publishWithin } from './sns-publish';
 
 /** The alert as published (the JSON body subscribers get). */
 export interface UsageAlert {
@@ -126,16 +124,6 @@ export function alertPublishInput(topicArn: string, alert: UsageAlert) {
       period: { DataType: 'String', StringValue: alert.period },
     },
   } as const;
-}
-
-export function snsAlertPublisher(
-  sns: SNSClient,
-  topicArn: string,
-  timeoutMs = PUBLISH_TIMEOUT_MS,
-): AlertPublisher {
-  return {
-    publish: (alert) => publishWithin(sns, alertPublishInput(topicArn, alert), timeoutMs),
-  };
 }
 
 /** An alert due for one period instance, with what its mark needs. */

@@ -1,9 +1,9 @@
 /**
  * The report message: the authorizer publishes it to the SNS topic when it sets a credential's report
  * window flag; SNS delivers it to the SQS queue with raw message delivery, so each SQS record body is
- * exactly this JSON. It names the credential by its id only: never a raw credential. Publishing it
- * through SNS is sns-publish.ts, apart, so what names only the message's types loads no AWS SDK types.
+ * exactly this JSON. It names the credential by its id only: never a raw credential.
  */
+
 export const REPORT_MESSAGE_VERSION = 1;
 
 export interface ReportMessage {

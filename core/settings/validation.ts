@@ -3,15 +3,9 @@
  * ConfigError naming the setting, so a bad value stops start-up with a message a provider can act on.
  */
 
-export class ConfigError extends Error {
-  constructor(
-    readonly setting: string,
-    readonly problem: string,
-  ) {
-    super(`Invalid configuration: ${setting} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
+import { ConfigError } from '../../contract/config-error';
+
+export { ConfigError };
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

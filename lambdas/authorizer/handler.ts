@@ -9,14 +9,14 @@ import type {
 } from 'aws-lambda';
 import { type AuthorizerAnswer, type AuthorizerEvent, formatOf } from '../../adapters/gateway';
 import type { SimpleAnswer } from '../../adapters/gateway/http-v2';
+import { createLogger, createMetrics } from '../../adapters/powertools/observability';
+import type { SnsClientSource } from '../../adapters/sns/client';
+import { createAccessAuthorizerOnSns } from '../../adapters/sns/report-publisher';
 import type { RedisConnection } from '../../core/budget/redis-client';
 import type { AccessDecision } from '../../core/decision/access';
-import { createAccessAuthorizerOnSns } from '../../core/decision/access-on-sns';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../../core/observability/observability';
-import { createLogger, createMetrics } from '../../core/observability/powertools';
 import type { PlatformPort } from '../../core/platform/types';
-import type { SnsClientSource } from '../../core/reporting/sns-on-demand';
 import type { AccessConfig } from '../../core/settings/config';
 
 export const AUTHORIZER_SERVICE_NAME = SERVICE_NAME.authorizer;

@@ -6,10 +6,9 @@
  */
 
 import { type AuthorizerEvent, formatOf } from '../../adapters/gateway';
+import { createLogger } from '../../adapters/powertools/observability';
+import { SNS_CLIENT_SETTINGS, snsClientOnFirstUse } from '../../adapters/sns/client';
 import { errorMessage } from '../../core/observability/observability';
-import { createLogger } from '../../core/observability/powertools';
-import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
-import { SNS_CLIENT_SETTINGS } from '../../core/reporting/sns-publish';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import { AUTHORIZER_SERVICE_NAME, type AuthorizerHandler, createAuthorizerHandler } from './handler';
 

@@ -14,6 +14,7 @@ import {
 } from '../../contract/gateway-responses';
 import { findRoute, type Route } from '../../contract/routes';
 import type { CredentialSettings } from '../../core/credentials';
+import { credentialPromptOf } from '../../core/credentials';
 import { appIdPartNames } from '../../core/credentials/app-id';
 import { userKeyName } from '../../core/credentials/user-key';
 import type { DenyReason } from '../../core/decision/access';
@@ -367,7 +368,7 @@ interface Refusals {
 function refusalsOf(config: DocumentedConfig): Refusals {
   const responses: Record<string, unknown> = {};
   const references: Record<string, { $ref: string }> = {};
-  for (const response of accessGatewayResponses(config)) {
+  for (const response of accessGatewayResponses(credentialPromptOf(config))) {
     const { name, description } = REFUSALS[response.type];
     if (Object.hasOwn(responses, name)) continue;
     responses[name] = refusalResponse(response, description);

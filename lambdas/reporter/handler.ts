@@ -3,11 +3,11 @@
  * and the sweep for usage whose message was lost. Both flush through the same core (reporting.ts).
  */
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createLogger, createMetrics } from '../../adapters/powertools/observability';
 import type { RedisConnection } from '../../core/budget/redis-client';
 import { credentialIdPrefix } from '../../core/credentials';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import { errorMessage, type LogPort, type MetricsPort } from '../../core/observability/observability';
-import { createLogger, createMetrics } from '../../core/observability/powertools';
 import { ApplicationDirectory } from '../../core/platform/application-directory';
 import type { PlatformPort } from '../../core/platform/types';
 import { type AlertPublisher, UsageAlerts } from '../../core/reporting/alerts';

@@ -6,8 +6,8 @@
 
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSEvent } from 'aws-lambda';
-import { snsAlertPublisher } from '../../core/reporting/alerts';
-import { SNS_CLIENT_SETTINGS } from '../../core/reporting/sns-publish';
+import { snsAlertPublisher } from '../../adapters/sns/alert-publisher';
+import { SNS_CLIENT_SETTINGS } from '../../adapters/sns/client';
 import { ConfigError } from '../../core/settings/config';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import {

@@ -4,10 +4,10 @@
  * built from the same ports: `createSoapAccessProxyHandler`); the backend call is the `forward` port.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createAccessAuthorizerOnSns } from '../../core/decision/access-on-sns';
+import { createLogger, createMetrics } from '../../adapters/powertools/observability';
+import { createAccessAuthorizerOnSns } from '../../adapters/sns/report-publisher';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import type { LogPort, MetricsPort } from '../../core/observability/observability';
-import { createLogger, createMetrics } from '../../core/observability/powertools';
 import type { SoapCredentialMode } from '../../core/soap/access-header';
 import type { SoapAnswer } from '../../core/soap/envelope';
 import { type ForwardPort, forwardToBackend, SOAP_ACTION_HEADER } from '../../core/soap/forward';

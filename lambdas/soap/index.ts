@@ -5,9 +5,9 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { createLogger } from '../../adapters/powertools/observability';
+import { SNS_CLIENT_SETTINGS } from '../../adapters/sns/client';
 import { errorMessage } from '../../core/observability/observability';
-import { createLogger } from '../../core/observability/powertools';
-import { SNS_CLIENT_SETTINGS } from '../../core/reporting/sns-publish';
 import { versionOfContentType } from '../../core/soap/envelope';
 import { faultAnswer } from '../../core/soap/faults';
 import { SOAP_DEFAULTS, SOAP_ENV, soapSettingsFromEnv } from '../../core/soap/settings';

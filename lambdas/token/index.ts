@@ -3,8 +3,8 @@
  * container. In AWS the issuer's key is the KMS key named by TOKEN_SIGNING_KEY_ID.
  */
 import { KMSClient } from '@aws-sdk/client-kms';
+import { createLogger } from '../../adapters/powertools/observability';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
-import { createLogger } from '../../core/observability/powertools';
 import { ConfigError } from '../../core/settings/config';
 import { loadRuntime, oncePerContainer } from '../runtime';
 import { redisFailedClients, TokenEndpoint } from './endpoint';

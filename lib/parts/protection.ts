@@ -20,6 +20,7 @@ import {
   type UnprotectedMethods,
   unprotectedMethods,
 } from '../../contract/gateway-responses';
+import { credentialPromptOf } from '../../core/credentials';
 import { type AccessConfig, ConfigError } from '../../core/settings/config';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
@@ -173,7 +174,10 @@ export class ApiProtection extends Construct implements IAuthorizer {
     const stage = protections.register(props.api, this.restApiId, this);
     allowAuthorizerInvoke(this, props.authorizer, this.restApiId);
     const responses: GatewayResponses = {
-      responses: (props.options.gatewayResponses ?? true) ? accessGatewayResponses(props.config) : [],
+      responses:
+        (props.options.gatewayResponses ?? true)
+          ? accessGatewayResponses(credentialPromptOf(props.config))
+          : [],
       headers: corsResponseHeaders(
         props.options.cors ?? (kind === 'RestApi' ? props.api.root.defaultCorsPreflightOptions : undefined),
       ),

@@ -4,6 +4,7 @@
  * `in-process` reports it from the application's own process. Both keep usage in the same pending
  * keys of Redis, under the same leases, so they mix with the authorizer and the reporter.
  */
+import type { SnsClientSource } from '../../adapters/sns/client';
 import type { RedisConnection } from '../../core/budget/redis-client';
 import type { LogPort, MetricsPort } from '../../core/observability/observability';
 import type { PlatformPort } from '../../core/platform/types';
@@ -20,6 +21,8 @@ export interface ReportingContext {
   readonly now: () => number;
   readonly logger: LogPort;
   readonly metrics: MetricsPort;
+  /** SNS: the client to publish with; default one built on the first publish. */
+  readonly snsClient: SnsClientSource | undefined;
   /** In-process: how often the sweep looks for usage of processes that died; 0 never. */
   readonly sweepIntervalMs: number;
 }

@@ -4,13 +4,13 @@
  * so an application in another mode never loads it.
  */
 
-import { snsClientOnFirstUse } from '../../core/reporting/sns-on-demand';
-import { SNS_CLIENT_SETTINGS, snsReportPublisher } from '../../core/reporting/sns-publish';
+import { SNS_CLIENT_SETTINGS, snsClientOnFirstUse } from '../../adapters/sns/client';
+import { snsReportPublisher } from '../../adapters/sns/report-publisher';
 import { ConfigError } from '../../core/settings/config';
 import type { ReportingMode } from '.';
 
 export const snsReporting: ReportingMode = {
-  start({ config }) {
+  start({ config, snsClient }) {
     if (config.topicArn === undefined) {
       throw new ConfigError(
         'topicArn',
@@ -18,7 +18,7 @@ export const snsReporting: ReportingMode = {
       );
     }
     return {
-      publisher: snsReportPublisher(snsClientOnFirstUse(SNS_CLIENT_SETTINGS), config.topicArn),
+      publisher: snsReportPublisher(snsClient ?? snsClientOnFirstUse(SNS_CLIENT_SETTINGS), config.topicArn),
       // The reporter Lambda reports what is pending; nothing is held here.
       close: async () => undefined,
     };

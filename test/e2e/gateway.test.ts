@@ -12,6 +12,7 @@ import type {
 import { afterEach, describe, expect, it } from 'vitest';
 import { accessGatewayResponses } from '../../contract/gateway-responses';
 import { parseRoute, type Route } from '../../contract/routes';
+import { credentialPromptOf } from '../../core/credentials';
 import { parseConfig } from '../../core/settings/config';
 import { corsPreflightOptions, gatewayResponseCorsHeaders } from '../../core/settings/cors';
 import { type EchoBody, echo } from '../../lambdas/echo/handler';
@@ -33,7 +34,7 @@ const routes = ['GET /v1/words/{word}', 'POST /v1/words/{word}', 'ANY /files/{pa
 );
 const PORTAL = 'https://portal.example.com';
 const DOCS_ORIGIN = 'http://127.0.0.1:8080';
-const responses = withOverrides(accessGatewayResponses(parseConfig({ serviceId: 's1' })));
+const responses = withOverrides(accessGatewayResponses(credentialPromptOf(parseConfig({ serviceId: 's1' }))));
 
 function policy(
   effect: 'Allow' | 'Deny',

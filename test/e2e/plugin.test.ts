@@ -4,10 +4,15 @@
  * plugin allowed reported to the platform by its in-process flusher on close().
  */
 import type { AddressInfo } from 'node:net';
+import { SNSClient } from '@aws-sdk/client-sns';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SNS_CLIENT_SETTINGS } from '../../adapters/sns/client';
+import { METRIC } from '../../core/observability/observability';
+import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION } from '../../local/sns-endpoint';
 import { type LocalStack, startLocalStack } from '../../local/stack';
-import { type AccessControl, createAccessControl } from '../../plugin';
+import { type AccessControl, type AccessControlSettings, createAccessControl } from '../../plugin';
+import { CapturingMetrics } from '../unit/core/fakes';
 import {
   clockFromStartOfHour,
   HOURLY_LIMIT,
@@ -27,7 +32,10 @@ afterEach(async () => {
   await Promise.all(stacks.splice(0).map((stack) => stack.stop()));
 });
 
-async function stackAndPlugin(now = clockFromStartOfHour()) {
+async function stackAndPlugin(
+  now = clockFromStartOfHour(),
+  reporting: (stack: LocalStack) => Partial<AccessControlSettings> = () => ({ reporting: 'in-process' }),
+) {
   const stack = await startLocalStack({
     stack: STACK_FILE,
     redis: 'auto',
@@ -41,8 +49,8 @@ async function stackAndPlugin(now = clockFromStartOfHour()) {
   const control = createAccessControl({
     ...gateway.config,
     redis: gateway.config.redis,
-    reporting: 'in-process',
     now,
+    ...reporting(stack),
   });
   controls.push(control);
   return { stack, control };
@@ -104,3 +112,63 @@ describe('express', () => {
     expect(allowed.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=3600');
   });
 });
+
+/** The platform's hourly hits of the limited application (authorize records nothing). */
+function limitedHits(stack: LocalStack): Promise<number | undefined> {
+  return platformCurrentValue(
+    stack.platform?.url ?? '',
+    { provider_key: PROVIDER_KEY, service_id: USER_SERVICE, user_key: 'key-limited' },
+    'hits',
+    'hour',
+  );
+}
+
+const REPORTING_PATHS = {
+  'in-process': () => ({ reporting: 'in-process' as const }),
+  'sns (the stack reporter reports)': (stack: LocalStack) => {
+    const snsClient = new SNSClient({
+      ...SNS_CLIENT_SETTINGS,
+      endpoint: stack.sns.url,
+      region: LOCAL_REGION,
+      credentials: LOCAL_AWS_CREDENTIALS,
+    });
+    closers.push(async () => snsClient.destroy());
+    return { reporting: 'sns' as const, snsClient };
+  },
+};
+
+describe.each(Object.entries(REPORTING_PATHS))(
+  'one budget with the authorizer, reporting %s',
+  (_name, reporting) => {
+    it('holds the hard limit exactly across the gateway and the plugin and reports every allowed call once', async () => {
+      const metrics = new CapturingMetrics();
+      const { stack, control } = await stackAndPlugin(clockFromStartOfHour(), (started) => ({
+        ...reporting(started),
+        metrics,
+      }));
+      const statuses: { path: string; status: number }[] = [];
+      for (let i = 0; i < 2 * HOURLY_LIMIT; i++) {
+        if (i % 2 === 0) {
+          const answer = await fetch(`${stack.gatewayUrl}/v1/words/w.json`, {
+            headers: { apikey: 'key-limited' },
+            signal: AbortSignal.timeout(10_000),
+          });
+          statuses.push({ path: 'gateway', status: answer.status });
+        } else {
+          const outcome = await control.decide(request('/v1/words/w.json', { apikey: 'key-limited' }));
+          statuses.push({ path: 'plugin', status: outcome.allowed ? 200 : outcome.answer.status });
+        }
+      }
+      expect(statuses.filter(({ status }) => status === 200)).toHaveLength(HOURLY_LIMIT);
+      expect(new Set(statuses.filter(({ status }) => status === 200).map(({ path }) => path))).toEqual(
+        new Set(['gateway', 'plugin']),
+      );
+      // The plugin's report messages went out on the chosen path, and none failed.
+      expect(metrics.counts[METRIC.reportPublished]).toBeGreaterThan(0);
+      expect(metrics.counts[METRIC.reportPublishFailed]).toBeUndefined();
+      await control.close();
+      await stack.flush();
+      expect(await limitedHits(stack)).toBe(HOURLY_LIMIT);
+    });
+  },
+);

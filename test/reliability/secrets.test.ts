@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, createMetrics } from '../../core/observability/powertools';
+import { createLogger, createMetrics } from '../../adapters/powertools/observability';
 import type { CredentialMode } from '../../core/settings/config';
 import { parseSoapSettings } from '../../core/soap/settings';
 import { freePort } from '../../local/redis';

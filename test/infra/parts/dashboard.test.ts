@@ -1,7 +1,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../../adapters/powertools/observability';
 import { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from '../../../core/observability/observability';
-import { createMetrics } from '../../../core/observability/powertools';
 import { UsageDashboard } from '../../../lib/parts/dashboard';
 import { captureProcessOutput, type OutputCapture } from '../../reliability/support/capture';
 import { partScope, searchesOf } from './fixtures';

@@ -7,6 +7,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { accessGatewayResponses } from '../../../contract/gateway-responses';
 import { parseRoute } from '../../../contract/routes';
+import { credentialPromptOf } from '../../../core/credentials';
 import { parseConfig } from '../../../core/settings/config';
 import {
   type CountedPath,
@@ -341,7 +342,8 @@ describe('credentials and refusals', () => {
       { schema: unknown; examples: unknown; description: string }
     >;
     const unauthorized = JSON.parse(
-      accessGatewayResponses(config({ serviceId: 's1', credentialMode: 'app_id' }))[0]?.template ?? '',
+      accessGatewayResponses(credentialPromptOf(config({ serviceId: 's1', credentialMode: 'app_id' })))[0]
+        ?.template ?? '',
     );
     expect(responses.Unauthorized?.examples).toEqual({ 'application/json': unauthorized });
     expect(responses.AccessDenied?.examples).toMatchObject({

@@ -1,6 +1,6 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import { describe, expect, it } from 'vitest';
-import { snsClientOf, snsClientOnFirstUse } from '../../../../core/reporting/sns-on-demand';
+import { snsClientOf, snsClientOnFirstUse } from '../../../../adapters/sns/client';
 
 describe('snsClientOnFirstUse', () => {
   it('builds one client with the settings on first use and hands the same one after', async () => {

@@ -6,12 +6,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PUBLISH_TIMEOUT_MS, SNS_CLIENT_SETTINGS } from '../../../../adapters/sns/client';
+import { snsReportPublisher } from '../../../../adapters/sns/report-publisher';
 import { reportMessage } from '../../../../core/reporting/message';
-import {
-  PUBLISH_TIMEOUT_MS,
-  SNS_CLIENT_SETTINGS,
-  snsReportPublisher,
-} from '../../../../core/reporting/sns-publish';
 
 const PUBLISHED = `<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult><MessageId>m-1</MessageId></PublishResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></PublishResponse>`;
 const TOPIC = 'arn:aws:sns:us-east-1:123456789012:usage';

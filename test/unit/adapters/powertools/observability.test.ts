@@ -4,8 +4,8 @@
  * which the alarms watch.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../../../adapters/powertools/observability';
 import { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from '../../../../core/observability/observability';
-import { createMetrics } from '../../../../core/observability/powertools';
 import { captureProcessOutput, type OutputCapture } from '../../../reliability/support/capture';
 
 interface EmfLine {

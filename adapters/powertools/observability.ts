@@ -1,11 +1,12 @@
 /**
- * The Lambdas' logging and metrics: Powertools Logger and Metrics (CloudWatch EMF) behind the ports of
- * observability.ts. Only the Lambda handlers load this module, so the plugin's install needs no Powertools.
+ * The Lambdas' logger and metrics: Powertools Logger, and Powertools Metrics (CloudWatch EMF) behind the
+ * core's ports (core/observability/observability.ts). Outside the core, so that nothing deciding a call
+ * loads Powertools: the plugin runs without it.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
-import type { LogPort, MetricsPort, MetricUnitName } from './observability';
+import { METRIC_DIMENSION, METRICS_NAMESPACE } from '../../core/observability/metric-names';
+import type { LogPort, MetricsPort, MetricUnitName } from '../../core/observability/observability';
 
 export function createLogger(serviceName: string): LogPort {
   return new Logger({ serviceName });
