@@ -27,6 +27,7 @@ import {
   type RefusalReason,
   rateLimitHeaders,
   refusalAnswer,
+  refusalReasonOf,
 } from './answers';
 import { type ExpressMiddleware, expressMiddleware } from './frameworks/express';
 import { type FastifyAccessPlugin, fastifyPlugin } from './frameworks/fastify';
@@ -171,11 +172,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     const at = now();
     if (decision.effect !== 'allow') {
       const answer = answerOfRefusal(decision, built.config, at);
-      const reason: RefusalReason =
-        decision.effect === 'unauthorized'
-          ? 'invalid_credential'
-          : (decision.reason ?? 'access_check_unavailable');
-      return withCallback(reason, answer, decision);
+      return withCallback(refusalReasonOf(decision), answer, decision);
     }
     const limits = decisionLimits(decision, at);
     const settle = async (end: CallEnd) => {

@@ -33,6 +33,8 @@ export type RefusalReason =
   | DenyReason
   | typeof INVALID_CREDENTIAL
   | 'access_check_unavailable'
+  /** limits_exceeded on a limit of 0: the plan disables the metric, and no wait lets the call through. */
+  | 'metric_disabled'
   | RequestProblem;
 
 /** A request the plugin does not read, refused before any Redis or platform call. */
@@ -80,6 +82,7 @@ const REASON_ANSWERS: Readonly<Record<RefusalReason, ReasonAnswer>> = {
   service_not_active: { status: 403, title: 'The service is not active' },
   referrer_not_allowed: { status: 403, title: 'The referrer is not allowed' },
   limits_exceeded: { status: 429, title: 'A usage limit is reached' },
+  metric_disabled: { status: 403, title: 'The plan does not include this call' },
   rate_limited: { status: 429, title: 'Too many calls in a short time' },
   no_mapping_rule: { status: 403, title: 'No mapping rule matches the call' },
   platform_unavailable: { status: 503, title: 'The access check cannot reach the platform' },
@@ -136,6 +139,13 @@ export function refusalAnswer(
   };
 }
 
+/** The reason a refusal answers with: the core's, with a limit of 0 told apart from a limit reached. */
+export function refusalReasonOf(decision: Exclude<AccessDecision, { effect: 'allow' }>): RefusalReason {
+  if (decision.effect === 'unauthorized') return INVALID_CREDENTIAL;
+  if (decision.reason === 'limits_exceeded' && decision.limit?.max === 0) return 'metric_disabled';
+  return decision.reason ?? 'access_check_unavailable';
+}
+
 /** The plugin's answer to a refused decision (unauthorized or deny). */
 export function answerOfRefusal(
   decision: Exclude<AccessDecision, { effect: 'allow' }>,
@@ -145,7 +155,7 @@ export function answerOfRefusal(
   if (decision.effect === 'unauthorized') {
     return refusalAnswer(INVALID_CREDENTIAL, {}, { 'www-authenticate': challengeOf(config) });
   }
-  const reason = decision.reason ?? 'access_check_unavailable';
+  const reason = refusalReasonOf(decision);
   const answer = refusalAnswer(reason, decisionLimits(decision, now));
   if (REASON_ANSWERS[reason].status !== 401) return answer;
   return { ...answer, headers: { ...answer.headers, 'www-authenticate': challengeOf(config) } };

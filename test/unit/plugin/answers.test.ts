@@ -50,6 +50,14 @@ describe('answerOfRefusal', () => {
     });
   });
 
+  it('answers a limit of 0 (the plan disables the metric) 403: no wait lets the call through', () => {
+    const limit = { metric: 'premium', period: 'eternity', max: 0 } as const;
+    const answer = answerOfRefusal(deny('limits_exceeded', { limit }), config, NOW);
+    expect(answer.status).toBe(403);
+    expect(answer.headers['retry-after']).toBeUndefined();
+    expect(JSON.parse(answer.body).reason).toBe('metric_disabled');
+  });
+
   it('answers a throttle 429 with Retry-After when the call would pass', () => {
     const throttle = { rate: 10, burst: 20, retryInMs: 1_200 };
     const answer = answerOfRefusal(deny('rate_limited', { throttle }), config, NOW);
