@@ -4,7 +4,7 @@
  * `in-process` reports it from the application's own process. Both keep usage in the same pending
  * keys of Redis, under the same leases, so they mix with the authorizer and the reporter.
  */
-import type { SnsClientSource } from '../../adapters/sns/client';
+import type { SnsClientSource } from '../../adapters/sns/client-source';
 import type { RedisConnection } from '../../core/budget/redis-client';
 import type { LogPort, MetricsPort } from '../../core/observability/observability';
 import type { PlatformPort } from '../../core/platform/types';

@@ -255,14 +255,18 @@ beforeAll(async () => {
   if (binary === undefined) throw new Error('redis-server is not installed (apt-get install redis-server)');
   const packed = await pack(workspace, 'packages/plugin');
   packedFiles = packed.files;
-  const [built, startedRedis, startedPlatform] = await Promise.all([
-    Promise.all(FRAMEWORKS.map((framework) => buildApp(workspace, packed.tarball, framework))),
+  // Settled, not raced: a failed app must not leave the others installing while the workspace is removed.
+  const [startedRedis, startedPlatform, ...built] = await Promise.allSettled([
     startRedisServer(binary),
     startPlatform({ config: platformConfig() }),
+    ...FRAMEWORKS.map((framework) => buildApp(workspace, packed.tarball, framework)),
   ]);
-  redis = startedRedis;
-  platform = startedPlatform;
-  for (const app of built) apps.set(app.framework.name, app);
+  if (startedRedis.status === 'fulfilled') redis = startedRedis.value as LocalRedis;
+  if (startedPlatform.status === 'fulfilled') platform = startedPlatform.value as RunningPlatform;
+  const failed = [startedRedis, startedPlatform, ...built].find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  for (const app of built)
+    if (app.status === 'fulfilled') apps.set((app.value as App).framework.name, app.value as App);
 }, 15 * MINUTES);
 
 afterAll(async () => {
