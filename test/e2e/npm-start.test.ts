@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeServer, listenOnLoopback } from '../../local/http-server';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { READY_PREFIX } from '../../local/start';
+import { announcement, exitOf } from '../support/child-process';
 import { call, HOURLY_LIMIT, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
 
 const ROOT = join(__dirname, '..', '..');
@@ -52,7 +53,7 @@ afterEach(async () => {
  * the group as a terminal would and clean-up reaches every process of it. `bare` runs it in node with
  * tsx as a loader, with no tsx CLI in front relaying (or not relaying) signals.
  */
-function startCli(args: readonly string[], options: { bare?: boolean } = {}): Promise<Started> {
+async function startCli(args: readonly string[], options: { bare?: boolean } = {}): Promise<Started> {
   const [command, prefix] = options.bare ? [process.execPath, ['--import', 'tsx']] : [TSX, []];
   const child = spawn(command, [...prefix, 'local/start.ts', ...args], {
     cwd: ROOT,
@@ -60,40 +61,9 @@ function startCli(args: readonly string[], options: { bare?: boolean } = {}): Pr
     detached: true,
   });
   children.push(child);
-  let output = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no ready line within ${START_TIMEOUT_MS} ms:\n${output}`)),
-      START_TIMEOUT_MS,
-    );
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const ready = output.split('\n').find((line) => line.startsWith(READY_PREFIX));
-      const url = ready?.match(/http:\/\/127\.0\.0\.1:\d+/)?.[0];
-      if (url) {
-        clearTimeout(timer);
-        resolve({ child, url, output: () => output });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before its ready line:\n${output}`));
-    });
-  });
-}
-
-function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('did not exit within 30 s')), 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
+  const ready = new RegExp(`^${READY_PREFIX}.*?(http://127\\.0\\.0\\.1:\\d+)`, 'm');
+  const { match, output } = await announcement(child, ready, START_TIMEOUT_MS, 'its ready line');
+  return { child, url: match[1] as string, output };
 }
 
 /**

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { findOnPath, type LocalRedis, startRedisServer } from '../../local/redis';
+import { announcement, exitOf } from '../support/child-process';
 import { developedWith, installInto, pack, ROOT, run } from './npm';
 
 const MANIFEST = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
@@ -196,45 +197,19 @@ interface Running {
   output(): string;
 }
 
-function startApp(app: App, env: Readonly<Record<string, string>>): Promise<Running> {
+async function startApp(app: App, env: Readonly<Record<string, string>>): Promise<Running> {
   const child = spawn(process.execPath, [path.join(app.directory, 'dist', 'server.js')], {
     cwd: app.directory,
     env: { PATH: process.env.PATH ?? '', ...env },
   });
   running.push(child);
-  let output = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not listening within 30 s:\n${output}`)),
-      START_TIMEOUT_MS,
-    );
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const port = /listening (\d+)/.exec(output)?.[1];
-      if (port) {
-        clearTimeout(timer);
-        resolve({ child, url: `http://127.0.0.1:${port}`, output: () => output });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening:\n${output}`));
-    });
-  });
-}
-
-function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('did not exit within 30 s')), 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
+  const { match, output } = await announcement(
+    child,
+    /listening (\d+)/,
+    START_TIMEOUT_MS,
+    'its listening line',
+  );
+  return { child, url: `http://127.0.0.1:${match[1]}`, output };
 }
 
 async function get(url: string, headers: Record<string, string> = {}) {
