@@ -7,6 +7,7 @@
  */
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import {
+  commandTimeoutOf,
   createRedisClient,
   guardedCluster,
   isCluster,
@@ -100,14 +101,17 @@ function parseRedisSettings(input: NonNullable<AccessConfigInput['redis']>): Red
   };
 }
 
-/** The options a duplicate of the application's client gets: the core's deadlines, nothing queued. */
-function deadlineOptions(): Partial<RedisOptions> {
+/**
+ * The options a duplicate of the application's client gets: nothing queued, and the core's deadlines
+ * unless the client has a command timeout of its own (the application's choice of deadline is kept).
+ */
+function deadlineOptions(own: number | undefined): Partial<RedisOptions> {
   const { lazyConnect, connectTimeout, commandTimeout, enableOfflineQueue, maxRetriesPerRequest } =
     redisOptions({ host: '', port: 0, tls: false });
   return {
     lazyConnect,
     connectTimeout,
-    commandTimeout,
+    commandTimeout: own ?? commandTimeout,
     enableOfflineQueue,
     maxRetriesPerRequest,
     autoResendUnfulfilledCommands: false,
@@ -117,7 +121,7 @@ function deadlineOptions(): Partial<RedisOptions> {
 /** The plugin's own connection (not yet connected); the caller closes it. */
 export function connectionOf(source: RedisSource, logger: LogPort): RedisConnection {
   if (source.kind === 'settings') return createRedisClient(source.settings, { logger });
-  const options = deadlineOptions();
+  const options = deadlineOptions(commandTimeoutOf(source.client));
   const client = isCluster(source.client)
     ? guardedCluster(
         (source.client as Cluster).duplicate(undefined, {

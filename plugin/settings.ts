@@ -11,6 +11,7 @@ import {
   type AccessConfigInput,
   ConfigError,
   configFromEnv,
+  envBoolean,
   LOCAL_SECRET_ENV,
   parseConfig,
   type RedisSettings,
@@ -45,8 +46,9 @@ export interface AccessControlSettings extends Partial<SettingValues> {
   readonly platformCredential?: string;
   /**
    * The budget cache: a `redis://` / `rediss://` URL, an ioredis client (standalone or cluster; the
-   * plugin opens its own connection with the same endpoint and options, bounded by the command deadline),
-   * or host/port settings. Absent: every call is an authrep (the slow path).
+   * plugin opens its own connection with the same endpoint and options, without an offline queue),
+   * or host/port settings. Absent: every call is an authrep (the slow path). A client's own command
+   * timeout is kept; without one, the core's (300 ms) applies.
    */
   readonly redis?: RedisInput;
   /**
@@ -174,14 +176,6 @@ export function pluginConfigOf(settings: AccessControlSettings, env: Env = proce
   };
 }
 
-function envFlag(env: Env, name: string): boolean | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false (got ${JSON.stringify(raw)})`);
-}
-
 function redisOfEnv(env: Env, configured: RedisSettings | undefined): RedisInput | undefined {
   const url = env[PLUGIN_ENV.redisUrl];
   if (url) return url;
@@ -196,8 +190,8 @@ function redisOfEnv(env: Env, configured: RedisSettings | undefined): RedisInput
 export function settingsFromEnv(env: Env = process.env): AccessControlSettings {
   const { redis, ...config } = configFromEnv(env);
   const reporting = env[PLUGIN_ENV.reporting] || undefined;
-  const countFailedResponses = envFlag(env, PLUGIN_ENV.countFailedResponses);
-  const tracing = envFlag(env, PLUGIN_ENV.tracing);
+  const countFailedResponses = envBoolean(env, PLUGIN_ENV.countFailedResponses);
+  const tracing = envBoolean(env, PLUGIN_ENV.tracing);
   const redisInput = redisOfEnv(env, redis);
   return {
     ...config,

@@ -193,7 +193,7 @@ export function envInteger(env: Env, name: string): number | undefined {
   return value;
 }
 
-function envBoolean(env: Env, name: string): boolean | undefined {
+export function envBoolean(env: Env, name: string): boolean | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   if (raw === 'true' || raw === '1') return true;

@@ -1,5 +1,5 @@
 /**
- * The Fastify (4 and 5) plugin: an onRequest hook, in the context the plugin is registered in and its
+ * The Fastify (5) plugin: an onRequest hook, in the context the plugin is registered in and its
  * children only (encapsulation: registered at the root it guards every route, registered inside a
  * plugin it guards that plugin's routes). It marks itself `skip-override`, as fastify-plugin does, so
  * its hook and its `request.access` decorator belong to the context that registers it. The call is

@@ -11,24 +11,12 @@
  *   however recent), as Ctrl-C does for `npm start`.
  */
 import { errorMessage } from '../../core/observability/observability';
-import {
-  createUsageFlusher,
-  type ReportingDeps,
-  sweepMinAgeMs,
-  sweepUnreported,
-} from '../../core/reporting/reporting';
+import { createUsageFlusher, sweepMinAgeMs, sweepUnreported } from '../../core/reporting/reporting';
 import type { ReportChannel, ReportingMode } from '.';
 
 export const inProcessReporting: ReportingMode = {
   start(context): ReportChannel {
-    const deps: ReportingDeps = {
-      config: context.config,
-      redis: context.redis,
-      platform: context.platform,
-      now: context.now,
-      logger: context.logger,
-      metrics: context.metrics,
-    };
+    const { sweepIntervalMs, snsClient, ...deps } = context;
     const flusher = createUsageFlusher(deps);
     const windowMs = context.config.reportWindowSeconds * 1000;
     const scheduled = new Map<string, NodeJS.Timeout>();
@@ -56,8 +44,8 @@ export const inProcessReporting: ReportingMode = {
       );
 
     const sweepTimer =
-      context.sweepIntervalMs > 0
-        ? setInterval(() => void sweep(sweepMinAgeMs(context.config)), context.sweepIntervalMs)
+      sweepIntervalMs > 0
+        ? setInterval(() => void sweep(sweepMinAgeMs(context.config)), sweepIntervalMs)
         : undefined;
     sweepTimer?.unref();
 

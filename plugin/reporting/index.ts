@@ -5,26 +5,17 @@
  * keys of Redis, under the same leases, so they mix with the authorizer and the reporter.
  */
 import type { SnsClientSource } from '../../adapters/sns/client-source';
-import type { RedisConnection } from '../../core/budget/redis-client';
-import type { LogPort, MetricsPort } from '../../core/observability/observability';
-import type { PlatformPort } from '../../core/platform/types';
 import type { ReportPublisher } from '../../core/reporting/message';
-import type { AccessConfig } from '../../core/settings/config';
+import type { ReportingDeps } from '../../core/reporting/reporting';
 import { inProcessReporting } from './in-process';
 import { snsReporting } from './sns';
 
-/** What a reporting mode is started with. */
-export interface ReportingContext {
-  readonly config: AccessConfig;
-  readonly redis: RedisConnection;
-  readonly platform: PlatformPort;
-  readonly now: () => number;
-  readonly logger: LogPort;
-  readonly metrics: MetricsPort;
-  /** SNS: the client to publish with; default one built on the first publish. */
-  readonly snsClient: SnsClientSource | undefined;
+/** What a reporting mode is started with: the reporter's ports, and the mode's own settings. */
+export interface ReportingContext extends Omit<ReportingDeps, 'onResynced'> {
   /** In-process: how often the sweep looks for usage of processes that died; 0 never. */
   readonly sweepIntervalMs: number;
+  /** SNS: the client to publish with; default one built on the first publish. */
+  readonly snsClient: SnsClientSource | undefined;
 }
 
 /** A started reporting mode: the core's report port, and how to stop it. */

@@ -2,21 +2,32 @@
  * The core promise, exact: an application's limit holds whatever keys it uses, mapping rules see the path
  * the backend sees, first calls of a new credential or endpoint never pass a hard limit, usage lands in
  * the period it happened, and nothing allowed is dropped. Each case runs the whole local stack over HTTP
- * with a real redis-server and the local platform, and asserts the exact numbers.
+ * with a real redis-server and the local platform, and asserts the exact numbers, through the gateway's
+ * authorizer and through the code plugin alike (access-paths.ts).
  */
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../local/platform';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { shutdownWarnings } from '../../local/start';
-import { API_KINDS, call, clockFromStartOfHour, IN_PROCESS_COMMAND_TIMEOUT_MS } from './fixtures';
+import { ACCESS_PATHS, type AccessPath, AUTHORIZER_AND_PLUGIN, stopPluginApps } from './access-paths';
+import { call, clockFromStartOfHour, IN_PROCESS_COMMAND_TIMEOUT_MS } from './fixtures';
 
 const PROVIDER_KEY = 'pk-correctness';
 
 const stacks: LocalStack[] = [];
 afterEach(async () => {
+  await stopPluginApps();
   await Promise.all(stacks.splice(0).map((stack) => stack.stop()));
 });
+
+/** The clock each stack was started with, for the plugin path to run on it too. */
+const clocks = new WeakMap<LocalStack, () => number>();
+
+/** The base URL of the stack's first gateway on the path. */
+function urlOn(path: AccessPath, stack: LocalStack): Promise<string> {
+  return path.urlOf(stack, 0, clocks.get(stack));
+}
 
 async function start(options: Parameters<typeof startLocalStack>[0]): Promise<LocalStack> {
   const stack = await startLocalStack({
@@ -26,6 +37,7 @@ async function start(options: Parameters<typeof startLocalStack>[0]): Promise<Lo
     ...options,
   });
   stacks.push(stack);
+  if (options.now) clocks.set(stack, options.now);
   return stack;
 }
 
@@ -53,7 +65,7 @@ function statuses(answers: readonly { status: number }[]): Record<number, number
   return counts;
 }
 
-describe('one application, one budget (app_id mode)', () => {
+describe.each(AUTHORIZER_AND_PLUGIN)('one application, one budget (app_id mode, $name)', (path) => {
   const SERVICE = 'svc-budget';
   const platform = {
     services: [
@@ -74,14 +86,15 @@ describe('one application, one budget (app_id mode)', () => {
 
   it('gives an application with four keys its limit once, not once per key', async () => {
     const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
+    const url = await urlOn(path, stack);
     let allowed = 0;
     for (const key of ['key-1', 'key-2', 'key-3', 'key-4']) {
       for (let i = 0; i < 12; i++) {
-        const { status } = await call(`${stack.gatewayUrl}/v1/words/w`, {
+        const { status } = await call(`${url}/v1/words/w`, {
           headers: { app_id: 'app-keys', app_key: key },
         });
         if (status === 200) allowed++;
-        else expect(status).toBe(403);
+        else expect(status).toBe(path.refusedLimit);
       }
     }
     await stack.flush();
@@ -91,11 +104,12 @@ describe('one application, one budget (app_id mode)', () => {
 
   it('does not open a new budget for made-up keys of an application without keys', async () => {
     const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
+    const url = await urlOn(path, stack);
     const answers = await Promise.all(
       Array.from({ length: 15 }, (_, key) =>
         Promise.all(
           Array.from({ length: 5 }, () =>
-            call(`${stack.gatewayUrl}/v1/words/w`, {
+            call(`${url}/v1/words/w`, {
               headers: { app_id: 'app-keyless', app_key: `made-up-${key}` },
             }),
           ),
@@ -103,28 +117,29 @@ describe('one application, one budget (app_id mode)', () => {
       ),
     );
     await stack.flush();
-    expect(statuses(answers.flat())).toEqual({ 200: 10, 403: 65 });
+    expect(statuses(answers.flat())).toEqual({ 200: 10, [path.refusedLimit]: 65 });
     expect(stack.platform?.usage(SERVICE, 'app-keyless', 'hits', 'hour')).toBe(10);
   });
 
-  it.each(API_KINDS)('still refuses a wrong key of an application with keys ($apiType API)', async (kind) => {
+  it.each(ACCESS_PATHS)('still refuses a wrong key of an application with keys ($name)', async (kind) => {
     const stack = await start({
       stack: { platform, gateway: { ...gateway, ...kind.entry } },
       now: clockFromStartOfHour(),
     });
-    const good = await call(`${stack.gatewayUrl}/v1/words/w`, {
+    const url = await urlOn(kind, stack);
+    const good = await call(`${url}/v1/words/w`, {
       headers: { app_id: 'app-keys', app_key: 'key-1' },
     });
-    const wrong = await call(`${stack.gatewayUrl}/v1/words/w`, {
+    const wrong = await call(`${url}/v1/words/w`, {
       headers: { app_id: 'app-keys', app_key: 'key-9' },
     });
-    const missing = await call(`${stack.gatewayUrl}/v1/words/w`, { headers: { app_id: 'app-keys' } });
+    const missing = await call(`${url}/v1/words/w`, { headers: { app_id: 'app-keys' } });
     const refused = kind.refusedCredential;
     expect([good.status, wrong.status, missing.status]).toEqual([200, refused, refused]);
   });
 });
 
-describe.each(API_KINDS)('mapping rules match the path the backend sees ($apiType API)', (kind) => {
+describe.each(ACCESS_PATHS)('mapping rules match the path the backend sees ($name)', (kind) => {
   const SERVICE = 'svc-paths';
   const platform = {
     services: [
@@ -159,8 +174,9 @@ describe.each(API_KINDS)('mapping rules match the path the backend sees ($apiTyp
 
   it('applies a rule to every spelling of its path: percent-encoded, dot segments, repeated slashes', async () => {
     const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
+    const url = await urlOn(kind, stack);
     const headers = { apikey: 'key-paths' };
-    expect(await rawGet(stack.gatewayUrl, '/v1/basic/x', headers)).toBe(200);
+    expect(await rawGet(url, '/v1/basic/x', headers)).toBe(200);
     for (const path of [
       '/v1/premium/x',
       '/v1/%70remium/x',
@@ -172,7 +188,7 @@ describe.each(API_KINDS)('mapping rules match the path the backend sees ($apiTyp
       '/v1%2Fpremium/x',
       '/v1/%2fpremium',
     ]) {
-      expect({ path, status: await rawGet(stack.gatewayUrl, path, headers) }).toEqual({ path, status: 403 });
+      expect({ path, status: await rawGet(url, path, headers) }).toEqual({ path, status: 403 });
     }
     await stack.flush();
     expect(stack.platform?.usage(SERVICE, 'app-paths', 'premium', 'eternity')).toBe(0);
@@ -181,15 +197,16 @@ describe.each(API_KINDS)('mapping rules match the path the backend sees ($apiTyp
 
   it('matches a query rule when any of the repeated values is the rule value', async () => {
     const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
+    const url = await urlOn(kind, stack);
     const headers = { apikey: 'key-paths' };
-    expect(await rawGet(stack.gatewayUrl, '/v1/report?format=csv', headers)).toBe(200);
-    expect(await rawGet(stack.gatewayUrl, '/v1/report?format=pdf&format=csv', headers)).toBe(403);
-    expect(await rawGet(stack.gatewayUrl, '/v1/report?format=csv&format=pdf', headers)).toBe(403);
-    expect(await rawGet(stack.gatewayUrl, '/v1/report?format=%70df', headers)).toBe(403);
+    expect(await rawGet(url, '/v1/report?format=csv', headers)).toBe(200);
+    expect(await rawGet(url, '/v1/report?format=pdf&format=csv', headers)).toBe(403);
+    expect(await rawGet(url, '/v1/report?format=csv&format=pdf', headers)).toBe(403);
+    expect(await rawGet(url, '/v1/report?format=%70df', headers)).toBe(403);
   });
 });
 
-describe('first calls never pass a hard limit', () => {
+describe.each(AUTHORIZER_AND_PLUGIN)('first calls never pass a hard limit ($name)', (path) => {
   const SERVICE = 'svc-first';
   const platform = {
     services: [
@@ -228,26 +245,28 @@ describe('first calls never pass a hard limit', () => {
 
   it('allows exactly the 5 calls left to 200 concurrent calls over 4 endpoints not yet cached', async () => {
     const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
+    const url = await urlOn(path, stack);
     for (let i = 0; i < 45; i++) {
-      expect((await call(`${stack.gatewayUrl}/e`, { headers: { apikey: 'key-fifty' } })).status).toBe(200);
+      expect((await call(`${url}/e`, { headers: { apikey: 'key-fifty' } })).status).toBe(200);
     }
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        call(`${stack.gatewayUrl}/${'abcd'[i % 4]}`, { headers: { apikey: 'key-fifty' } }),
+        call(`${url}/${'abcd'[i % 4]}`, { headers: { apikey: 'key-fifty' } }),
       ),
     );
     await stack.flush();
-    expect(statuses(answers)).toEqual({ 200: 5, 403: 195 });
+    expect(statuses(answers)).toEqual({ 200: 5, [path.refusedLimit]: 195 });
     expect(stack.platform?.usage(SERVICE, 'app-fifty', 'hits', 'hour')).toBe(50);
   });
 
   it('holds a child limit and its parent for a fresh key called 200 times at once', async () => {
     const stack = await start({ stack: { platform, gateway }, now: clockFromStartOfHour() });
-    const paths = Array.from({ length: 200 }, (_, i) => `/${'abcde'[i % 5]}`);
+    const url = await urlOn(path, stack);
+    const endpoints = Array.from({ length: 200 }, (_, i) => `/${'abcde'[i % 5]}`);
     const answers = await Promise.all(
-      paths.map(async (path) => ({
-        path,
-        ...(await call(`${stack.gatewayUrl}${path}`, { headers: { apikey: 'key-nested' } })),
+      endpoints.map(async (endpoint) => ({
+        path: endpoint,
+        ...(await call(`${url}${endpoint}`, { headers: { apikey: 'key-nested' } })),
       })),
     );
     await stack.flush();
@@ -260,7 +279,7 @@ describe('first calls never pass a hard limit', () => {
   });
 });
 
-describe('usage lands in the period it happened', () => {
+describe.each(AUTHORIZER_AND_PLUGIN)('usage lands in the period it happened ($name)', (path) => {
   const SERVICE = 'svc-periods';
   const platform = {
     services: [
@@ -280,7 +299,8 @@ describe('usage lands in the period it happened', () => {
     const minuteStart = Math.floor(Date.now() / 60_000) * 60_000 + 10 * 60_000;
     let now = minuteStart + 58_400;
     const stack = await start({ stack: { platform, gateway }, now: () => now });
-    const get = () => call(`${stack.gatewayUrl}/v1/words/w`, { headers: { apikey: 'key-minute' } });
+    const url = await urlOn(path, stack);
+    const get = () => call(`${url}/v1/words/w`, { headers: { apikey: 'key-minute' } });
     for (const at of [58_400, 58_900, 59_500, 59_900]) {
       now = minuteStart + at;
       expect((await get()).status).toBe(200);
@@ -290,7 +310,7 @@ describe('usage lands in the period it happened', () => {
     expect(stack.platform?.usage(SERVICE, 'app-minute', 'hits', 'minute')).toBe(0);
     const next = [];
     for (let i = 0; i < 6; i++) next.push((await get()).status);
-    expect(next).toEqual([200, 200, 200, 200, 200, 403]);
+    expect(next).toEqual([200, 200, 200, 200, 200, path.refusedLimit]);
     now = minuteStart + 61_000;
     await stack.flush();
     expect(stack.platform?.usage(SERVICE, 'app-minute', 'hits', 'minute')).toBe(5);

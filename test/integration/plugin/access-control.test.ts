@@ -272,6 +272,29 @@ describe('frameworks', () => {
     });
   });
 
+  it('throttles: refuses past the burst with 429, Retry-After and the burst policy; the platform counts the allowed', async () => {
+    clock.at += HOUR;
+    const control = plugin({ redis: redisServer.settings, throttles: { Roomy: { rate: 1, burst: 3 } } });
+    const before = await platformHits('key-roomy');
+    const request = { method: 'GET', url: '/v1/words/a', headers: { apikey: 'key-roomy' } };
+    let allowed = 0;
+    let refusal: Awaited<ReturnType<AccessControl['check']>> | undefined;
+    for (let i = 0; i < 50 && refusal === undefined; i++) {
+      const outcome = await control.check(request);
+      if (outcome.allowed) allowed++;
+      else refusal = outcome;
+    }
+    expect(allowed).toBeGreaterThanOrEqual(3);
+    expect(refusal?.allowed).toBe(false);
+    if (refusal === undefined || refusal.allowed) throw new Error('never throttled');
+    expect(refusal.reason).toBe('rate_limited');
+    expect(refusal.answer.status).toBe(429);
+    expect(refusal.answer.headers['retry-after']).toBe('1');
+    expect(JSON.parse(refusal.answer.body)).toMatchObject({ limit: 3, remaining: 0, limitPeriod: 'second' });
+    await control.close();
+    expect((await platformHits('key-roomy')) - before).toBe(allowed);
+  });
+
   it('lets a refusal callback replace the answer', async () => {
     const control = plugin({
       redis: redisServer.settings,

@@ -38,49 +38,45 @@ function folderOf(file: string, specifier: string): string | undefined {
 
 const AWS_PACKAGES = /^(aws-lambda|aws-cdk-lib|constructs|@aws-sdk\/|@aws-lambda-powertools\/)/;
 
+/** `file: specifier` for each import of the folder's files that `refused` refuses. */
+function offending(
+  folder: string,
+  importsOf: (file: string) => string[],
+  refused: (specifier: string, file: string) => boolean,
+): string[] {
+  return sources(folder).flatMap((file) =>
+    importsOf(file)
+      .filter((specifier) => refused(specifier, file))
+      .map((specifier) => `${file}: ${specifier}`),
+  );
+}
+
 describe('core/', () => {
   it('names nothing of Lambda, the AWS SDK, Powertools or the CDK, and no edge folder', () => {
-    const offending = sources('core').flatMap((file) =>
-      allImports(file)
-        .filter((specifier) => {
-          const folder = folderOf(file, specifier);
-          return (
-            AWS_PACKAGES.test(specifier) || (folder !== undefined && !['core', 'contract'].includes(folder))
-          );
-        })
-        .map((specifier) => `${file}: ${specifier}`),
-    );
-    expect(offending).toEqual([]);
+    const found = offending('core', allImports, (specifier, file) => {
+      const folder = folderOf(file, specifier);
+      return AWS_PACKAGES.test(specifier) || (folder !== undefined && !['core', 'contract'].includes(folder));
+    });
+    expect(found).toEqual([]);
   });
 });
 
 describe('contract/', () => {
   it('imports nothing outside contract/', () => {
-    const offending = sources('contract').flatMap((file) =>
-      allImports(file)
-        .filter((specifier) => folderOf(file, specifier) !== 'contract')
-        .map((specifier) => `${file}: ${specifier}`),
-    );
-    expect(offending).toEqual([]);
+    expect(
+      offending('contract', allImports, (specifier, file) => folderOf(file, specifier) !== 'contract'),
+    ).toEqual([]);
   });
 });
 
 describe('plugin/', () => {
   it('loads nothing of Lambda, the CDK or the AWS SDK when it runs (the SDK is imported on demand)', () => {
-    const offending = sources('plugin').flatMap((file) =>
-      runtimeImports(file)
-        .filter((specifier) => AWS_PACKAGES.test(specifier))
-        .map((specifier) => `${file}: ${specifier}`),
-    );
-    expect(offending).toEqual([]);
+    expect(offending('plugin', runtimeImports, (specifier) => AWS_PACKAGES.test(specifier))).toEqual([]);
   });
 
   it('names no framework at all: the adapters describe the little they use', () => {
-    const offending = sources('plugin').flatMap((file) =>
-      allImports(file)
-        .filter((specifier) => /^(express|fastify|hono|@hono\/)/.test(specifier))
-        .map((specifier) => `${file}: ${specifier}`),
-    );
-    expect(offending).toEqual([]);
+    expect(
+      offending('plugin', allImports, (specifier) => /^(express|fastify|hono|@hono\/)/.test(specifier)),
+    ).toEqual([]);
   });
 });
