@@ -6,10 +6,11 @@
  *   dist/contract/, the part of core/ they use in dist/core/, and the docs handler's asset list in
  *   dist/lambdas/).
  * - `plugin` (the workspace package packages/plugin, whose prepack runs it): plugin/ and the part of core/
- *   it uses, compiled with their declarations into packages/plugin/dist/ (docs/plugin.md, Packaging).
+ *   it uses, compiled with their declarations into packages/plugin/dist/, and the licence beside them
+ *   (docs/plugin.md, Packaging).
  */
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { copyFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { packageRoot } from '../lib/lambda-bundles';
 import { bundleLambdas } from './bundle-lambdas';
@@ -30,8 +31,11 @@ const TARGETS = {
     compile(root, 'tsconfig.build.json');
   },
   plugin: async (root: string) => {
-    rmSync(path.join(root, 'packages', 'plugin', 'dist'), { recursive: true, force: true });
+    const packageDir = path.join(root, 'packages', 'plugin');
+    rmSync(path.join(packageDir, 'dist'), { recursive: true, force: true });
     compile(root, 'tsconfig.plugin.json');
+    // The licence ships in every package (npm takes LICENSE from the package's own folder).
+    copyFileSync(path.join(root, 'LICENSE'), path.join(packageDir, 'LICENSE'));
   },
 } as const;
 

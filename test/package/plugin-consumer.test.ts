@@ -254,7 +254,13 @@ afterAll(async () => {
 describe('the packed plugin', () => {
   it('ships compiled JavaScript with declarations, and no sources, tests or construct library', () => {
     expect(packedFiles).toEqual(
-      expect.arrayContaining(['package.json', 'dist/plugin/index.js', 'dist/plugin/index.d.ts']),
+      expect.arrayContaining([
+        'package.json',
+        'LICENSE',
+        'README.md',
+        'dist/plugin/index.js',
+        'dist/plugin/index.d.ts',
+      ]),
     );
     expect(packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     expect(packedFiles.filter((file) => /^dist\/(lib|lambdas|bundles)\/|^test\//.test(file))).toEqual([]);
