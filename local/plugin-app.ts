@@ -9,7 +9,7 @@ import express from 'express';
 import type { RedisConnection } from '../core/budget/redis-client';
 import type { LogPort } from '../core/observability/observability';
 import { type AccessConfig, configToEnv } from '../core/settings/config';
-import { createAccessControl, type ExpressRequest, settingsFromEnv } from '../plugin';
+import { createAccessControl, settingsFromEnv } from '../plugin';
 import { closeServer, listenOnLoopback } from './http-server';
 
 export interface PluginApp {
@@ -44,8 +44,7 @@ export async function startPluginApp({ config, redis, port, logger }: PluginAppO
   app.use(access.express());
   // The handler answers with what the plugin granted (plan, metrics, what is left), as the echo does.
   app.all('/v1/words/:word', (request, response) => {
-    const { access: grant } = request as ExpressRequest;
-    response.json({ app: 'express', method: request.method, path: request.path, access: grant });
+    response.json({ app: 'express', method: request.method, path: request.path, access: request.access });
   });
   const server = createServer(app);
   try {

@@ -104,7 +104,13 @@ interface Parts {
   readonly reporting: ReportChannel | undefined;
 }
 
-const NOTHING_TO_SETTLE = async () => undefined;
+/** A call let through without a check: an unprotected method, or an error under `failureMode: allow`. */
+const UNCHECKED: AccessOutcome = {
+  allowed: true,
+  grant: { checked: false, plan: '', metrics: [] },
+  headers: {},
+  settle: async () => undefined,
+};
 
 /** Settings that fail to build the plugin throw here, a ConfigError naming the setting. */
 export function createAccessControl(settings: AccessControlSettings): AccessControl {
@@ -133,14 +139,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
 
   const unchecked = (error: unknown): AccessOutcome => {
     logger.error('access check failed', { error: errorMessage(error) });
-    if (plugin.access.failureMode === 'allow') {
-      return {
-        allowed: true,
-        grant: { checked: false, plan: '', metrics: [] },
-        headers: {},
-        settle: NOTHING_TO_SETTLE,
-      };
-    }
+    if (plugin.access.failureMode === 'allow') return UNCHECKED;
     return refused('access_check_unavailable', refusalAnswer('access_check_unavailable'));
   };
 
@@ -211,6 +210,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     traced(async () => {
       const problem = problemOf(request);
       if (problem !== undefined) return withCallback(problem, refusalAnswer(problem));
+      if (plugin.unprotected.entryFor(request.method, request.path) !== undefined) return UNCHECKED;
       return decideRead(request);
     });
 
@@ -223,6 +223,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
         return unchecked(error);
       }
       if (!read.ok) return withCallback(read.problem, refusalAnswer(read.problem));
+      if (plugin.unprotected.entryFor(read.request.method, read.request.path) !== undefined) return UNCHECKED;
       return decideRead(read.request);
     });
 

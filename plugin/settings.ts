@@ -5,6 +5,7 @@
  * from the environment; a wrong value throws a ConfigError naming the setting when the plugin is built.
  */
 import type { SnsClientSource } from '../adapters/sns/client-source';
+import { type UnprotectedMethods, unprotectedMethods } from '../contract/gateway-responses';
 import type { LogPort, MetricsPort } from '../core/observability/observability';
 import {
   type AccessConfig,
@@ -64,6 +65,12 @@ export interface AccessControlSettings extends Partial<SettingValues> {
   readonly sweepIntervalMs?: number;
   /** False: an allowed call whose handler answers 5xx or throws gives its usage back. Default true. */
   readonly countFailedResponses?: boolean;
+  /**
+   * Calls the plugin lets through unchecked, as a protected API Gateway API leaves them open: an HTTP
+   * method (or ANY) alone, or followed by a path (`GET /health`). Default `['OPTIONS']` (CORS preflights
+   * carry no credential).
+   */
+  readonly unprotectedMethods?: readonly string[];
   /** Replaces the plugin's refusal answer (401, 403, 429, 503, 500). */
   readonly onRefusal?: RefusalHandler;
   /** Spans through @opentelemetry/api; default false. */
@@ -84,6 +91,7 @@ export interface PluginConfig {
   readonly sweepIntervalMs: number;
   readonly snsClient: SnsClientSource | undefined;
   readonly countFailedResponses: boolean;
+  readonly unprotected: UnprotectedMethods;
   readonly onRefusal: RefusalHandler | undefined;
   readonly tracing: boolean;
 }
@@ -97,6 +105,7 @@ const PLUGIN_ONLY = [
   'sweepIntervalMs',
   'snsClient',
   'countFailedResponses',
+  'unprotectedMethods',
   'onRefusal',
   'tracing',
   'logger',
@@ -171,6 +180,7 @@ export function pluginConfigOf(settings: AccessControlSettings, env: Env = proce
     sweepIntervalMs,
     snsClient: settings.snsClient,
     countFailedResponses: flag('countFailedResponses', settings.countFailedResponses, true),
+    unprotected: unprotectedMethods(settings.unprotectedMethods),
     onRefusal: settings.onRefusal,
     tracing: flag('tracing', settings.tracing, false),
   };

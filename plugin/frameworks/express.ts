@@ -17,6 +17,16 @@ export type ExpressRequest = IncomingMessage & {
   access?: AccessGrant;
 };
 
+declare global {
+  // Express's own Request type (@types/express) merges this, so handlers read `req.access` typed.
+  namespace Express {
+    interface Request {
+      /** The grant of a call the access control allowed. */
+      access?: AccessGrant;
+    }
+  }
+}
+
 export type ExpressMiddleware = (
   req: ExpressRequest,
   res: ServerResponse,

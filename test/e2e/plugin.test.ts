@@ -94,7 +94,7 @@ describe('express', () => {
     const app = express();
     app.use(control.express());
     app.get('/v1/words/:word', (req, res) => {
-      res.json({ plan: (req as { access?: { plan: string } }).access?.plan });
+      res.json({ plan: req.access?.plan });
     });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));

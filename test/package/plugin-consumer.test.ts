@@ -54,14 +54,14 @@ const FRAMEWORKS: readonly Framework[] = [
     packages: [`express@${developedWith('express')}`, `@types/express@${developedWith('@types/express')}`],
     server: `import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createAccessControl, type ExpressRequest } from '${PLUGIN.name}';
+import { createAccessControl } from '${PLUGIN.name}';
 
 const access = createAccessControl(${SETTINGS});
 const app = express();
 app.use(access.express());
+// The package declares req.access on Express's Request.
 app.get('/v1/words/:word', (request, response) => {
-  const { access: grant } = request as ExpressRequest;
-  response.json({ word: request.params.word, plan: grant?.plan });
+  response.json({ word: request.params.word, plan: request.access?.plan });
 });
 const server = app.listen(0, '127.0.0.1', () => {
   console.log(\`listening \${(server.address() as AddressInfo).port}\`);

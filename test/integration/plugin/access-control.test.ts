@@ -114,7 +114,7 @@ async function expressApp(control: AccessControl, failing: ReadonlySet<string> =
       res.status(502).json({ error: 'backend down' });
       return;
     }
-    res.json({ grant: (req as { access?: AccessGrant }).access });
+    res.json({ grant: req.access });
   });
   return listen(http.createServer(app));
 }
@@ -293,6 +293,19 @@ describe('frameworks', () => {
     expect(JSON.parse(refusal.answer.body)).toMatchObject({ limit: 3, remaining: 0, limitPeriod: 'second' });
     await control.close();
     expect((await platformHits('key-roomy')) - before).toBe(allowed);
+  });
+
+  it('lets unprotected methods through unchecked: CORS preflights by default, or the ones named', async () => {
+    const preflights = plugin({ redis: redisServer.settings });
+    const preflight = await preflights.check({ method: 'OPTIONS', url: '/v1/words/a', headers: {} });
+    expect(preflight.allowed && preflight.grant.checked).toBe(false);
+    const health = plugin({ redis: redisServer.settings, unprotectedMethods: ['GET /health'] });
+    const open = await health.check({ method: 'GET', url: '/health', headers: {} });
+    expect(open.allowed && open.grant.checked).toBe(false);
+    const guarded = await health.check({ method: 'GET', url: '/v1/words/a', headers: {} });
+    expect(!guarded.allowed && guarded.answer.status).toBe(401);
+    const options = await health.check({ method: 'OPTIONS', url: '/v1/words/a', headers: {} });
+    expect(!options.allowed && options.answer.status).toBe(401);
   });
 
   it('lets a refusal callback replace the answer', async () => {

@@ -50,6 +50,7 @@ describe('pluginConfigOf', () => {
     [{ sweepIntervalMs: -1 }, 'sweepIntervalMs'],
     [{ redis: 'http://localhost:6379' }, 'redis'],
     [{ serviceId: '' }, 'serviceId'],
+    [{ unprotectedMethods: ['FETCH /x'] }, 'unprotectedMethods[0]'],
   ])('names the wrong setting %j', (wrong, setting) => {
     expect(problemOf(() => pluginConfigOf({ ...BASE, ...wrong } as never, {}))).toEqual({ setting });
   });
