@@ -15,6 +15,7 @@ import { createRedisClient } from '../../core/budget/redis-client';
 import { LOCAL_AWS_CREDENTIALS, LOCAL_REGION } from '../../local/sns-endpoint';
 import type { LocalStack } from '../../local/stack';
 import { type AccessControl, createAccessControl } from '../../plugin';
+import { CapturingMetrics } from '../unit/core/fakes';
 import { API_KINDS, IN_PROCESS_COMMAND_TIMEOUT_MS } from './fixtures';
 
 export interface AccessPath {
@@ -25,6 +26,8 @@ export interface AccessPath {
   readonly refusedCredential: number;
   /** A limit reached. */
   readonly refusedLimit: number;
+  /** Totals of every metric the path's deciders emitted (the stack's handlers, or the plugin apps). */
+  counts(stack: LocalStack): Readonly<Record<string, number>>;
   /** The base URL of the stack's gateway `index` on this path; `now` is the clock the stack was given. */
   urlOf(stack: LocalStack, index?: number, now?: () => number): Promise<string>;
 }
@@ -34,6 +37,7 @@ const gatewayPaths: AccessPath[] = API_KINDS.map((kind) => ({
   entry: kind.entry,
   refusedCredential: kind.refusedCredential,
   refusedLimit: 403,
+  counts: (stack) => stack.metrics(),
   urlOf: async (stack, index = 0) => gatewayOf(stack, index).url,
 }));
 
@@ -45,10 +49,13 @@ function gatewayOf(stack: LocalStack, index: number) {
 
 interface PluginApp {
   readonly url: string;
+  readonly metrics: CapturingMetrics;
   stop(): Promise<void>;
 }
 
 const apps = new WeakMap<LocalStack, Map<number, Promise<PluginApp>>>();
+/** The plugin apps' metrics per stack, summed over its gateways. */
+const appMetrics = new WeakMap<LocalStack, CapturingMetrics[]>();
 const running = new Set<Promise<PluginApp>>();
 
 /** The plugin in an Express app that answers every path it lets through, as the stack's echo backend does. */
@@ -63,8 +70,11 @@ async function startPluginApp(stack: LocalStack, index: number, now?: () => numb
     region: LOCAL_REGION,
     credentials: LOCAL_AWS_CREDENTIALS,
   });
+  const metrics = new CapturingMetrics();
+  appMetrics.set(stack, [...(appMetrics.get(stack) ?? []), metrics]);
   const control: AccessControl = createAccessControl({
     ...config,
+    metrics,
     redis,
     reporting: 'sns',
     snsClient,
@@ -79,6 +89,7 @@ async function startPluginApp(stack: LocalStack, index: number, now?: () => numb
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    metrics,
     async stop() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -94,6 +105,13 @@ export const PLUGIN_PATH: AccessPath = {
   entry: {},
   refusedCredential: 401,
   refusedLimit: 429,
+  counts: (stack) => {
+    const totals: Record<string, number> = {};
+    for (const { counts } of appMetrics.get(stack) ?? []) {
+      for (const [name, value] of Object.entries(counts)) totals[name] = (totals[name] ?? 0) + value;
+    }
+    return totals;
+  },
   urlOf: async (stack, index = 0, now) => {
     let perGateway = apps.get(stack);
     if (perGateway === undefined) {

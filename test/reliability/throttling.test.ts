@@ -4,12 +4,14 @@
  * 20: once its first call has been answered and the bucket rested, 200 concurrent calls give 20 allowed
  * (exactly, when they all reach Redis within one emission interval; one more per 100 ms the burst lasts
  * on a loaded machine), then paced calls are allowed 10 per second. The platform then counts exactly the allowed calls: the
- * throttled ones never reach it. docs/throttling.md.
+ * throttled ones never reach it. Through the gateway's authorizer and through the code plugin alike
+ * (test/e2e/access-paths.ts). docs/throttling.md.
  */
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../local/stack';
+import { type AccessPath, AUTHORIZER_AND_PLUGIN, stopPluginApps } from '../e2e/access-paths';
 import { IN_PROCESS_COMMAND_TIMEOUT_MS } from '../e2e/fixtures';
 import { describeOnTopologies, REAL_REDIS_TOPOLOGIES } from '../support/redis-topology';
 import { SERVICE_ID, serviceFixture } from './support/fixture';
@@ -41,13 +43,24 @@ function get(url: string, key: string): Promise<{ status: number; body: string }
   });
 }
 
+/** What each path's refusal body says of the throttle. */
+const THROTTLE_REFUSAL: Readonly<Record<AccessPath['name'], object>> = {
+  rest: { reason: 'rate_limited', max: String(BURST), period: 'second', reset: '1' },
+  http: { reason: 'rate_limited', max: String(BURST), period: 'second', reset: '1' },
+  plugin: { reason: 'rate_limited', limit: BURST, limitPeriod: 'second', reset: 1 },
+};
+
 describeOnTopologies(REAL_REDIS_TOPOLOGIES, (redis) => {
   let stack: LocalStack | undefined;
-  afterAll(async () => {
+  afterEach(async () => {
+    await stopPluginApps();
     await stack?.stop();
+    stack = undefined;
+    // Each path starts from an empty Redis: the same service and application run on both.
+    await redis().flushAll();
   });
 
-  describe('a plan throttled at rate 10, burst 20', () => {
+  describe.each(AUTHORIZER_AND_PLUGIN)('a plan throttled at rate 10, burst 20 ($name)', (path) => {
     it('allows 20 of 200 concurrent calls (one more per 100 ms they take), then 10 a second; the platform counts only the allowed', {
       timeout: 60_000,
     }, async () => {
@@ -63,7 +76,7 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (redis) => {
         // A Redis call timed out under the burst goes to the platform unthrottled, as designed: not under test.
         redisCommandTimeoutMs: IN_PROCESS_COMMAND_TIMEOUT_MS,
       });
-      const { gatewayUrl } = stack;
+      const gatewayUrl = await path.urlOf(stack);
       const key = fixture.active[0]?.userKey ?? '';
       // Not measured: the connections of the burst, opened on a route that matches nothing (404), and the
       // application's first call (the platform's answer, and the loading it brings); then the bucket rests.
@@ -75,7 +88,7 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (redis) => {
         async () => {
           const { status, body } = await get(`${gatewayUrl}/v1/words/hello.json`, key);
           if (status === 200) return true;
-          if (status !== 403) throw new Error(`unexpected ${status}: ${body}`);
+          if (status !== path.refusedLimit) throw new Error(`unexpected ${status}: ${body}`);
           if (refusals.length === 0) refusals.push(body);
           return false;
         },
@@ -83,14 +96,9 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (redis) => {
       );
       console.log(`[throttling on ${redis().topology}] ${JSON.stringify(traffic)}`);
       expectThrottled(traffic);
-      expect(JSON.parse(refusals[0] ?? '{}')).toMatchObject({
-        reason: 'rate_limited',
-        max: String(BURST),
-        period: 'second',
-        reset: '1',
-      });
+      expect(JSON.parse(refusals[0] ?? '{}')).toMatchObject(THROTTLE_REFUSAL[path.name]);
       const allowed = 1 + traffic.burstAllowed + traffic.perSecond.reduce((sum, count) => sum + count, 0);
-      const calls = stack.metrics();
+      const calls = path.counts(stack);
       await stack.flush();
       const platform = stack.platform;
       const app = fixture.active[0];

@@ -98,6 +98,9 @@ async function platformHits(userKey: string): Promise<number> {
   return Number(match[1]);
 }
 
+/** A call of the roomy application, as a framework hands it over. */
+const ROOMY_CALL = { method: 'GET', url: '/v1/words/a', headers: { apikey: 'key-roomy' } };
+
 async function listen(server: http.Server): Promise<string> {
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -276,7 +279,7 @@ describe('frameworks', () => {
     clock.at += HOUR;
     const control = plugin({ redis: redisServer.settings, throttles: { Roomy: { rate: 1, burst: 3 } } });
     const before = await platformHits('key-roomy');
-    const request = { method: 'GET', url: '/v1/words/a', headers: { apikey: 'key-roomy' } };
+    const request = ROOMY_CALL;
     let allowed = 0;
     let refusal: Awaited<ReturnType<AccessControl['check']>> | undefined;
     for (let i = 0; i < 50 && refusal === undefined; i++) {
@@ -323,7 +326,7 @@ describe('never throws into the application', () => {
   it('without Redis, asks the platform for every call (authrep: the slow path), and the platform counts each', async () => {
     const control = plugin();
     const before = await platformHits('key-roomy');
-    const request = { method: 'GET', url: '/v1/words/a', headers: { apikey: 'key-roomy' } };
+    const request = ROOMY_CALL;
     for (let i = 0; i < 3; i++) expect((await control.check(request)).allowed).toBe(true);
     expect((await platformHits('key-roomy')) - before).toBe(3);
   });
@@ -336,11 +339,7 @@ describe('never throws into the application', () => {
     await new Promise((resolve) => closed.close(resolve));
     const control = plugin({ redis: `redis://127.0.0.1:${port}` });
     const before = await platformHits('key-roomy');
-    const outcome = await control.check({
-      method: 'GET',
-      url: '/v1/words/a',
-      headers: { apikey: 'key-roomy' },
-    });
+    const outcome = await control.check(ROOMY_CALL);
     expect(outcome.allowed).toBe(true);
     expect((await platformHits('key-roomy')) - before).toBe(1);
   });
@@ -357,21 +356,13 @@ describe('never throws into the application', () => {
       await new Promise((resolve) => hung.close(resolve));
     });
     const control = plugin({ redis: `redis://127.0.0.1:${port}` });
-    const outcome = await control.check({
-      method: 'GET',
-      url: '/v1/words/a',
-      headers: { apikey: 'key-roomy' },
-    });
+    const outcome = await control.check(ROOMY_CALL);
     expect(outcome.allowed).toBe(true);
   });
 
   it('with the platform down, lets the failure mode decide: strict refuses 503 with Retry-After', async () => {
     const control = plugin({ platformUrl: 'http://127.0.0.1:9', failureMode: 'strict' });
-    const outcome = await control.check({
-      method: 'GET',
-      url: '/v1/words/a',
-      headers: { apikey: 'key-roomy' },
-    });
+    const outcome = await control.check(ROOMY_CALL);
     expect(outcome.allowed).toBe(false);
     expect(!outcome.allowed && outcome.answer.status).toBe(503);
     expect(!outcome.allowed && outcome.answer.headers['retry-after']).toBe('5');
@@ -387,20 +378,12 @@ describe('never throws into the application', () => {
     delete process.env.AWS_DEFAULT_REGION;
     try {
       const closed = plugin({ ...unreadableSecret, failureMode: 'resilient' });
-      const refused = await closed.check({
-        method: 'GET',
-        url: '/v1/words/a',
-        headers: { apikey: 'key-roomy' },
-      });
+      const refused = await closed.check(ROOMY_CALL);
       expect(refused.allowed).toBe(false);
       expect(!refused.allowed && refused.answer.status).toBe(500);
       expect(!refused.allowed && JSON.parse(refused.answer.body).title).toBe('Access check unavailable');
       const open = plugin({ ...unreadableSecret, failureMode: 'allow' });
-      const allowed = await open.check({
-        method: 'GET',
-        url: '/v1/words/a',
-        headers: { apikey: 'key-roomy' },
-      });
+      const allowed = await open.check(ROOMY_CALL);
       expect(allowed.allowed && allowed.grant.checked).toBe(false);
     } finally {
       if (previous.region !== undefined) process.env.AWS_REGION = previous.region;
