@@ -8,6 +8,11 @@ export interface BenchOptions {
   readonly check: boolean;
   /** Simulated SNS publish latency, applied identically to the project and the baseline. */
   readonly snsLatencyMs: number;
+  /**
+   * How long the application workloads' platform takes to answer (a same-Region round trip), for the
+   * plugin's first calls and the original plugin design's every call.
+   */
+  readonly platformLatencyMs: number;
   /** A smaller run for a quick look; its figures are noisier. */
   readonly quick: boolean;
   readonly reportWindowSeconds: number;
@@ -15,10 +20,14 @@ export interface BenchOptions {
   readonly workloads: readonly WorkloadName[];
 }
 
+/** A same-Region round trip to the platform. */
+export const DEFAULT_PLATFORM_LATENCY_MS = 20;
+
 export const USAGE = `Usage: npm run bench -- [--check] [--quick] [--sns-latency-ms N] [--report-window-seconds N]
   --check                    exit non-zero when any target FAILs
   --quick                    a smaller run (noisier figures)
   --sns-latency-ms N         simulated SNS publish latency, same for project and baseline (default 10)
+  --platform-latency-ms N    the application workloads' platform answers after N ms (default ${DEFAULT_PLATFORM_LATENCY_MS})
   --report-window-seconds N  the authorizer's report window (default ${defaultOf('reportWindowSeconds')}, the config default)
   --workloads a,b            run only these workloads (default all: ${WORKLOAD_NAMES.join(', ')})`;
 
@@ -49,6 +58,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let check = false;
   let quick = false;
   let snsLatencyMs = 10;
+  let platformLatencyMs = DEFAULT_PLATFORM_LATENCY_MS;
   let reportWindowSeconds: number = defaultOf('reportWindowSeconds');
   let workloads: readonly WorkloadName[] = WORKLOAD_NAMES;
   for (let i = 0; i < argv.length; i++) {
@@ -64,6 +74,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       case '--sns-latency-ms':
         snsLatencyMs = integerFlag(flag, value(), 10_000);
         break;
+      case '--platform-latency-ms':
+        platformLatencyMs = integerFlag(flag, value(), 10_000);
+        break;
       case '--report-window-seconds':
         reportWindowSeconds = integerFlag(flag, value(), MAX_REPORT_WINDOW_SECONDS);
         break;
@@ -74,5 +87,5 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         throw new UsageError(`unknown argument ${JSON.stringify(argv[i])}`);
     }
   }
-  return { check, quick, snsLatencyMs, reportWindowSeconds, workloads };
+  return { check, quick, snsLatencyMs, platformLatencyMs, reportWindowSeconds, workloads };
 }

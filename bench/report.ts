@@ -4,7 +4,11 @@ import { type BundleComposition, MODE_LAZY_PACKAGES } from './bundle';
 import type { LatencySummary } from './stats';
 import type { ComparisonResult, TargetResult } from './targets';
 
-export type Design = 'project' | 'baseline';
+/**
+ * `project`: this project (the authorizer, or the application behind the plugin); `baseline`: the original
+ * design of the same integration; `unprotected`: the application with no access check at all.
+ */
+export type Design = 'project' | 'baseline' | 'unprotected';
 export type WorkloadName =
   | 'hot'
   | 'spread'
@@ -21,7 +25,10 @@ export type WorkloadName =
   | 'flood-over-limit'
   | 'flood-throttled'
   | 'flood-unknown-keys'
-  | 'hot-without-flood';
+  | 'hot-without-flood'
+  | 'app-serial'
+  | 'app-hot'
+  | 'app-refused';
 
 /** One primary of a cluster run: what it served and what that cost it. */
 export interface PrimaryFigures {

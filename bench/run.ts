@@ -23,13 +23,7 @@ import { createRedisClient } from '../core/budget/redis-client';
 import { credentialIdOf } from '../core/credentials';
 import { silentLogger, silentMetrics } from '../core/observability/observability';
 import { platformClientFromConfig } from '../core/platform/client';
-import {
-  type AccessConfig,
-  configToEnv,
-  LOCAL_SECRET_ENV,
-  parseConfig,
-  type RedisSettings,
-} from '../core/settings/config';
+import { type AccessConfig, configToEnv, LOCAL_SECRET_ENV, parseConfig } from '../core/settings/config';
 import { parseSoapSettings } from '../core/soap/settings';
 import { AUTHORIZER_SERVICE_NAME, createAuthorizerHandler } from '../lambdas/authorizer/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';
@@ -38,8 +32,9 @@ import { NODE_RUNTIME_NAME } from '../lib/lambda-bundles';
 import { type RunningPlatform, startPlatform } from '../local/platform';
 import { evaluateAuthorizerResult, MalformedAuthorizerResultError } from '../local/policy';
 import { LocalQueue, type QueueConsumer } from '../local/queue';
-import { findOnPath, type LocalRedis, startRedisCluster, startRedisServer } from '../local/redis';
-import { LOCAL_REGION, type SnsEndpoint, startSnsEndpoint, topicArn } from '../local/sns-endpoint';
+import { findOnPath, startRedisCluster, startRedisServer } from '../local/redis';
+import { LOCAL_REGION, startSnsEndpoint, topicArn } from '../local/sns-endpoint';
+import { startAppSystem } from './app-system';
 import { parseBenchArgs, UsageError } from './args';
 import { createBaselineAuthorizer, createBaselineReporter } from './baseline';
 import { bundleAuthorizer, initNodeBinaries, measureModuleInit } from './bundle';
@@ -75,8 +70,10 @@ import {
 } from './report';
 import { createSnsClientWithLatency } from './sns-client';
 import { summarizeLatencies, throughput } from './stats';
+import type { Caller, Primary, RedisUnderTest, Servers, System, SystemOptions } from './system';
 import { addPlatformCalls, NO_PLATFORM_CALLS, Tally } from './tally';
 import {
+  type AppFigures,
   comparisonTargets,
   evaluateComparisons,
   evaluateTargets,
@@ -84,7 +81,7 @@ import {
   secondsTouched,
   soundnessProblems,
 } from './targets';
-import { startTokenIssuer, type TokenIssuer } from './token-issuer';
+import { startTokenIssuer } from './token-issuer';
 import {
   FLOOD_UNSEEN_CALLS_PER_SECOND,
   GROUP_ROUNDS,
@@ -120,51 +117,6 @@ const UNUSED_SOAP_BACKEND = 'http://127.0.0.1:9/soap';
 type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
 
 type SoapProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
-
-/** A traffic's calls as one system makes them: `send` is timed, `outcome` classifies after the run. */
-interface Caller {
-  send(index: number): Promise<unknown>;
-  outcome(settled: PromiseSettledResult<unknown>, index: number): string;
-}
-
-/** One design in one set-up wired to the shared servers, with its own clients, as its Lambdas would have. */
-interface System {
-  readonly design: Design;
-  readonly setup: Setup;
-  /** The calls of `load` as this system receives them (tokens are had here, before any timing). */
-  caller(load: Traffic): Promise<Caller>;
-  /** Commands the authorizer's Redis client has sent so far. */
-  readonly redisCommandsSent: () => number;
-  /** Delivers every held report message to the reporter (and, for the project, runs the sweep). */
-  flush(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** A primary of the Redis under test, with an admin connection of its own (not counted anywhere). */
-interface Primary {
-  readonly address: string;
-  readonly admin: Redis;
-}
-
-/** The Redis a workload runs on: one redis-server, or a cluster (one entry per primary). */
-interface RedisUnderTest {
-  readonly name: 'single' | 'cluster';
-  readonly server: LocalRedis;
-  readonly settings: RedisSettings;
-  readonly primaries: readonly Primary[];
-}
-
-interface Servers {
-  readonly redis: RedisUnderTest;
-  readonly platform: RunningPlatform;
-  readonly sns: SnsEndpoint;
-  readonly issuer: TokenIssuer;
-}
-
-interface SystemOptions {
-  readonly snsLatencyMs: number;
-  readonly reportWindowSeconds: number;
-}
 
 /** The largest `unseenCredentialCallsPerSecond` the setting takes. */
 const UNSEEN_CALLS_OUT_OF_REACH = 100_000;
@@ -300,6 +252,7 @@ function startSystem(
   options: SystemOptions,
 ): System {
   const setup = SETUPS[setupName];
+  if (setup.request === 'app') return startAppSystem(servers, redis, design, setup, options);
   const name = `bench-${design}-${setupName}-${redis.name}`;
   const config = accessConfig(servers, redis, name, setup, options.reportWindowSeconds);
   const redisSettings = config.redis as NonNullable<AccessConfig['redis']>;
@@ -318,53 +271,54 @@ function startSystem(
   if (design === 'project') {
     const deciderPorts = { ...ports, redis: authorizerRedis, sns, platform: authorizerPlatform };
     // The Lambda that receives the set-up's calls: the REST authorizer, or the SOAP proxy on the same ports.
-    const callers: Readonly<Record<RequestShape, () => (load: Traffic) => Promise<Caller>>> = {
-      rest: () => {
-        const authorize = createAuthorizerHandler(deciderPorts);
-        return async (load) => authorizerCaller(authorize, load.events);
-      },
-      'http-v2': () => {
-        const authorize = createAuthorizerHandler(deciderPorts);
-        return async (load) => {
-          let made = 0;
-          const events = eventsOf(load, (call) => httpV2AuthorizerEvent(call.key, call.endpoint, made++));
-          return simpleResponseCaller(authorize, events);
-        };
-      },
-      'app-id': () => {
-        const authorize = createAuthorizerHandler(deciderPorts);
-        const header = config.appIdHeader;
-        return async (load) =>
-          authorizerCaller(
-            authorize,
-            eventsOf(load, (call) => withCredentialHeader(call, header, call.key)),
-          );
-      },
-      bearer: () => {
-        const authorize = createAuthorizerHandler(deciderPorts);
-        return async (load) => {
-          const tokens = new Map<string, string>();
-          for (const key of load.keys) tokens.set(key, await servers.issuer.token(key));
-          const events = eventsOf(load, (call) =>
-            withCredentialHeader(call, 'Authorization', `Bearer ${tokens.get(call.key) as string}`),
-          );
-          return authorizerCaller(authorize, events);
-        };
-      },
-      soap: () => {
-        const proxy = createSoapAccessProxyHandler({
-          ...deciderPorts,
-          settings: parseSoapSettings({ soapBackendUrl: UNUSED_SOAP_BACKEND }),
-          forward: instantBackend,
-        });
-        return async (load) =>
-          soapCaller(
-            proxy,
-            eventsOf(load, (call) => soapProxyEvent(call.key, call.endpoint)),
-          );
-      },
-    };
-    caller = callers[setup.request]();
+    const callers: Readonly<Record<Exclude<RequestShape, 'app'>, () => (load: Traffic) => Promise<Caller>>> =
+      {
+        rest: () => {
+          const authorize = createAuthorizerHandler(deciderPorts);
+          return async (load) => authorizerCaller(authorize, load.events);
+        },
+        'http-v2': () => {
+          const authorize = createAuthorizerHandler(deciderPorts);
+          return async (load) => {
+            let made = 0;
+            const events = eventsOf(load, (call) => httpV2AuthorizerEvent(call.key, call.endpoint, made++));
+            return simpleResponseCaller(authorize, events);
+          };
+        },
+        'app-id': () => {
+          const authorize = createAuthorizerHandler(deciderPorts);
+          const header = config.appIdHeader;
+          return async (load) =>
+            authorizerCaller(
+              authorize,
+              eventsOf(load, (call) => withCredentialHeader(call, header, call.key)),
+            );
+        },
+        bearer: () => {
+          const authorize = createAuthorizerHandler(deciderPorts);
+          return async (load) => {
+            const tokens = new Map<string, string>();
+            for (const key of load.keys) tokens.set(key, await servers.issuer.token(key));
+            const events = eventsOf(load, (call) =>
+              withCredentialHeader(call, 'Authorization', `Bearer ${tokens.get(call.key) as string}`),
+            );
+            return authorizerCaller(authorize, events);
+          };
+        },
+        soap: () => {
+          const proxy = createSoapAccessProxyHandler({
+            ...deciderPorts,
+            settings: parseSoapSettings({ soapBackendUrl: UNUSED_SOAP_BACKEND }),
+            forward: instantBackend,
+          });
+          return async (load) =>
+            soapCaller(
+              proxy,
+              eventsOf(load, (call) => soapProxyEvent(call.key, call.endpoint)),
+            );
+        },
+      };
+    caller = callers[setup.request as Exclude<RequestShape, 'app'>]();
     const reporterDeps = {
       ...ports,
       redis: reporterRedis,
@@ -400,6 +354,8 @@ function startSystem(
   return {
     design,
     setup,
+    platform: servers.platform,
+    metered: true,
     caller,
     redisCommandsSent: counter.sent,
     async flush() {
@@ -417,8 +373,8 @@ function startSystem(
   };
 }
 
-function platformCalls(servers: Servers): PlatformCalls {
-  const { authorize, authrep, report } = servers.platform.stats();
+function platformCalls(platform: RunningPlatform): PlatformCalls {
+  const { authorize, authrep, report } = platform.stats();
   return { total: authorize + authrep + report, byEndpoint: { authorize, authrep, report } };
 }
 
@@ -559,7 +515,6 @@ interface Prepared {
 /** Warm-up on other keys (JIT, connections, script cache), flushed so none of it is counted; then the priming call. */
 async function prepare(
   redis: RedisUnderTest,
-  servers: Servers,
   system: System,
   workload: WorkloadName,
   spec: Workload,
@@ -584,11 +539,11 @@ async function prepare(
   let allowedBefore = 0;
   if (spec.primed) {
     // The key's first call is the cache miss; the cache-hit figures start after it.
-    const before = platformCalls(servers);
+    const before = platformCalls(system.platform);
     const primed = await drive(caller, 0, 1, 1);
     prime = {
       latencyMs: (primed.latenciesNs[0] as number) / 1e6,
-      platformCalls: platformCallsBetween(before, platformCalls(servers)).total,
+      platformCalls: platformCallsBetween(before, platformCalls(system.platform)).total,
     };
     allowedBefore = primed.outcomes.allow ?? 0;
   }
@@ -635,7 +590,7 @@ async function measureChunk(
   const { system, caller, spec, flood } = prepared;
   const statsBefore = await snapshot(redis);
   const sentBefore = system.redisCommandsSent();
-  const platformBefore = platformCalls(servers);
+  const platformBefore = platformCalls(system.platform);
   const publishedBefore = servers.sns.stats().published;
   const cpuBefore = process.cpuUsage();
   const flooding = flood && floodBeside(flood);
@@ -644,7 +599,7 @@ async function measureChunk(
   const cpu = process.cpuUsage(cpuBefore);
   prepared.spanEnd = process.hrtime.bigint();
   const sent = system.redisCommandsSent() - sentBefore;
-  const platformAfter = platformCalls(servers);
+  const platformAfter = platformCalls(system.platform);
   if (flood)
     flood.platformCalls = addPlatformCalls(
       flood.platformCalls,
@@ -672,7 +627,7 @@ async function measureChunk(
     })),
     flush: {
       durationMs: flushMs,
-      platformCalls: platformCallsBetween(platformAfter, platformCalls(servers)),
+      platformCalls: platformCallsBetween(platformAfter, platformCalls(system.platform)),
     },
   });
 }
@@ -702,7 +657,7 @@ function floodBeside(flood: FloodUnderWay): { stop(): Promise<void> } {
   };
 }
 
-function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): WorkloadResult {
+function resultOf(redis: RedisUnderTest, prepared: Prepared): WorkloadResult {
   const { workload, system, size, spec, load, tally, placement, prime, flood } = prepared;
   if (!tally.complete) throw new Error(`bench: ${workload}/${system.design} left calls unmeasured`);
   const calls = tally.calls;
@@ -714,7 +669,7 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
   const serverCpuSecondsUsed = perPrimary.reduce((sum, primary) => sum + primary.cpuSeconds, 0);
   const scriptMicrosUsed = perPrimary.reduce((sum, primary) => sum + primary.scriptMicros, 0);
   const reported = load.keys.reduce(
-    (sum, key) => sum + servers.platform.usage(system.setup.serviceId, key, 'hits', 'eternity'),
+    (sum, key) => sum + system.platform.usage(system.setup.serviceId, key, 'hits', 'eternity'),
     0,
   );
   const primaries: PrimaryFigures[] | undefined =
@@ -759,7 +714,11 @@ function resultOf(redis: RedisUnderTest, servers: Servers, prepared: Prepared): 
     snsPublishes: tally.snsPublishes,
     platformCalls: tally.platformCalls,
     flush: { durationMs: tally.flushDurationMs, platformCalls: tally.flushPlatformCalls },
-    reportedUsage: { allowed: prepared.allowedBefore + (tally.outcomes.allow ?? 0), reported },
+    // An unprotected app meters nothing: none of its calls was allowed by an access check.
+    reportedUsage: {
+      allowed: system.metered ? prepared.allowedBefore + (tally.outcomes.allow ?? 0) : 0,
+      reported,
+    },
     ...(prime && { prime }),
     ...(primaries && { primaries }),
     ...(flood && {
@@ -863,23 +822,27 @@ async function stopRedis(redis: RedisUnderTest): Promise<void> {
   await redis.server.stop();
 }
 
-/** The platform with the run's applications on their services. */
+/** The platforms (at once, and at the run's latency) with the run's applications on their services. */
 async function startServers(
   applications: Partial<Record<BenchServiceId, string[]>>,
   overLimit: ReadonlySet<string>,
   placement: Placement | undefined,
+  platformLatencyMs: number,
 ): Promise<Servers> {
   const redis = await startSingle(placement);
-  const platform = await startPlatform({ config: benchPlatformConfig(applications, overLimit), port: 0 });
+  const config = benchPlatformConfig(applications, overLimit);
+  const platform = await startPlatform({ config, port: 0 });
+  const distantPlatform = await startPlatform({ config, port: 0, latencyMs: platformLatencyMs });
   const sns = await startSnsEndpoint();
   const issuer = await startTokenIssuer(platform.url);
-  return { redis, platform, sns, issuer };
+  return { redis, platform, distantPlatform, sns, issuer };
 }
 
 async function stopServers(servers: Servers): Promise<void> {
   await servers.issuer.stop();
   await servers.sns.stop();
   await servers.platform.stop();
+  await servers.distantPlatform.stop();
   await stopRedis(servers.redis);
 }
 
@@ -911,7 +874,7 @@ async function runOn(
       for (const { workload, design } of group) {
         const spec = WORKLOADS[workload];
         const system = systemFor(design, spec.setup);
-        prepared.push(await prepare(redis, servers, system, workload, spec, quick));
+        prepared.push(await prepare(redis, system, workload, spec, quick));
       }
       const { group: groupName } = WORKLOADS[(group[0] as Run).workload];
       const rounds = groupName === undefined ? 1 : GROUP_ROUNDS[groupName][quick ? 'quick' : 'full'];
@@ -919,7 +882,7 @@ async function runOn(
       for (const { member, from, count } of interleavedChunks(members, rounds)) {
         await measureChunk(redis, servers, member, from, count);
       }
-      results.push(...prepared.map((member) => resultOf(redis, servers, member)));
+      results.push(...prepared.map((member) => resultOf(redis, member)));
     }
   } finally {
     await Promise.all([...systems.values()].map((system) => system.close()));
@@ -998,12 +961,43 @@ async function hotLogBytes(
   }
 }
 
-/** The baseline is the original design on the key header: it has no set-ups. */
+/** The application workloads' figures the targets judge, from those the run had. */
+function appFigures(
+  find: (workload: WorkloadName, design: Design) => WorkloadResult | undefined,
+): AppFigures {
+  const p50 = (design: Design) => find('app-serial', design)?.latency.p50Ms;
+  const [unprotected, project, baseline] = [p50('unprotected'), p50('project'), p50('baseline')];
+  const hot = find('app-hot', 'project');
+  const hotBaseline = find('app-hot', 'baseline');
+  const refused = find('app-refused', 'project');
+  return {
+    ...(unprotected !== undefined &&
+      project !== undefined &&
+      baseline !== undefined && { serial: { unprotected, project, baseline } }),
+    ...(hot &&
+      hotBaseline && {
+        hot: {
+          projectPerSecond: hot.authorizationsPerSecond,
+          baselinePerSecond: hotBaseline.authorizationsPerSecond,
+          redisCommandsPerCall: hot.redis.sentPerAuthorization,
+        },
+      }),
+    ...(refused && { refusedRedisCommandsPerCall: refused.redis.sentPerAuthorization }),
+  };
+}
+
+/**
+ * The baseline is the original design on the key header: the authorizer's (rest) or the plugin's (app); it
+ * has no other set-ups. An unprotected design is the application's only.
+ */
 function checkWorkloadTable(): void {
   for (const workload of WORKLOAD_NAMES) {
     const spec = WORKLOADS[workload];
-    if (spec.designs.includes('baseline') && spec.setup !== 'rest') {
-      throw new Error(`bench workload ${workload}: the baseline runs the rest set-up only`);
+    if (spec.designs.includes('baseline') && spec.setup !== 'rest' && spec.setup !== 'app') {
+      throw new Error(`bench workload ${workload}: the baseline runs the rest and app set-ups only`);
+    }
+    if (spec.designs.includes('unprotected') && spec.setup !== 'app') {
+      throw new Error(`bench workload ${workload}: only the app set-up runs unprotected`);
     }
   }
 }
@@ -1018,6 +1012,7 @@ async function main(): Promise<number> {
   const applications = applicationsOf(options.workloads, options.quick);
   console.log(
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
+      `platform latency of the application workloads ${options.platformLatencyMs} ms, ` +
       `concurrency ${CONCURRENCY} (1 for the serial workloads)${options.quick ? ', quick run' : ''}`,
   );
   const placement = pinBench(console.log);
@@ -1026,6 +1021,7 @@ async function main(): Promise<number> {
     applications,
     overLimitApplicationsOf(options.workloads, options.quick),
     placement,
+    options.platformLatencyMs,
   );
   try {
     const [first] = servers.redis.primaries as [Primary];
@@ -1166,6 +1162,7 @@ async function main(): Promise<number> {
         authorizationsPerPrimary: spreadCluster.primaries.map((primary) => primary.authorizations),
       }),
       designs: { hot: bothDesigns('hot'), spread: bothDesigns('spread'), cold: bothDesigns('cold') },
+      app: appFigures(find),
     }).concat(comparisonTargets(comparisons));
     const report: BenchReport = {
       startedAt,

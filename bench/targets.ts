@@ -63,6 +63,12 @@ export const LIMITS = {
    * many µs (issue 34): Redis runs scripts on one thread, so 1 / script time is a shard's decisions a second.
    */
   hitScriptMicros: 10,
+  /** The plugin may add at most this to the bare application's p50, one caller (issue 30). */
+  appP50AddedMs: 0.3,
+  /** The plugin's p50 at most this fraction of the original plugin design's, one caller (issue 30). */
+  appP50OfOriginal: 0.1,
+  /** The plugin's throughput at least this many times the original plugin design's, 32 callers (issue 30). */
+  appThroughputSpeedUp: 3,
 } as const;
 
 /**
@@ -150,6 +156,21 @@ export interface FloodFigures {
   readonly executedPerCall: number;
 }
 
+/** The application workloads (issue 30): the app behind the plugin, bare, and behind the original plugin design. */
+export interface AppFigures {
+  /** app-serial, one caller: the p50 of each design (ms). */
+  readonly serial?: { readonly unprotected: number; readonly project: number; readonly baseline: number };
+  /** app-hot, 32 callers. */
+  readonly hot?: {
+    readonly projectPerSecond: number;
+    readonly baselinePerSecond: number;
+    /** Commands the plugin's Redis connection sent per allowed call (cache hits: the key was primed). */
+    readonly redisCommandsPerCall: number;
+  };
+  /** app-refused: commands the plugin's Redis connection sent per refused call of a key over its limit. */
+  readonly refusedRedisCommandsPerCall?: number;
+}
+
 export interface TargetInputs {
   readonly reportWindowSeconds: number;
   /** Absent when the run left the hot workload out (`--workloads`): its targets are then not judged. */
@@ -173,6 +194,8 @@ export interface TargetInputs {
   readonly loadPerCore?: { readonly start: number; readonly end: number };
   /** Each side-by-side workload the run had (`--workloads` may leave some out): the others are not judged. */
   readonly designs?: Readonly<Partial<Record<SideBySideWorkload, SideBySideFigures>>>;
+  /** The application workloads the run had; absent ones are not judged. */
+  readonly app?: AppFigures;
 }
 
 /** The largest distance of a primary's share from an even split, as a fraction of the even share. */
@@ -209,6 +232,7 @@ export function evaluateTargets({
   hitScriptRoundMicros,
   loadPerCore,
   designs = {},
+  app = {},
 }: TargetInputs): TargetResult[] {
   const loaded = loadPerCore && Math.max(loadPerCore.start, loadPerCore.end) >= LIMITS.loadedPerCore;
   const unjudgedWhenLoaded = (target: TargetResult): TargetResult =>
@@ -221,6 +245,7 @@ export function evaluateTargets({
       : target;
   return [
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
+    ...appTargets(app),
     ...againstOriginalDesign(designs).map(unjudgedWhenLoaded),
     // Redis's script time is wall time: a machine loaded past its cores preempts Redis inside scripts.
     ...(hitScriptRoundMicros && hitScriptRoundMicros.length > 0
@@ -368,6 +393,56 @@ function hotKeyTargets({ project, baseline }: HotKeyFigures, reportWindowSeconds
       pass: project.authorizationsPerSecond >= LIMITS.throughputSpeedUp * baseline.authorizationsPerSecond,
     },
   ];
+}
+
+/** The plugin against the bare application and the original plugin design, same run (issue 30). */
+function appTargets({ serial, hot, refusedRedisCommandsPerCall }: AppFigures): TargetResult[] {
+  const targets: TargetResult[] = [];
+  if (hot) {
+    const ratio = hot.projectPerSecond / hot.baselinePerSecond;
+    targets.push(
+      {
+        id: 'app-hit-redis',
+        target: `app behind the plugin, cache hit: Redis commands per call <= ${LIMITS.redisCommandsPerHit}`,
+        measured: fixed(hot.redisCommandsPerCall, 3),
+        pass: hot.redisCommandsPerCall <= LIMITS.redisCommandsPerHit,
+      },
+      {
+        id: 'app-throughput',
+        target: `app, 32 callers: the plugin's throughput >= ${LIMITS.appThroughputSpeedUp} x the original plugin design's`,
+        measured: `${grouped(hot.projectPerSecond)}/s against ${grouped(hot.baselinePerSecond)}/s (${fixed(ratio)}x)`,
+        pass: hot.projectPerSecond >= LIMITS.appThroughputSpeedUp * hot.baselinePerSecond,
+      },
+    );
+  }
+  if (refusedRedisCommandsPerCall !== undefined) {
+    targets.push({
+      id: 'app-refusal-redis',
+      target: `app behind the plugin, a key over its limit that keeps calling: Redis commands per refusal <= ${LIMITS.floodRedisCommandsPerCall}`,
+      measured: fixed(refusedRedisCommandsPerCall, 4),
+      pass: refusedRedisCommandsPerCall <= LIMITS.floodRedisCommandsPerCall,
+    });
+  }
+  if (serial) {
+    const added = serial.project - serial.unprotected;
+    targets.push(
+      {
+        id: 'app-p50-added',
+        target: `app, one caller: p50 the plugin adds to the bare app <= ${LIMITS.appP50AddedMs} ms`,
+        measured: `${signed(added, 3)} ms (${fixed(serial.project, 3)} against ${fixed(serial.unprotected, 3)} ms)`,
+        pass: added <= LIMITS.appP50AddedMs,
+      },
+      {
+        id: 'app-p50-vs-original',
+        target: `app, one caller: the plugin's p50 <= ${LIMITS.appP50OfOriginal} x the original plugin design's`,
+        measured:
+          `${fixed(serial.project, 3)} against ${fixed(serial.baseline, 3)} ms ` +
+          `(${fixed(serial.baseline / serial.project, 1)}x faster)`,
+        pass: serial.project <= LIMITS.appP50OfOriginal * serial.baseline,
+      },
+    );
+  }
+  return targets;
 }
 
 /** The project against the original design on the same machine in the same run, workload by workload (issue 23). */

@@ -16,9 +16,9 @@ import type { Design, WorkloadName } from './report';
 
 /**
  * How a call reaches the project: the REQUEST authorizer (the key header, the app id header without a key,
- * or a Bearer token) or the SOAP proxy.
+ * or a Bearer token), the SOAP proxy, or an application's HTTP server (the plugin, app-system.ts).
  */
-export type RequestShape = 'rest' | 'http-v2' | 'app-id' | 'bearer' | 'soap';
+export type RequestShape = 'rest' | 'http-v2' | 'app-id' | 'bearer' | 'soap' | 'app';
 
 export type SetupName =
   | 'rest'
@@ -30,7 +30,8 @@ export type SetupName =
   | 'alerts-off'
   | 'throttled'
   | 'throttle-flood'
-  | 'first-call-bound';
+  | 'first-call-bound'
+  | 'app';
 
 export interface Setup {
   readonly request: RequestShape;
@@ -120,6 +121,14 @@ export const SETUPS: Readonly<Record<SetupName, Setup>> = {
     request: 'rest',
     serviceId: BENCH_SERVICE_ID,
     settings: () => ({ unseenCredentialCallsPerSecond: FLOOD_UNSEEN_CALLS_PER_SECOND }),
+    alerts: false,
+    delivery: 'held',
+  },
+  // An Express app called over HTTP, the key in the header: behind the plugin, the original plugin design or nothing.
+  app: {
+    request: 'app',
+    serviceId: BENCH_SERVICE_ID,
+    settings: () => ({}),
     alerts: false,
     delivery: 'held',
   },
@@ -228,6 +237,8 @@ export function interleavedChunks<Member>(
 const CONCURRENT = 32;
 const SERIAL = 1;
 const BOTH: readonly Design[] = ['project', 'baseline'];
+/** The application: bare, behind the plugin, behind the original plugin design. */
+const APP_DESIGNS: readonly Design[] = ['unprotected', 'project', 'baseline'];
 const PROJECT: readonly Design[] = ['project'];
 
 const hotKey = (calls: number, warmupCalls: number): WorkloadSize => ({
@@ -353,6 +364,37 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
     unknownKeyFlood: { keys: { full: 10_000, quick: 4_000 }, callers: CONCURRENT },
   },
   'hot-without-flood': hotBesideFlood,
+  // One caller: what the plugin adds to the app's own p50, and the original design's p50 (an authrep each).
+  'app-serial': {
+    full: hotKey(2_000, 200),
+    quick: hotKey(300, 100),
+    designs: APP_DESIGNS,
+    redis: 'single',
+    setup: 'app',
+    concurrency: SERIAL,
+    primed: true,
+    group: 'serial',
+  },
+  'app-hot': {
+    full: hotKey(20_000, 2_000),
+    quick: hotKey(3_000, 500),
+    designs: APP_DESIGNS,
+    redis: 'single',
+    setup: 'app',
+    concurrency: CONCURRENT,
+    primed: true,
+  },
+  // One application over its limit that keeps calling the app: refused from the plugin's memory.
+  'app-refused': {
+    full: hotKey(20_000, 2_000),
+    quick: hotKey(3_000, 300),
+    designs: PROJECT,
+    redis: 'single',
+    setup: 'app',
+    concurrency: CONCURRENT,
+    primed: true,
+    refused: 'over-limit',
+  },
 };
 
 function workloadsWhere(refused: (workload: Workload) => boolean): ReadonlySet<string> {

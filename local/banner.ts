@@ -7,6 +7,7 @@ import { SOAP_CREDENTIAL_SCHEMES } from '../core/soap/access-header';
 import { SOAP_VERSIONS } from '../core/soap/envelope';
 import { resourceSample, ruleSample } from '../lambdas/docs/swagger';
 import { WEBHOOK_PATH } from '../lambdas/webhooks/handler';
+import type { PluginApp } from './plugin-app';
 import type { LocalRedis, LocalRedisKind } from './redis';
 import type { LocalStack } from './stack';
 import type { GatewayDefinition, StackDefinition } from './stack-file';
@@ -130,6 +131,27 @@ const REDIS_LABELS: Readonly<Record<LocalRedisKind, (redis: LocalRedis) => strin
   'external-cluster': (redis) => `Redis cluster on ${nodesOf(redis)}`,
 };
 
+/** The Express app behind the plugin: its URL, then a call of each application of its service. */
+function pluginAppLines(
+  definition: StackDefinition,
+  gateway: LocalStack['gateways'][number],
+  gatewayDefinition: GatewayDefinition,
+  app: PluginApp,
+): string[] {
+  const lines = [
+    `Express app behind the plugin, service ${app.serviceId} (one budget with the first API) at ${app.url}`,
+  ];
+  const sample = samplePaths(gatewayDefinition)[0];
+  if (sample === undefined) return lines;
+  for (const consumer of consumers(definition, gateway)) {
+    lines.push(
+      `  # ${consumer.label}`,
+      `  ${curl(sample.method, `${app.url}${sample.path}`, consumer.example)}`,
+    );
+  }
+  return lines;
+}
+
 /** The lines `npm start` prints after its ready line. Demo keys are printed; the provider key never is. */
 const API_LABELS: Readonly<Record<LocalStack['gateways'][number]['apiType'], string>> = {
   rest: 'REST API',
@@ -189,6 +211,9 @@ export function bannerLines(definition: StackDefinition, stack: LocalStack): str
       }
     }
   });
+  if (stack.pluginApp && stack.gateways[0] && definition.gateways[0]) {
+    lines.push('', ...pluginAppLines(definition, stack.gateways[0], definition.gateways[0], stack.pluginApp));
+  }
   lines.push('');
   lines.push(
     `Usage reaches the platform one report window after a call (${stack.gateways

@@ -61,6 +61,7 @@ import {
 import { withHeaders, withOverrides } from './gateway-responses';
 import { type MailSink, startMailSink } from './mail-sink';
 import { type RunningPlatform, startPlatform } from './platform';
+import { type PluginApp, startPluginApp } from './plugin-app';
 import { localPortal } from './portal';
 import { LocalQueue } from './queue';
 import { freePort, type LocalRedis, type RedisChoice, startLocalRedis } from './redis';
@@ -121,6 +122,11 @@ export interface LocalStackOptions {
   readonly webhooks?: boolean;
   /** Environment for THREESCALE_PROVIDER_KEY when the stack is given unparsed; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Also runs the demo's Express app behind the plugin (plugin-app.ts) with the first gateway's settings,
+   * on this port (0: a free one); default none.
+   */
+  readonly pluginApp?: { readonly port: number };
 }
 
 export interface LocalStackGateway {
@@ -198,6 +204,8 @@ export interface LocalStack {
   readonly soapEcho?: SoapEchoServer;
   /** The portal's e-mails (local only), when a gateway serves a portal. */
   readonly mailSink?: MailSink;
+  /** The Express app behind the plugin, when asked for: one budget with the first gateway. */
+  readonly pluginApp?: PluginApp;
   /** Totals of every metric the handlers emitted. */
   metrics(): Readonly<Record<string, number>>;
   /** Every usage alert published so far, oldest first. */
@@ -661,6 +669,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(() => gateway.stop());
 
     const gateways = wired.map((entry) => stackGateway(entry, gateway.url, webhookToken));
+    // The plugin talks through its own duplicate of a client, which the in-memory stand-in cannot make.
+    const pluginAppWanted = options.pluginApp !== undefined && redis.createInMemoryClient === undefined;
+    if (options.pluginApp && !pluginAppWanted) {
+      logger.warn('no Express app behind the plugin: it needs a real Redis (install redis-server)');
+    }
+    const pluginApp =
+      options.pluginApp && pluginAppWanted && gateways[0]
+        ? await startPluginApp({
+            config: gateways[0].config,
+            redis: newRedisClient(gateways[0].config),
+            port: options.pluginApp.port,
+            logger,
+          })
+        : undefined;
+    // Stopped with the gateway, before the flush (so its pending calls are reported); here if the start fails.
+    if (pluginApp) cleanup.push(() => pluginApp.stop());
     if (platform && options.webhooks !== false) {
       for (const entry of gateways) platform.addWebhookUrl(entry.webhookUrl);
       for (const [i, entry] of wired.entries()) {
@@ -687,6 +711,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stopping ??= (async () => {
         // No new calls, then every pending usage to the platform, then the parts, last started first.
         await gateway.stop();
+        await pluginApp?.stop();
         const result = await flush();
         await stopAll(cleanup);
         return result;
@@ -703,6 +728,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       redis,
       ...(soapEcho && { soapEcho }),
       ...(mailSink && { mailSink }),
+      ...(pluginApp && { pluginApp }),
       metrics: () => ({ ...metrics.totals }),
       alerts: () => [...alerts],
       flush,

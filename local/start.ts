@@ -21,7 +21,8 @@ const DUPLICATE_SIGNAL_MS = 1000;
 
 const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--redis-cluster] [--approval] [--verbose]
   --config FILE    a local stack file (default: the bundled demo, local/demo.stack.json)
-  --port N         the gateway's port (default: the file's local.port, else ${DEFAULT_PORT}; 0 picks a free one)
+  --port N         the gateway's port (default: the file's local.port, else ${DEFAULT_PORT}; 0 picks a free one);
+                   the Express app behind the plugin listens on the next port (a free one with 0)
   --redis-cluster  run on a local Redis Cluster of three primaries (cluster mode), started and stopped
                    with the stack, instead of the file's local.redis
   --approval       the local platform requires the provider's approval of new developer accounts
@@ -109,6 +110,7 @@ async function main(argv: readonly string[]): Promise<number> {
       stack: definition,
       port,
       ...(args.values['redis-cluster'] && { redis: 'cluster' as const }),
+      pluginApp: { port: port === 0 ? 0 : port + 1 },
       logger,
       onAlert: (alert) => console.log(alertLine(alert)),
       accessLog: (entry) =>

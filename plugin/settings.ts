@@ -4,7 +4,7 @@
  * reported, whether failed responses count, the refusal callback and tracing. Read from an object or
  * from the environment; a wrong value throws a ConfigError naming the setting when the plugin is built.
  */
-import type { SnsClientSource } from '../adapters/sns/client';
+import type { SnsClientSource } from '../adapters/sns/client-source';
 import { type UnprotectedMethods, unprotectedMethods } from '../contract/gateway-responses';
 import type { LogPort, MetricsPort } from '../core/observability/observability';
 import {

@@ -5,9 +5,9 @@
  * cold start 100-190 ms (issue 23): a cache hit never needs it.
  */
 import type { PublishCommandInput, SNSClient, SNSClientConfig } from '@aws-sdk/client-sns';
+import type { SnsClientSource, SnsSender } from './client-source';
 
-/** A client already built (tests, the local stack), or one built on first use. */
-export type SnsClientSource = SNSClient | (() => Promise<SNSClient>);
+export type { SnsClientSource, SnsSender } from './client-source';
 
 /** The SDK module itself, loaded once; Node keeps it after the first import. */
 export function snsSdk(): Promise<typeof import('@aws-sdk/client-sns')> {
@@ -29,7 +29,7 @@ export function snsClientOnFirstUse(settings: SNSClientConfig): () => Promise<SN
   };
 }
 
-export function snsClientOf(source: SnsClientSource): Promise<SNSClient> {
+export function snsClientOf(source: SnsClientSource): Promise<SnsSender> {
   return typeof source === 'function' ? source() : Promise.resolve(source);
 }
 

@@ -55,6 +55,11 @@ export interface StartPlatformOptions {
   readonly tls?: boolean | TlsMaterial;
   /** Epoch ms; every period and timestamp check reads this clock. */
   readonly now?: () => number;
+  /**
+   * Each request waits this long before it is served, as a platform a network round trip away answers
+   * (the bench sets it); default 0.
+   */
+  readonly latencyMs?: number;
   /** Where undelivered webhooks are said; default console.warn. */
   readonly warn?: (message: string, attributes: Record<string, unknown>) => void;
 }
@@ -126,8 +131,16 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     statusJson: JSON.stringify({ status: 'ok', version: { backend: `${version}-local` } }),
     onApplicationChange: (action, xml) => webhooks.send(action, xml),
   });
+  const latencyMs = options.latencyMs ?? 0;
+  if (!Number.isInteger(latencyMs) || latencyMs < 0) {
+    throw new Error(`latencyMs must be a whole number of milliseconds, 0 or more (got ${latencyMs})`);
+  }
+  const answer: typeof listener =
+    latencyMs === 0
+      ? listener
+      : (request, response) => setTimeout(() => listener(request, response), latencyMs);
   const tls = options.tls === true ? await selfSignedCertificate() : options.tls || undefined;
-  const server: Server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
+  const server: Server = tls ? createHttpsServer(tls, answer) : createHttpServer(answer);
   const port = await listenOnLoopback(server, options.port ?? 0);
   return {
     url: `${tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,

@@ -4,7 +4,7 @@
  * `in-process` reports it from the application's own process. Both keep usage in the same pending
  * keys of Redis, under the same leases, so they mix with the authorizer and the reporter.
  */
-import type { SnsClientSource } from '../../adapters/sns/client';
+import type { SnsClientSource } from '../../adapters/sns/client-source';
 import type { ReportingDeps } from '../../core/reporting/flush-types';
 import type { ReportPublisher } from '../../core/reporting/message';
 import { inProcessReporting } from './in-process';

@@ -12,7 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeServer, listenOnLoopback } from '../../local/http-server';
 import { type RunningPlatform, startPlatform } from '../../local/platform';
 import { READY_PREFIX } from '../../local/start';
-import { call, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
+import { announcement, exitOf } from '../support/child-process';
+import { call, HOURLY_LIMIT, PLATFORM_SECTION, PROVIDER_KEY, USER_GATEWAY, USER_SERVICE } from './fixtures';
 
 const ROOT = join(__dirname, '..', '..');
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -52,7 +53,7 @@ afterEach(async () => {
  * the group as a terminal would and clean-up reaches every process of it. `bare` runs it in node with
  * tsx as a loader, with no tsx CLI in front relaying (or not relaying) signals.
  */
-function startCli(args: readonly string[], options: { bare?: boolean } = {}): Promise<Started> {
+async function startCli(args: readonly string[], options: { bare?: boolean } = {}): Promise<Started> {
   const [command, prefix] = options.bare ? [process.execPath, ['--import', 'tsx']] : [TSX, []];
   const child = spawn(command, [...prefix, 'local/start.ts', ...args], {
     cwd: ROOT,
@@ -60,40 +61,9 @@ function startCli(args: readonly string[], options: { bare?: boolean } = {}): Pr
     detached: true,
   });
   children.push(child);
-  let output = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no ready line within ${START_TIMEOUT_MS} ms:\n${output}`)),
-      START_TIMEOUT_MS,
-    );
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const ready = output.split('\n').find((line) => line.startsWith(READY_PREFIX));
-      const url = ready?.match(/http:\/\/127\.0\.0\.1:\d+/)?.[0];
-      if (url) {
-        clearTimeout(timer);
-        resolve({ child, url, output: () => output });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before its ready line:\n${output}`));
-    });
-  });
-}
-
-function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('did not exit within 30 s')), 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
+  const ready = new RegExp(`^${READY_PREFIX}.*?(http://127\\.0\\.0\\.1:\\d+)`, 'm');
+  const { match, output } = await announcement(child, ready, START_TIMEOUT_MS, 'its ready line');
+  return { child, url: match[1] as string, output };
 }
 
 /**
@@ -181,6 +151,9 @@ describe('npm start (local/start.ts) as a child process', () => {
     const started = await startCli(['--port', '0']);
     const banner = started.output();
     expect(banner).toContain("curl -i -H 'apikey: demo-key-1'");
+    expect(banner).toMatch(
+      /Express app behind the plugin, service 2555417735060 .* at http:\/\/127\.0\.0\.1:\d+/,
+    );
     expect(banner).toContain("-H 'app_id: demo-app-1' -H 'app_key: demo-app-key-1'");
     expect(banner).not.toContain('pk-demo');
 
@@ -218,6 +191,35 @@ describe('npm start (local/start.ts) as a child process', () => {
       }
     },
   );
+
+  it('runs an Express app behind the plugin on one budget with the gateway: the hard limit holds across both, every allowed call reported once', async () => {
+    let platform: RunningPlatform | undefined;
+    try {
+      platform = await startPlatform({ config: { services: PLATFORM_SECTION.services.slice(0, 1) } });
+      const file = stackFileUsing(platform.url);
+      const started = await startCli(['--config', file, '--port', '0']);
+      const appUrl = /Express app behind the plugin, .* at (http:\/\/127\.0\.0\.1:\d+)/.exec(
+        started.output(),
+      )?.[1];
+      expect(appUrl, started.output()).toBeDefined();
+      const headers = { apikey: 'key-limited' };
+      const path = '/v1/words/w.json';
+      // HOURLY_LIMIT calls split across the two paths, then one more on each: refused on both.
+      const statuses: number[] = [];
+      for (let i = 0; i < HOURLY_LIMIT; i++) {
+        statuses.push((await call(`${i % 2 === 0 ? started.url : appUrl}${path}`, { headers })).status);
+      }
+      expect(statuses).toEqual(Array(HOURLY_LIMIT).fill(200));
+      const overApp = await call(`${appUrl}${path}`, { headers });
+      expect(overApp).toMatchObject({ status: 429, body: { reason: 'limits_exceeded' } });
+      expect((await call(`${started.url}${path}`, { headers })).status).toBe(403);
+      started.child.kill('SIGINT');
+      expect(await exitOf(started.child), started.output()).toBe(0);
+      expect(platform.usage(USER_SERVICE, 'app-limited', 'hits', 'hour')).toBe(HOURLY_LIMIT);
+    } finally {
+      await platform?.stop();
+    }
+  });
 
   it('flushes on a terminal Ctrl-C, which signals the whole process group (redis-server too)', async () => {
     let platform: RunningPlatform | undefined;

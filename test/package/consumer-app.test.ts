@@ -5,14 +5,12 @@
  * README's example, so the README stays true. One app runs the aws-cdk-lib this project develops with, one
  * the oldest it supports (the floor of its peer dependency range).
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { developedWith, installInto, pack, ROOT, run } from './npm';
 
-const ROOT = path.join(__dirname, '..', '..');
 const MANIFEST = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   peerDependencies: Record<string, string>;
@@ -20,7 +18,7 @@ const MANIFEST = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'
 };
 /** The oldest aws-cdk-lib the package declares it works with. */
 const OLDEST_AWS_CDK_LIB = (MANIFEST.peerDependencies['aws-cdk-lib'] ?? '').replace(/^\^/, '');
-const DEVELOPED_WITH = (name: string) => require(`${name}/package.json`).version as string;
+const DEVELOPED_WITH = developedWith;
 const STACK_NAME = 'OrdersStack';
 const HTTP_STACK_NAME = 'HttpOrdersStack';
 const MINUTES = 60_000;
@@ -34,20 +32,7 @@ function documentedExample(document: string, file: string): string {
   return block[1] as string;
 }
 
-async function run(command: string, args: readonly string[], cwd: string): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(command, args, {
-      cwd,
-      encoding: 'utf8',
-      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return stdout;
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`);
-  }
-}
+const CDK_ENV = { CDK_DISABLE_VERSION_CHECK: 'true', CDK_DISABLE_CLI_TELEMETRY: 'true' };
 
 /** A new app as `cdk init app --language typescript` writes it, with the stack from the README. */
 function createConsumerApp(directory: string): void {
@@ -136,27 +121,19 @@ async function synthesizeConsumer(
 ): Promise<Synthesized> {
   const directory = path.join(workspace, `app-${awsCdkLib}`);
   createConsumerApp(directory);
-  await run(
-    'npm',
-    [
-      'install',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-      tarball,
-      `aws-cdk-lib@${awsCdkLib}`,
-      `constructs@${DEVELOPED_WITH('constructs')}`,
-      `typescript@${DEVELOPED_WITH('typescript')}`,
-      'ts-node@^10.9.2',
-      `@types/node@${MANIFEST.devDependencies['@types/node']}`,
-    ],
-    directory,
-  );
+  await installInto(directory, [
+    tarball,
+    `aws-cdk-lib@${awsCdkLib}`,
+    `constructs@${DEVELOPED_WITH('constructs')}`,
+    `typescript@${DEVELOPED_WITH('typescript')}`,
+    'ts-node@^10.9.2',
+    `@types/node@${MANIFEST.devDependencies['@types/node']}`,
+  ]);
   const output = await run(
     process.execPath,
     [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices'],
     directory,
+    CDK_ENV,
   );
   const templateOf = (stack: string): TemplateJson => {
     const templateFile = path.join(directory, 'cdk.out', `${stack}.template.json`);
@@ -181,15 +158,9 @@ const consumers = new Map<string, Synthesized>();
 
 beforeAll(async () => {
   workspace = mkdtempSync(path.join(tmpdir(), 'consumer-app-'));
-  const [packed] = JSON.parse(
-    await run('npm', ['pack', '--json', '--pack-destination', workspace], ROOT),
-  ) as Array<{
-    filename: string;
-    files: Array<{ path: string }>;
-  }>;
-  if (!packed) throw new Error('npm pack made no tarball');
-  packedFiles = packed.files.map((file) => file.path);
-  const tarball = path.join(workspace, packed.filename);
+  const packed = await pack(workspace);
+  packedFiles = [...packed.files];
+  const { tarball } = packed;
   // Both apps at once: one installs while the other type-checks and synthesizes.
   const synthesized = await Promise.all(
     CONSUMERS.map(([, awsCdkLib]) => synthesizeConsumer(workspace, tarball, awsCdkLib)),

@@ -6,11 +6,12 @@ import { markdownTable } from '../../../bench/report';
 import { WORKLOAD_NAMES } from '../../../bench/workloads';
 
 describe('parseBenchArgs', () => {
-  it('defaults to a full run, 10 ms SNS latency and the config default window', () => {
+  it('defaults to a full run, 10 ms SNS latency, a 20 ms platform and the config default window', () => {
     expect(parseBenchArgs([])).toEqual({
       check: false,
       quick: false,
       snsLatencyMs: 10,
+      platformLatencyMs: 20,
       reportWindowSeconds: 10,
       workloads: WORKLOAD_NAMES,
     });
@@ -18,11 +19,19 @@ describe('parseBenchArgs', () => {
 
   it('reads every flag, values separate or after =', () => {
     expect(
-      parseBenchArgs(['--check', '--quick', '--sns-latency-ms', '25', '--report-window-seconds=0']),
+      parseBenchArgs([
+        '--check',
+        '--quick',
+        '--sns-latency-ms',
+        '25',
+        '--platform-latency-ms=0',
+        '--report-window-seconds=0',
+      ]),
     ).toEqual({
       check: true,
       quick: true,
       snsLatencyMs: 25,
+      platformLatencyMs: 0,
       reportWindowSeconds: 0,
       workloads: WORKLOAD_NAMES,
     });
@@ -41,6 +50,9 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(['--sns-latency-ms', '-1'])).toThrow(UsageError);
     expect(() => parseBenchArgs(['--sns-latency-ms', '1.5'])).toThrow(UsageError);
     expect(() => parseBenchArgs(['--report-window-seconds', '901'])).toThrow(/from 0 to 900/);
+    expect(() => parseBenchArgs(['--platform-latency-ms', '20ms'])).toThrow(
+      /--platform-latency-ms needs an integer/,
+    );
   });
 });
 

@@ -121,6 +121,57 @@ describe('evaluateTargets', () => {
     expect(failing(withProject({ authorizationsPerSecond: 7_499 }))).toEqual(['hot-throughput']);
   });
 
+  describe('the application workloads (the plugin)', () => {
+    const appHot = { projectPerSecond: 6_000, baselinePerSecond: 1_500, redisCommandsPerCall: 1 };
+    const app: NonNullable<TargetInputs['app']> = {
+      serial: { unprotected: 0.5, project: 0.7, baseline: 21 },
+      hot: appHot,
+      refusedRedisCommandsPerCall: 0.001,
+    };
+    const withApp = (change: Partial<NonNullable<TargetInputs['app']>>) =>
+      failing({ ...passing, app: { ...app, ...change } });
+
+    it('judges each application workload the run had, and only those', () => {
+      const ids = (inputs: TargetInputs) =>
+        evaluateTargets(inputs)
+          .map((r) => r.id)
+          .filter((id) => id.startsWith('app-'));
+      expect(ids({ ...passing, app })).toEqual([
+        'app-hit-redis',
+        'app-throughput',
+        'app-refusal-redis',
+        'app-p50-added',
+        'app-p50-vs-original',
+      ]);
+      expect(ids(passing)).toEqual([]);
+      expect(ids({ ...passing, app: { refusedRedisCommandsPerCall: 0 } })).toEqual(['app-refusal-redis']);
+      expect(withApp({})).toEqual([]);
+    });
+
+    it('holds an allowed cache hit to one Redis round trip and a repeated refusal to 0.01 commands', () => {
+      expect(withApp({ hot: { ...appHot, redisCommandsPerCall: 1.05 } })).toEqual([]);
+      expect(withApp({ hot: { ...appHot, redisCommandsPerCall: 1.06 } })).toEqual(['app-hit-redis']);
+      expect(withApp({ refusedRedisCommandsPerCall: 0.01 })).toEqual([]);
+      expect(withApp({ refusedRedisCommandsPerCall: 0.0101 })).toEqual(['app-refusal-redis']);
+    });
+
+    it('holds the p50 the plugin adds to the bare app to 0.3 ms, and to a tenth of the original design’s', () => {
+      expect(withApp({ serial: { unprotected: 0.5, project: 0.79, baseline: 21 } })).toEqual([]);
+      expect(withApp({ serial: { unprotected: 0.5, project: 0.801, baseline: 21 } })).toEqual([
+        'app-p50-added',
+      ]);
+      expect(withApp({ serial: { unprotected: 0.5, project: 0.7, baseline: 7 } })).toEqual([]);
+      expect(withApp({ serial: { unprotected: 0.5, project: 0.7, baseline: 6.99 } })).toEqual([
+        'app-p50-vs-original',
+      ]);
+    });
+
+    it('holds the throughput at 32 callers to three times the original design’s', () => {
+      expect(withApp({ hot: { ...appHot, projectPerSecond: 4_500 } })).toEqual([]);
+      expect(withApp({ hot: { ...appHot, projectPerSecond: 4_499 } })).toEqual(['app-throughput']);
+    });
+  });
+
   it('holds a refused flood to 0.01 Redis commands sent per call', () => {
     const flood = (sentPerCall: number) =>
       failing({ ...passing, flood: { sentPerCall, executedPerCall: 1 } });

@@ -5,7 +5,7 @@ import { snsClientOf, snsClientOnFirstUse } from '../../../../adapters/sns/clien
 describe('snsClientOnFirstUse', () => {
   it('builds one client with the settings on first use and hands the same one after', async () => {
     const source = snsClientOnFirstUse({ region: 'eu-west-1', maxAttempts: 2 });
-    const [first, second] = await Promise.all([snsClientOf(source), snsClientOf(source)]);
+    const [first, second] = await Promise.all([source(), source()]);
     expect(first).toBeInstanceOf(SNSClient);
     expect(second).toBe(first);
     expect(await first.config.region()).toBe('eu-west-1');
