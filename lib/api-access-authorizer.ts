@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Aspects, Duration, type IAspect, Stack } from 'aws-cdk-lib';
 import type { IRestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
@@ -9,7 +9,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import type { AccessConfig } from '../core/settings/config';
 import { DEFAULT_LOG_RETENTION } from './access-function';
 import {
@@ -40,6 +40,7 @@ import { AccessNetwork, VPC_AZS } from './parts/network';
 import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrls } from './parts/oauth';
 import type { AccessPart } from './parts/part';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
+import { requireSameOptions } from './parts/protection-common';
 import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
 import { WebhooksPart } from './parts/webhooks';
@@ -193,6 +194,7 @@ export class ApiAccessAuthorizer extends Construct {
     this.webhookTokenSecret = webhooks?.tokenSecret;
     this.alertsTopic = alerts?.topic;
     this.dashboard = dashboard ? dashboard.dashboard : undefined;
+    Aspects.of(this).add(new WarnWhenProtectingNothing(this, this.protections));
   }
 
   /**
@@ -219,7 +221,7 @@ export class ApiAccessAuthorizer extends Construct {
   }
 
   private protectHttpApi(api: IHttpApi, options: HttpProtectOptions): HttpApiProtection {
-    const existing = this.ownProtection(api, HttpApiProtection.of(api));
+    const existing = this.ownProtection(api, HttpApiProtection.of(api), options);
     if (existing) return existing;
     const protection = new HttpApiProtection({ api, authorizer: this.authorizerPart, options });
     this.protections.add(protection);
@@ -228,7 +230,7 @@ export class ApiAccessAuthorizer extends Construct {
   }
 
   private protectRestApi(api: IRestApi, options: ProtectOptions): ApiProtection {
-    const existing = this.ownProtection(api, ApiProtection.of(api));
+    const existing = this.ownProtection(api, ApiProtection.of(api), options);
     if (existing) return existing;
     const protection = ApiProtection.create({
       api,
@@ -241,14 +243,41 @@ export class ApiAccessAuthorizer extends Construct {
     return protection;
   }
 
-  /** This construct's protection of `api`, if any; another construct's is an error. */
+  /**
+   * This construct's protection of `api`, if any, asked for with the same options; other options, or
+   * another construct's protection, are an error.
+   */
   private ownProtection<P extends ApiProtection | HttpApiProtection>(
     api: IRestApi | IHttpApi,
     existing: P | undefined,
+    options: object,
   ): P | undefined {
-    if (existing === undefined || this.protections.has(existing)) return existing;
+    if (existing === undefined) return undefined;
+    if (this.protections.has(existing)) {
+      requireSameOptions(api, existing.options, options);
+      return existing;
+    }
     throw new Error(
       `${api.node.path} is already protected by another ApiAccessAuthorizer (${existing.node.path})`,
+    );
+  }
+}
+
+/**
+ * A construct that protects no API checks no call: every method stays open while the stack looks
+ * protected. Not an error, as a stack may protect its APIs in a later release; a warning at synthesis.
+ */
+class WarnWhenProtectingNothing implements IAspect {
+  constructor(
+    private readonly access: Construct,
+    private readonly protections: ReadonlySet<unknown>,
+  ) {}
+
+  public visit(node: IConstruct): void {
+    if (node !== this.access || this.protections.size > 0) return;
+    Annotations.of(node).addWarningV2(
+      'apigw-access-management:protectsNothing',
+      `${node.node.path} protects no API, so no call is checked, metered or limited: call protect(api) with each RestApi or HttpApi it guards.`,
     );
   }
 }

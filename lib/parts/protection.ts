@@ -20,11 +20,17 @@ import {
   type UnprotectedMethods,
   unprotectedMethods,
 } from '../../contract/gateway-responses';
-import { type AccessConfig, ConfigError } from '../../core/settings/config';
+import type { AccessConfig } from '../../core/settings/config';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
 import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';
-import { allowAuthorizerInvoke, ProtectionRegistry, validateEntriesUsed } from './protection-common';
+import {
+  allowAuthorizerInvoke,
+  canonicalOptions,
+  ProtectionRegistry,
+  requireAnEndpoint,
+  validateEntriesUsed,
+} from './protection-common';
 
 export interface ProtectOptions {
   /**
@@ -151,6 +157,8 @@ export class ApiProtection extends Construct implements IAuthorizer {
   public readonly ledger: ProtectionLedger;
   public readonly open: UnprotectedMethods;
   public readonly exempt = new Map<CfnMethod, string>();
+  /** The options it was created with, canonical: a second protect() must repeat them. */
+  public readonly options: string;
   private readonly authorizerFunction: AuthorizerFunction;
   private cfnAuthorizer?: CfnAuthorizer;
 
@@ -168,6 +176,7 @@ export class ApiProtection extends Construct implements IAuthorizer {
     this.api = props.api;
     this.restApiId = props.api.restApiId;
     this.authorizerFunction = props.authorizer;
+    this.options = canonicalOptions(props.options);
     this.open = unprotectedMethods(props.options.unprotectedMethods);
     this.ledger = new ProtectionLedger(props.authorizer.identitySources, this.open);
     const stage = protections.register(props.api, this.restApiId, this);
@@ -187,33 +196,9 @@ export class ApiProtection extends Construct implements IAuthorizer {
     }
     Aspects.of(stage).add(new ProtectEveryMethod(this), { priority: AspectPriority.MUTATING });
     validateEntriesUsed(this, this.ledger, 'method', props.api);
-    if (kind === 'imported') this.requireAMethod(props.options.methodsAttachedElsewhere ?? []);
-  }
-
-  /**
-   * An imported API's methods are usually defined elsewhere, and CDK can only guard those this app creates:
-   * an authorizer attached to none of them would leave the whole API open while looking protected.
-   */
-  private requireAMethod(attachedElsewhere: readonly string[]): void {
-    const names = unprotectedMethods(attachedElsewhere, 'methodsAttachedElsewhere').entries;
-    const unnamed = names.find((entry) => !entry.includes(' '));
-    if (unnamed !== undefined) {
-      throw new ConfigError(
-        'methodsAttachedElsewhere',
-        `entries must each name a method and a resource path, such as GET /orders (got ${JSON.stringify(unnamed)})`,
-      );
+    if (kind === 'imported') {
+      requireAnEndpoint(this, this.ledger, 'method', props.api, props.options.methodsAttachedElsewhere ?? []);
     }
-    if (names.length > 0) return;
-    this.node.addValidation({
-      validate: () =>
-        this.ledger.protectsAnyMethod()
-          ? []
-          : [
-              `${this.api.node.path} is imported and this app defines none of its methods, so its authorizer would guard nothing and every method would stay open. ` +
-                'Define the methods in this app (api.root.resourceForPath(...).addMethod(...)), or protect the construct that defines them; ' +
-                'if you attach the authorizer yourself (protection.authorizerId), list those methods in protect(api, { methodsAttachedElsewhere: ["GET /orders"] }).',
-            ],
-    });
   }
 
   /** The API Gateway authorizer of the methods CDK creates (created on first use for a SpecRestApi). */

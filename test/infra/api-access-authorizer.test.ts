@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -346,5 +346,29 @@ describe('an app that loads another copy of aws-cdk-lib', () => {
       }
       Object.assign(load.cache, saved);
     }
+  });
+});
+
+describe('a construct that protects no API', () => {
+  const warnings = (stack: Stack) =>
+    Annotations.fromStack(stack)
+      .findWarning('*', Match.stringLikeRegexp('protects no API'))
+      .map((warning) => String(warning.entry.data));
+
+  it('warns at synthesis: every method would stay open', () => {
+    const { stack } = build();
+    expect(warnings(stack)).toEqual([
+      expect.stringMatching(
+        /^ProviderStack\/Access protects no API, so no call is checked, metered or limited: call protect\(api\)/,
+      ),
+    ]);
+  });
+
+  it('does not warn once it protects an API', () => {
+    const { stack, access } = build();
+    const api = new RestApi(stack, 'OrdersApi');
+    api.root.addMethod('GET', new MockIntegration());
+    access.protect(api);
+    expect(warnings(stack)).toEqual([]);
   });
 });

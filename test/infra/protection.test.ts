@@ -172,6 +172,25 @@ describe('unprotectedMethods', () => {
   });
 });
 
+describe('protecting an API a second time', () => {
+  it('with the same options returns the same protection, key order and undefined values aside', () => {
+    const { api, access } = providerStack();
+    const first = access.protect(api, { unprotectedMethods: ['OPTIONS'], gatewayResponses: true });
+    expect(
+      access.protect(api, { gatewayResponses: true, unprotectedMethods: ['OPTIONS'], cors: undefined }),
+    ).toBe(first);
+  });
+
+  it('with other options fails, naming both, so that no entry is silently kept or dropped', () => {
+    const { api, access } = providerStack();
+    api.root.addResource('health').addMethod('GET', new MockIntegration());
+    access.protect(api, { unprotectedMethods: ['GET /health'] });
+    expect(() => access.protect(api)).toThrow(
+      'ProviderStack/OrdersApi is already protected with other options: protect() was called with {"unprotectedMethods":["GET /health"]} and then with {}.',
+    );
+  });
+});
+
 describe('a Deployment the provider owns (deploy: false)', () => {
   function deploymentId(options?: ProtectOptions): string {
     const { stack, api, access } = providerStack({ deploy: false });
