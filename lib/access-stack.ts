@@ -15,7 +15,6 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { ConfigError, ENV, emailAddress, integer, oneOf } from '../core/settings/config';
 import { DOCS_PATH } from '../lambdas/docs/handler';
@@ -23,6 +22,7 @@ import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 import { API_TYPES, type ApiType, demoHttpApi } from './demo-http-api';
+import { acknowledgeNagRules } from './nag-acknowledgements';
 import { tlsOnlyTopic } from './parts/tls-only-topic';
 
 export interface AccessManagementStackProps
@@ -226,7 +226,7 @@ export class AccessManagementStack extends Stack {
     if (email === undefined) return undefined;
     const topic = tlsOnlyTopic(this, 'AlarmTopic', { displayName: 'API access management alarms' });
     const subscription = topic.addSubscription(new EmailSubscription(emailAddress('alarmEmail', email)));
-    NagSuppressions.addResourceSuppressions(subscription, [
+    acknowledgeNagRules(subscription, [
       {
         id: 'Serverless-SNSRedrivePolicy',
         reason:
@@ -258,7 +258,7 @@ export class AccessManagementStack extends Stack {
       description: 'Platform provider key or service token of the API access authorizer',
       secretStringValue: SecretValue.cfnParameter(providerKey),
     });
-    NagSuppressions.addResourceSuppressions(secret, [
+    acknowledgeNagRules(secret, [
       {
         id: 'AwsSolutions-SMG4',
         reason:
@@ -320,11 +320,11 @@ export class AccessManagementStack extends Stack {
       .addResource('{proxy+}')
       .addMethod('ANY', echo, { requestValidator, requestParameters: { 'method.request.path.proxy': true } });
     if (!settings.tracing) {
-      NagSuppressions.addResourceSuppressions(api.deploymentStage, [
+      acknowledgeNagRules(api.deploymentStage, [
         { id: 'Serverless-APIGWXrayEnabled', reason: TRACING_OFF_BY_DEFAULT },
       ]);
     }
-    NagSuppressions.addResourceSuppressions(
+    acknowledgeNagRules(
       api,
       [
         {

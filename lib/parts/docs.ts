@@ -9,10 +9,10 @@ import {
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { NagSuppressions } from 'cdk-nag';
 import { type AccessConfig, configToEnv } from '../../core/settings/config';
 import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
 import { accessFunction } from '../access-function';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import type { HttpApiProtection } from './http-api-protection';
 import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
@@ -117,7 +117,7 @@ export class AccessDocs implements AccessPart {
 
   private leaveOpen(protection: ApiProtection, method: Method): void {
     protection.exemptMethod(method, OPEN_BY_DESIGN);
-    NagSuppressions.addResourceSuppressions(method, [
+    acknowledgeNagRules(method, [
       { id: 'AwsSolutions-APIG4', reason: OPEN_BY_DESIGN },
       { id: 'AwsSolutions-COG4', reason: OPEN_BY_DESIGN },
     ]);

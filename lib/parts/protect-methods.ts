@@ -1,8 +1,8 @@
 import { Annotations, CfnResource, type IAspect, Lazy } from 'aws-cdk-lib';
 import { AuthorizationType, CfnMethod, Deployment, Method } from 'aws-cdk-lib/aws-apigateway';
-import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { UnprotectedMethods } from '../../contract/gateway-responses';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 
 /** A method or route named by its HTTP method and path. */
 const ROUTE_NAME = /^[A-Z]+ \//;
@@ -125,7 +125,7 @@ export class ProtectEveryMethod implements IAspect {
     method.authorizationType = AuthorizationType.CUSTOM;
     method.authorizerId = this.guard.authorizerId;
     ledger.protect(name);
-    NagSuppressions.addResourceSuppressions(method, [
+    acknowledgeNagRules(method, [
       {
         id: 'AwsSolutions-COG4',
         reason:

@@ -6,9 +6,9 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../core/observability/metric-names';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
@@ -48,7 +48,7 @@ export class UsagePipeline implements AccessPart {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
-    NagSuppressions.addResourceSuppressions(this.deadLetterQueue, [
+    acknowledgeNagRules(this.deadLetterQueue, [
       { id: 'Serverless-SQSRedrivePolicy', reason: 'This is the dead-letter queue; it has no further one.' },
     ]);
     this.queue = new Queue(scope, 'UsageQueue', {
@@ -126,7 +126,7 @@ export class UsagePipeline implements AccessPart {
   }
 
   private suppressServerlessFindings(sweepSchedule: Rule): void {
-    NagSuppressions.addResourceSuppressions(
+    acknowledgeNagRules(
       this.reporterFunction,
       [
         {
@@ -144,11 +144,7 @@ export class UsagePipeline implements AccessPart {
     );
     const sweepCarriesNoPayload =
       'A scheduled sweep carries no payload: the next run, a minute later, does the same work.';
-    NagSuppressions.addResourceSuppressions(this.sweepFunction, [
-      { id: 'Serverless-LambdaDLQ', reason: sweepCarriesNoPayload },
-    ]);
-    NagSuppressions.addResourceSuppressions(sweepSchedule, [
-      { id: 'Serverless-EventBusDLQ', reason: sweepCarriesNoPayload },
-    ]);
+    acknowledgeNagRules(this.sweepFunction, [{ id: 'Serverless-LambdaDLQ', reason: sweepCarriesNoPayload }]);
+    acknowledgeNagRules(sweepSchedule, [{ id: 'Serverless-EventBusDLQ', reason: sweepCarriesNoPayload }]);
   }
 }
