@@ -9,8 +9,8 @@ import {
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DOCS_ENV, DOCS_PATH } from '../../contract/docs';
 import { type AccessConfig, configToEnv } from '../../core/settings/config';
-import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
 import { accessFunction } from '../access-function';
 import { acknowledgeNagRules } from '../nag-acknowledgements';
 import type { HttpApiProtection } from './http-api-protection';
