@@ -21,6 +21,7 @@ import { ConfigError, ENV, emailAddress, integer, oneOf } from '../core/settings
 import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
+import { knownPropNames } from './api-access-authorizer-props';
 import { API_TYPES, type ApiType, demoHttpApi } from './demo-http-api';
 import { acknowledgeNagRules } from './nag-acknowledgements';
 import { tlsOnlyTopic } from './parts/tls-only-topic';
@@ -81,6 +82,17 @@ export interface AccessManagementStackProps
   readonly throttlingBurstLimit?: number;
 }
 
+/** The construct's props among the stack's: the rest are the stack's own, and StackProps. */
+function constructPropsOf(
+  props: AccessManagementStackProps,
+): Omit<ApiAccessAuthorizerProps, 'platformCredential'> {
+  const known = new Set(knownPropNames());
+  return Object.fromEntries(Object.entries(props).filter(([name]) => known.has(name))) as Omit<
+    ApiAccessAuthorizerProps,
+    'platformCredential'
+  >;
+}
+
 /** The REST demo's stage settings, validated. */
 type RestApiSettings = Pick<AccessManagementStackProps, 'stageName' | 'tracing'> & {
   readonly logRetention: RetentionDays;
@@ -136,7 +148,7 @@ export class AccessManagementStack extends Stack {
     const platformCredential = this.platformCredential(props.providerKeySecretArn);
     const docs = props.docs ?? true;
     this.access = new ApiAccessAuthorizer(this, 'Access', {
-      ...props,
+      ...constructPropsOf(props),
       docs,
       platformCredential,
       platformCredentialKey: this.platformCredentialKey(props),

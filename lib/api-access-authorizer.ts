@@ -16,6 +16,7 @@ import {
   type ApiAccessAuthorizerProps,
   configInputOf,
   shardReplicas,
+  validatePropNames,
   validateResourceProps,
 } from './api-access-authorizer-props';
 import { AccessAlarms } from './parts/alarms';
@@ -100,6 +101,7 @@ export class ApiAccessAuthorizer extends Construct {
         `${this.node.path}: this app and ApiAccessAuthorizer load two different copies of aws-cdk-lib, so the construct could not see the app's methods. Install aws-cdk-lib once, at the app (it is a peer dependency): npm ls aws-cdk-lib`,
       );
     }
+    validatePropNames(props);
     const issuer = new ProtectedApiIssuer();
     this.config = parseConfigWithIssuer(configInputOf(props), issuer);
     validateResourceProps(props, this.config);

@@ -61,10 +61,48 @@ describe('settings it refuses', () => {
     [{ serviceId: 'abc' }, /serviceId must be the platform's numeric service id .*got "abc"/],
     [{ serviceId: 'my service' }, /serviceId must be the platform's numeric service id/],
     [
+      { platformUrl: 'https://acme.3scale.net' },
+      /platformUrl is a portal of the hosted platform \(https:\/\/acme\.3scale\.net\).* give the Service Management API's base URL: https:\/\/su1\.3scale\.net/,
+    ],
+    [
+      { platformUrl: 'https://3scale-admin.apps.example.com' },
+      /platformUrl is an admin portal \(https:\/\/3scale-admin\.apps\.example\.com\)/,
+    ],
+    [{ platformUrl: 'https://portal.example.com/p/admin/dashboard' }, /platformUrl is an admin portal/],
+    [
+      { platformUrl: 'https://su1.3scale.net/transactions/authrep.xml' },
+      /platformUrl is an endpoint's URL \(https:\/\/su1\.3scale\.net\/transactions\/authrep\.xml\); the authorizer adds the endpoints' paths itself/,
+    ],
+    [
+      { platformUrl: 'https://backend.example.com?x=1' },
+      /platformUrl is a base URL, with no query or fragment/,
+    ],
+    [{ platformUrl: 'https://user:pw@backend.example.com' }, /platformUrl must not carry credentials/],
+    [
       { platformUrl: 'https://acme-admin.3scale.net/' },
-      /platformUrl is an admin portal .* give the Service Management API's host, https:\/\/su1\.3scale\.net/,
+      /platformUrl is an admin portal .* give the Service Management API's base URL: https:\/\/su1\.3scale\.net/,
     ],
     [{ cacheEngine: 'memcached' as never }, /cacheEngine must be one of redis, valkey/],
+    [
+      { credentialMode: 'oauth' as const, credentialHeader: 'x-api-key' },
+      /credentialHeader applies to credentialMode user_key, and credentialMode is oauth/,
+    ],
+    [
+      { appIdHeader: 'x-app' },
+      /appIdHeader applies to credentialMode app_id, and credentialMode is user_key/,
+    ],
+    [
+      { cacheNodetype: 'cache.t4g.small' } as never,
+      /props\.cacheNodetype is not a known setting \(known: .*cacheNodeType/,
+    ],
+    [
+      { platformCredential: undefined as never },
+      /platformCredential must be a Secrets Manager secret \(an ISecret\) whose SecretString is the provider key, such as Secret\.fromSecretNameV2.*; got undefined/,
+    ],
+    [
+      { platformCredential: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' as never },
+      /platformCredential must be a Secrets Manager secret .*; got a string/,
+    ],
     [{ platformUrl: 'ftp://x' }, /platformUrl must use http or https/],
     [{ redisShards: 0 }, /redisShards must be an integer from 1 to 500/],
     [{ redisShards: 501 }, /redisShards must be an integer from 1 to 500/],
@@ -155,6 +193,16 @@ describe('settings it refuses', () => {
           } as never,
         }),
     ).toThrow(/redis.tsl is not a known setting/);
+  });
+
+  it('synthesizes the Service Management API at its hosted, self-managed or proxied base URL', () => {
+    for (const platformUrl of [
+      'https://su1.3scale.net',
+      'https://backend-3scale.apps.example.com/',
+      'https://gateway.example.com/3scale-backend',
+    ]) {
+      expect(build({ platformUrl }).access.config.platformUrl).toBe(platformUrl.replace(/\/$/, ''));
+    }
   });
 
   it('puts the authorizer on the credential header the provider names (credentialHeader)', () => {
