@@ -105,8 +105,11 @@ const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:se
 /** A key, not an alias: grants name the key itself. */
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
-/** The access log line: no headers and no query string, so no credential is ever logged. */
-const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+/**
+ * The REST access log line (exported as REST_ACCESS_LOG_FORMAT, for a provider's own stage): no headers and
+ * no query string, so no credential is ever logged; `denialReason` is the authorizer's reason.
+ */
+export const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: AccessLogField.contextRequestId(),
     requestTime: AccessLogField.contextRequestTime(),

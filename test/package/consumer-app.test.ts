@@ -248,6 +248,17 @@ function packagesTheTypesImport(packageDirectory: string): Set<string> {
   return imported;
 }
 
+describe("the packed README's links", () => {
+  it('each lead to a file the tarball ships, so they work from the installed package', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+      .map(([, target]) => target as string)
+      .filter((target) => !/^[a-z]+:/.test(target));
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => !packedFiles.includes(target))).toEqual([]);
+  });
+});
+
 describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
   const consumer = () => consumers.get(awsCdkLib) as Synthesized;
 
