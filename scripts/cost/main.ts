@@ -4,6 +4,7 @@
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { LAYOUTS, type LayoutName } from './layouts';
+import { authorizerLogBytesPerCall, perMillionCalls } from './per-call';
 import { priceTemplate } from './price';
 import priceList from './price-list.json';
 
@@ -23,4 +24,15 @@ for (const name of names) {
   console.log(`\n${name}: ${money(total)} a month\n  ${layout.description}`);
   for (const line of lines)
     console.log(`  ${money(line.monthly).padStart(12)}  ${line.quantity} × ${line.item}`);
+}
+
+const logBytes = authorizerLogBytesPerCall();
+console.log(
+  `\nPer million calls, by use (the authorizer's logs: ${logBytes} bytes a call, Lambda's lines and its EMF):`,
+);
+for (const apiType of ['http', 'rest'] as const) {
+  const cost = perMillionCalls(apiType, logBytes);
+  console.log(
+    `  ${apiType.toUpperCase().padEnd(4)} ${money(cost.total)}: API Gateway ${money(cost.api)}, Lambda requests ${money(cost.lambdaRequests)}, compute ${money(cost.lambdaCompute)}, logs ${money(cost.logs)}`,
+  );
 }
