@@ -52,7 +52,7 @@ export async function loadRuntime(
 ): Promise<Runtime> {
   const configured = configFromEnv(env);
   const logger = createLogger(serviceName);
-  const metrics = createMetrics(serviceName);
+  const metrics = createMetrics(serviceName, configured.metricsInstance);
   // Only the reporter names applications in alerts: the authorizer never reads the admin token.
   const adminTokenSecretArn = caller === 'reporter' ? configured.adminTokenSecretArn : undefined;
   const needsSecrets =

@@ -298,6 +298,13 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly soap?: SoapRouteSettings;
   /**
+   * The name that tells this instance's metrics apart from another's in the account and Region (two
+   * services, or dev beside prod): every metric carries the dimension `instance` =
+   * `<serviceId>/<instanceName>`, and the alarms and the dashboard read it.
+   * @default the stack's name
+   */
+  readonly instanceName?: string;
+  /**
    * The platform's webhooks: `POST /webhooks/platform` on each protected RestApi, open to the platform
    * with a generated token (Secrets Manager) in the URL's query, served by a receiver in the VPC that
    * refreshes the changed application's budget at once. Paste the URL the stack outputs into the
@@ -383,6 +390,7 @@ const RESOURCE_PROPS: Record<ResourcePropName, true> = {
   alarmTopic: true,
   soap: true,
   webhooks: true,
+  instanceName: true,
 };
 
 /** The props of one credential mode: given in another, they would be dropped without a word. */

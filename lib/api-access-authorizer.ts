@@ -10,7 +10,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
-import type { AccessConfig } from '../core/settings/config';
+import { type AccessConfig, ConfigError } from '../core/settings/config';
 import { DEFAULT_LOG_RETENTION } from './access-function';
 import {
   type ApiAccessAuthorizerProps,
@@ -103,7 +103,11 @@ export class ApiAccessAuthorizer extends Construct {
     }
     validatePropNames(props);
     const issuer = new ProtectedApiIssuer();
-    this.config = parseConfigWithIssuer(configInputOf(props), issuer);
+    const parsed = parseConfigWithIssuer(configInputOf(props), issuer);
+    this.config = {
+      ...parsed,
+      metricsInstance: metricsInstanceOf(parsed.serviceId, props.instanceName ?? topStackName(this)),
+    };
     validateResourceProps(props, this.config);
     validateIssuerUrls(this.config);
     const multiAz = props.multiAz ?? true;
@@ -145,7 +149,9 @@ export class ApiAccessAuthorizer extends Construct {
       publishers: [usage.reporterFunction, usage.sweepFunction],
       topic: props.alertsTopic,
     });
-    const dashboard = (props.dashboard ?? true) && new UsageDashboard(this, { alerts: alerts !== undefined });
+    const dashboard =
+      (props.dashboard ?? true) &&
+      new UsageDashboard(this, { alerts: alerts !== undefined, instance: this.config.metricsInstance });
     const soap =
       props.soap &&
       new SoapProxyPart(this, {
@@ -263,6 +269,28 @@ export class ApiAccessAuthorizer extends Construct {
       `${api.node.path} is already protected by another ApiAccessAuthorizer (${existing.node.path})`,
     );
   }
+}
+
+/** The name of the deployed stack `scope` is in (a nested stack's is a token until deployment). */
+function topStackName(scope: Construct): string {
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack.stackName;
+}
+
+/**
+ * The `instance` dimension of the instance's metrics: the service id and the provider's name for the
+ * instance (or the stack's), so two services, or dev beside prod, in one account and Region never read
+ * each other's counts.
+ */
+function metricsInstanceOf(serviceId: string, name: string): string {
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
+    throw new ConfigError(
+      'instanceName',
+      `must be 1 to 100 letters, digits, dots, dashes or underscores (got ${JSON.stringify(name)})`,
+    );
+  }
+  return `${serviceId}/${name}`;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
+import { INSTANCE_DIMENSION, METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
 
 export type LogAttributes = Record<string, unknown>;
 
@@ -30,7 +30,7 @@ export interface MetricsPort {
   publishStoredMetrics(): void;
 }
 
-export { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
+export { INSTANCE_DIMENSION, METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
 
 export function createLogger(serviceName: string): LogPort {
   return new Logger({ serviceName });
@@ -48,8 +48,18 @@ class PowertoolsMetrics implements MetricsPort {
     { readonly line: Metrics; readonly counts: Map<string, number> }
   >();
 
-  constructor(private readonly serviceName: string) {
-    this.metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
+  private readonly defaultDimensions: Record<string, string>;
+
+  constructor(
+    private readonly serviceName: string,
+    instance: string | undefined,
+  ) {
+    this.defaultDimensions = instance === undefined ? {} : { [INSTANCE_DIMENSION]: instance };
+    this.metrics = new Metrics({
+      namespace: METRICS_NAMESPACE,
+      serviceName,
+      defaultDimensions: this.defaultDimensions,
+    });
   }
 
   addMetric(name: string, unit: MetricUnitName, value: number): void {
@@ -60,7 +70,11 @@ class PowertoolsMetrics implements MetricsPort {
     let entry = this.perMetric.get(platformMetric);
     if (entry === undefined) {
       entry = {
-        line: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: this.serviceName }),
+        line: new Metrics({
+          namespace: METRICS_NAMESPACE,
+          serviceName: this.serviceName,
+          defaultDimensions: this.defaultDimensions,
+        }),
         counts: new Map(),
       };
       this.perMetric.set(platformMetric, entry);
@@ -80,8 +94,9 @@ class PowertoolsMetrics implements MetricsPort {
   }
 }
 
-export function createMetrics(serviceName: string): MetricsPort {
-  return new PowertoolsMetrics(serviceName);
+/** Metrics of one function; `instance` (METRICS_INSTANCE) is the instance dimension of every one. */
+export function createMetrics(serviceName: string, instance?: string): MetricsPort {
+  return new PowertoolsMetrics(serviceName, instance);
 }
 
 export const silentLogger: LogPort = {

@@ -73,7 +73,7 @@ export class UsageAlerts implements AccessPart {
         id: 'AlertPublishFailed',
         description:
           'Usage alerts could not be published (SNS refused or timed out) or settled (Redis): they are kept in Redis and retried with the next report cycle. Read the reporter logs; a lasting failure means the reporter cannot publish to the alerts topic.',
-        metric: accessMetric('reporter', METRIC.alertPublishFailed),
+        metric: accessMetric('reporter', METRIC.alertPublishFailed, props.config.metricsInstance),
         threshold: 1,
       },
     ];

@@ -114,7 +114,7 @@ export class SoapProxyPart implements AccessPart {
         metric: functionErrorsOf(
           'SOAP proxy errors',
           this.function,
-          accessMetric('soapProxy', METRIC.soapProxyError),
+          accessMetric('soapProxy', METRIC.soapProxyError, props.bindings.config.metricsInstance),
         ),
         threshold: 1,
       },

@@ -90,10 +90,10 @@ export class UsagePipeline implements AccessPart {
       targets: [new LambdaTarget(this.sweepFunction)],
     });
     this.suppressServerlessFindings(sweepSchedule);
-    this.alarms = this.pipelineAlarms();
+    this.alarms = this.pipelineAlarms(props.bindings.config.metricsInstance);
   }
 
-  private pipelineAlarms(): AlarmSpec[] {
+  private pipelineAlarms(instance: string | undefined): AlarmSpec[] {
     return [
       {
         id: 'UsageDeadLetters',
@@ -119,7 +119,7 @@ export class UsagePipeline implements AccessPart {
         id: 'UsageRejected',
         description:
           'The platform refused reported usage of a metric it does not have: that usage is kept aside in Redis and never reported, so it is lost to billing and limits. The reporter log names the metric: add it at the platform, or fix the mapping rule.',
-        metric: accessMetric('reporter', METRIC.usageRejected),
+        metric: accessMetric('reporter', METRIC.usageRejected, instance),
         threshold: 1,
       },
     ];

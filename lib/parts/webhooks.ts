@@ -78,7 +78,7 @@ export class WebhooksPart implements AccessPart {
         metric: functionErrorsOf(
           'Webhook errors',
           this.function,
-          accessMetric('webhooks', METRIC.webhookFailed),
+          accessMetric('webhooks', METRIC.webhookFailed, props.bindings.config.metricsInstance),
         ),
         threshold: 1,
       },

@@ -41,9 +41,12 @@ function stdoutOf(run: () => void): string {
   return written.join('');
 }
 
+/** The repository's stack's instance dimension (service id and stack name), as its Lambdas publish it. */
+const DEFAULT_STACK_INSTANCE = '2555417735060/ApiAccessManagement';
+
 /** The EMF lines of one allowed cache hit counted on each platform metric, as the authorizer writes them. */
 function authorizerEmfLines(platformMetrics: readonly string[]): string {
-  const metrics = createMetrics(AUTHORIZER_SERVICE_NAME);
+  const metrics = createMetrics(AUTHORIZER_SERVICE_NAME, DEFAULT_STACK_INSTANCE);
   return stdoutOf(() => {
     metrics.addMetric(METRIC.cacheHit, 'Count', 1);
     for (const metric of platformMetrics) metrics.addCountPerMetric(METRIC.allowed, metric, 1);

@@ -10,7 +10,7 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
-import { resourcesOfType, testApp } from './fixtures';
+import { resourcesOfType, testApp, variablesOf } from './fixtures';
 
 const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
@@ -418,5 +418,70 @@ describe('a construct that protects no API', () => {
     api.root.addMethod('GET', new MockIntegration());
     access.protect(api);
     expect(warnings(stack)).toEqual([]);
+  });
+});
+
+describe('two instances in one app (two services, or dev beside prod)', () => {
+  const app = testApp();
+  const credential = (stack: Stack) =>
+    Secret.fromSecretCompleteArn(
+      stack,
+      'ProviderKey',
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123',
+    );
+  const orders = new Stack(app, 'OrdersStack');
+  new ApiAccessAuthorizer(orders, 'Access', { serviceId: '111', platformCredential: credential(orders) });
+  const billing = new Stack(app, 'BillingStack');
+  new ApiAccessAuthorizer(billing, 'Access', {
+    serviceId: '222',
+    platformCredential: credential(billing),
+    instanceName: 'billing-prod',
+  });
+
+  const instanceOf = (stack: Stack) => {
+    const template = Template.fromStack(stack);
+    const functions = Object.values(resourcesOfType(template, 'AWS::Lambda::Function'));
+    const instances = new Set(functions.map((fn) => variablesOf(fn).METRICS_INSTANCE));
+    const alarmDimensions = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).flatMap(
+      (alarm) => {
+        const direct = (alarm.Properties.Dimensions ?? []) as { Name: string; Value: string }[];
+        const inMath = (
+          (alarm.Properties.Metrics ?? []) as {
+            MetricStat?: { Metric: { Dimensions?: { Name: string; Value: string }[] } };
+          }[]
+        ).flatMap((metric) => metric.MetricStat?.Metric.Dimensions ?? []);
+        return [...direct, ...inMath];
+      },
+    );
+    const dashboard = JSON.stringify(
+      Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'))[0],
+    );
+    return { instances, alarmDimensions, dashboard };
+  };
+
+  it("publish each Lambda's metrics with the instance's own dimension: service id and stack name or instanceName", () => {
+    expect(instanceOf(orders).instances).toEqual(new Set(['111/OrdersStack']));
+    expect(instanceOf(billing).instances).toEqual(new Set(['222/billing-prod']));
+  });
+
+  it("alarm on their own instance's counts only", () => {
+    for (const [stack, instance] of [
+      [orders, '111/OrdersStack'],
+      [billing, '222/billing-prod'],
+    ] as const) {
+      const ours = instanceOf(stack).alarmDimensions.filter((dimension) => dimension.Name === 'instance');
+      expect(ours.length).toBeGreaterThanOrEqual(5);
+      expect(new Set(ours.map((dimension) => dimension.Value))).toEqual(new Set([instance]));
+    }
+  });
+
+  it("show their own instance's series on the dashboard", () => {
+    expect(instanceOf(orders).dashboard).toContain('instance=\\\\\\"111/OrdersStack\\\\\\"');
+    expect(instanceOf(orders).dashboard).not.toContain('222/billing-prod');
+    expect(instanceOf(billing).dashboard).toContain('instance=\\\\\\"222/billing-prod\\\\\\"');
+  });
+
+  it('refuse an instanceName a dimension value cannot carry, naming the prop', () => {
+    expect(() => build({ instanceName: 'dev prod' })).toThrow(/instanceName must be 1 to 100 letters/);
   });
 });
