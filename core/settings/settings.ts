@@ -293,7 +293,7 @@ export const SETTINGS = {
   metricsInstance: optional({
     env: 'METRICS_INSTANCE',
     description:
-      "the `instance` dimension of every metric, `<service id>/<instanceName or stack name>` (set by the construct; AWS)",
+      'the `instance` dimension of every metric, `<service id>/<instanceName or stack name>` (set by the construct; AWS)',
   }),
   credentialMode: choice(
     {
