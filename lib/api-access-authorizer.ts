@@ -338,7 +338,7 @@ function newOrExistingCache(
 
 /** The options of an HTTP API; the REST-only ones are refused, not ignored. */
 function httpOptions(api: IHttpApi, options: ProtectOptions | HttpProtectOptions): HttpProtectOptions {
-  const restOnly = (['gatewayResponses', 'cors'] as const).filter(
+  const restOnly = (['gatewayResponses', 'cors', 'apiKeyRequired'] as const).filter(
     (option) => (options as ProtectOptions)[option] !== undefined,
   );
   if (restOnly.length > 0) {

@@ -54,6 +54,7 @@ export {
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export type { FunctionPartProps } from './parts/part-function';
+export type { ApiKeyRequiredChoice } from './parts/protect-methods';
 export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';
 export type { SoapRouteSettings } from './parts/soap';
 export { UsagePipeline, type UsagePipelineProps } from './parts/usage-pipeline';

@@ -20,10 +20,10 @@ import {
   type UnprotectedMethods,
   unprotectedMethods,
 } from '../../contract/gateway-responses';
-import type { AccessConfig } from '../../core/settings/config';
+import { type AccessConfig, ConfigError } from '../../core/settings/config';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
-import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';
+import { type ApiKeyRequiredChoice, ProtectEveryMethod, ProtectionLedger } from './protect-methods';
 import {
   allowAuthorizerInvoke,
   canonicalOptions,
@@ -58,6 +58,13 @@ export interface ProtectOptions {
    * @default none: an imported API must have a method in this app
    */
   readonly methodsAttachedElsewhere?: readonly string[];
+  /**
+   * A protected method that keeps `apiKeyRequired: true` still needs one of API Gateway's own usage-plan
+   * keys. `warn` warns at synthesis naming each such method; `turnOff` turns the flag off on the methods
+   * this protection guards (docs/migrating-from-usage-plans.md gives the cut-over order).
+   * @default 'warn'
+   */
+  readonly apiKeyRequired?: ApiKeyRequiredChoice;
 }
 
 /** Name of the authorizer (and of its OpenAPI security scheme) in every protected API. */
@@ -157,6 +164,7 @@ export class ApiProtection extends Construct implements IAuthorizer {
   public readonly ledger: ProtectionLedger;
   public readonly open: UnprotectedMethods;
   public readonly exempt = new Map<CfnMethod, string>();
+  public readonly apiKeyRequired: ApiKeyRequiredChoice;
   /** The options it was created with, canonical: a second protect() must repeat them. */
   public readonly options: string;
   private readonly authorizerFunction: AuthorizerFunction;
@@ -177,6 +185,13 @@ export class ApiProtection extends Construct implements IAuthorizer {
     this.restApiId = props.api.restApiId;
     this.authorizerFunction = props.authorizer;
     this.options = canonicalOptions(props.options);
+    this.apiKeyRequired = props.options.apiKeyRequired ?? 'warn';
+    if (!(['warn', 'turnOff'] as const).includes(this.apiKeyRequired)) {
+      throw new ConfigError(
+        'apiKeyRequired',
+        `must be 'warn' or 'turnOff' (got ${JSON.stringify(this.apiKeyRequired)})`,
+      );
+    }
     this.open = unprotectedMethods(props.options.unprotectedMethods);
     this.ledger = new ProtectionLedger(props.authorizer.identitySources, this.open);
     const stage = protections.register(props.api, this.restApiId, this);
