@@ -48,7 +48,10 @@ export async function loadRuntime(
 ): Promise<Runtime> {
   const configured = configFromEnv(env);
   const logger = createLogger(serviceName);
-  const metrics = createMetrics(serviceName, { flushIntervalMs: configured.metricsFlushSeconds * 1000 });
+  const metrics = createMetrics(serviceName, {
+    flushIntervalMs: configured.metricsFlushSeconds * 1000,
+    instance: configured.metricsInstance,
+  });
   // Lambda signals a shutdown only to a function with an extension; without one the counts held since
   // the last write are lost with the instance (docs/operations.md). Only in Lambda: elsewhere a SIGTERM
   // listener would replace Node's own exit.

@@ -11,9 +11,9 @@ import {
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { bundleDirectory, type LambdaBundleName, NODE_RUNTIME_NAME } from './lambda-bundles';
+import { acknowledgeNagRules } from './nag-acknowledgements';
 
 /**
  * The runtime the bundles are built for. Named rather than taken from `Runtime.NODEJS_*`, so an app on an
@@ -103,21 +103,17 @@ export function accessFunction(scope: Construct, id: string, props: AccessFuncti
   });
   suppressFunctionRoleFindings(fn, props.network !== undefined, tracing);
   if (!tracing) {
-    NagSuppressions.addResourceSuppressions(fn, [
-      { id: 'Serverless-LambdaTracing', reason: TRACING_OFF_BY_DEFAULT },
-    ]);
+    acknowledgeNagRules(fn, [{ id: 'Serverless-LambdaTracing', reason: TRACING_OFF_BY_DEFAULT }]);
   }
   if (props.invokedByApiGateway) {
-    NagSuppressions.addResourceSuppressions(fn, [
-      { id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED },
-    ]);
+    acknowledgeNagRules(fn, [{ id: 'Serverless-LambdaDLQ', reason: SYNCHRONOUSLY_INVOKED }]);
   }
   return fn;
 }
 
 function suppressFunctionRoleFindings(fn: LambdaFunction, inVpc: boolean, tracing: boolean): void {
   const managedPolicy = (name: string) => `Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${name}`;
-  NagSuppressions.addResourceSuppressions(
+  acknowledgeNagRules(
     fn.role ?? fn,
     [
       {

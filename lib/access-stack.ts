@@ -15,14 +15,15 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { DOCS_PATH } from '../contract/docs';
 import { ConfigError, ENV, emailAddress, integer, oneOf } from '../core/settings/config';
-import { DOCS_PATH } from '../lambdas/docs/handler';
 import { TOKEN_PATH } from '../lambdas/token/routes';
 import { accessFunction, DEFAULT_LOG_RETENTION, TRACING_OFF_BY_DEFAULT } from './access-function';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
+import { knownPropNames } from './api-access-authorizer-props';
 import { API_TYPES, type ApiType, demoHttpApi } from './demo-http-api';
+import { acknowledgeNagRules } from './nag-acknowledgements';
 import { gatewayOverheadWidget } from './parts/gateway-overhead';
 import { tlsOnlyTopic } from './parts/tls-only-topic';
 
@@ -82,6 +83,17 @@ export interface AccessManagementStackProps
   readonly throttlingBurstLimit?: number;
 }
 
+/** The construct's props among the stack's: the rest are the stack's own, and StackProps. */
+function constructPropsOf(
+  props: AccessManagementStackProps,
+): Omit<ApiAccessAuthorizerProps, 'platformCredential'> {
+  const known = new Set(knownPropNames());
+  return Object.fromEntries(Object.entries(props).filter(([name]) => known.has(name))) as Omit<
+    ApiAccessAuthorizerProps,
+    'platformCredential'
+  >;
+}
+
 /** The REST demo's stage settings, validated. */
 type RestApiSettings = Pick<AccessManagementStackProps, 'stageName' | 'tracing'> & {
   readonly logRetention: RetentionDays;
@@ -94,8 +106,11 @@ const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:se
 /** A key, not an alias: grants name the key itself. */
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
-/** The access log line: no headers and no query string, so no credential is ever logged. */
-const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+/**
+ * The REST access log line (exported as REST_ACCESS_LOG_FORMAT, for a provider's own stage): no headers and
+ * no query string, so no credential is ever logged; `denialReason` is the authorizer's reason.
+ */
+export const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: AccessLogField.contextRequestId(),
     requestTime: AccessLogField.contextRequestTime(),
@@ -138,7 +153,7 @@ export class AccessManagementStack extends Stack {
     const platformCredential = this.platformCredential(props.providerKeySecretArn);
     const docs = props.docs ?? true;
     this.access = new ApiAccessAuthorizer(this, 'Access', {
-      ...props,
+      ...constructPropsOf(props),
       docs,
       platformCredential,
       platformCredentialKey: this.platformCredentialKey(props),
@@ -232,7 +247,7 @@ export class AccessManagementStack extends Stack {
     if (email === undefined) return undefined;
     const topic = tlsOnlyTopic(this, 'AlarmTopic', { displayName: 'API access management alarms' });
     const subscription = topic.addSubscription(new EmailSubscription(emailAddress('alarmEmail', email)));
-    NagSuppressions.addResourceSuppressions(subscription, [
+    acknowledgeNagRules(subscription, [
       {
         id: 'Serverless-SNSRedrivePolicy',
         reason:
@@ -264,7 +279,7 @@ export class AccessManagementStack extends Stack {
       description: 'Platform provider key or service token of the API access authorizer',
       secretStringValue: SecretValue.cfnParameter(providerKey),
     });
-    NagSuppressions.addResourceSuppressions(secret, [
+    acknowledgeNagRules(secret, [
       {
         id: 'AwsSolutions-SMG4',
         reason:
@@ -326,11 +341,11 @@ export class AccessManagementStack extends Stack {
       .addResource('{proxy+}')
       .addMethod('ANY', echo, { requestValidator, requestParameters: { 'method.request.path.proxy': true } });
     if (!settings.tracing) {
-      NagSuppressions.addResourceSuppressions(api.deploymentStage, [
+      acknowledgeNagRules(api.deploymentStage, [
         { id: 'Serverless-APIGWXrayEnabled', reason: TRACING_OFF_BY_DEFAULT },
       ]);
     }
-    NagSuppressions.addResourceSuppressions(
+    acknowledgeNagRules(
       api,
       [
         {

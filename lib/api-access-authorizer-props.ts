@@ -299,6 +299,13 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly soap?: SoapRouteSettings;
   /**
+   * The name that tells this instance's metrics apart from another's in the account and Region (two
+   * services, or dev beside prod): every metric carries the dimension `instance` =
+   * `<serviceId>/<instanceName>`, and the alarms and the dashboard read it.
+   * @default the stack's name
+   */
+  readonly instanceName?: string;
+  /**
    * The platform's webhooks: `POST /webhooks/platform` on each protected RestApi, open to the platform
    * with a generated token (Secrets Manager) in the URL's query, served by a receiver in the VPC that
    * refreshes the changed application's budget at once. Paste the URL the stack outputs into the
@@ -319,8 +326,38 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
 export type { PortalMailSettings, PortalSettings } from './parts/portal';
 export type { SoapRouteSettings } from './parts/soap';
 
-/** The hosted platform's admin portals (`<tenant>-admin.3scale.net`): they do not serve the Service Management API. */
-const ADMIN_PORTAL_HOST = /^[a-z0-9-]+-admin\.3scale\.net$/i;
+/** The hosted platform's domain: its one Service Management API host is the default's, the rest are portals. */
+const HOSTED_PLATFORM_DOMAIN = '3scale.net';
+
+/**
+ * What is wrong with `platformUrl` as the Service Management API's base URL, by its shape, not one host:
+ * a portal (a hosted tenant's developer or admin portal, a self-managed `<name>-admin` host or an
+ * `/admin` path) does not answer authorize and report calls, and an endpoint URL would have the
+ * endpoint's path added twice. A path prefix (a backend behind a reverse proxy) is a base URL too.
+ */
+export function platformUrlProblem(platformUrl: string): string | undefined {
+  const url = new URL(platformUrl);
+  const host = url.hostname.toLowerCase();
+  const path = url.pathname.replace(/\/+$/, '');
+  const give = `give the Service Management API's base URL: ${DEFAULT_PLATFORM_URL} on the hosted platform (the default), or your own backend listener's origin`;
+  if (url.username !== '' || url.password !== '') {
+    return `must not carry credentials (the platform credential is a secret of its own): ${give}`;
+  }
+  if (url.search !== '' || url.hash !== '')
+    return `is a base URL, with no query or fragment (got ${platformUrl}): ${give}`;
+  if (/^\/transactions(\/|\.|$)/.test(path) || /\.(xml|json)$/i.test(path)) {
+    return `is an endpoint's URL (${platformUrl}); the authorizer adds the endpoints' paths itself: ${give}`;
+  }
+  const firstLabel = host.split('.')[0] ?? '';
+  if (firstLabel.endsWith('-admin') || /^(\/p)?\/admin(\/|$)/.test(path)) {
+    return `is an admin portal (${platformUrl}), which does not answer authorize and report calls: ${give}`;
+  }
+  const hosted = new URL(DEFAULT_PLATFORM_URL).hostname;
+  if (host !== hosted && (host === HOSTED_PLATFORM_DOMAIN || host.endsWith(`.${HOSTED_PLATFORM_DOMAIN}`))) {
+    return `is a portal of the hosted platform (${platformUrl}), which does not answer authorize and report calls: ${give}`;
+  }
+  return undefined;
+}
 
 function wholeSeconds(setting: string, duration: Duration | undefined): number | undefined {
   if (duration === undefined) return undefined;
@@ -331,6 +368,84 @@ function wholeSeconds(setting: string, duration: Duration | undefined): number |
   }
 }
 
+/** The props that are not settings of the table: the AWS resources and the construct's own options. */
+type ResourcePropName = Exclude<
+  keyof ApiAccessAuthorizerProps,
+  SettingNameIn<'cdk'> | (typeof DURATION_PROPS)[keyof typeof DURATION_PROPS]
+>;
+
+/** Every resource prop, so a misspelt prop from JavaScript is refused, not dropped (the compiler keeps it whole). */
+const RESOURCE_PROPS: Record<ResourcePropName, true> = {
+  platformCredential: true,
+  platformCredentialKey: true,
+  vpc: true,
+  natGateways: true,
+  functionSubnets: true,
+  cacheSubnets: true,
+  topic: true,
+  redis: true,
+  multiAz: true,
+  cacheNodeType: true,
+  cacheEngine: true,
+  redisShards: true,
+  replicasPerShard: true,
+  redisServerless: true,
+  serverlessLimits: true,
+  sweepSchedule: true,
+  logRetention: true,
+  tracing: true,
+  docs: true,
+  alertsTopic: true,
+  dashboard: true,
+  alarmTopic: true,
+  soap: true,
+  webhooks: true,
+  instanceName: true,
+  portal: true,
+};
+
+/** The props of one credential mode: given in another, they would be dropped without a word. */
+const CREDENTIAL_MODE_PROPS = {
+  credentialHeader: 'user_key',
+  appIdHeader: 'app_id',
+  appKeyHeader: 'app_id',
+} as const satisfies Partial<Record<keyof ApiAccessAuthorizerProps, CredentialMode>>;
+
+/** The name of every prop the construct reads. */
+export function knownPropNames(): string[] {
+  const durations: Record<string, string> = DURATION_PROPS;
+  const settings = settingNamesIn('cdk').map((name) => durations[name] ?? name);
+  return [...settings, ...Object.keys(RESOURCE_PROPS)];
+}
+
+/**
+ * Checks what TypeScript checks, for an app in JavaScript: every prop is one the construct reads, one of
+ * the credential mode in use, and the platform credential a Secrets Manager secret. Runs before anything
+ * reads the props, so a wrong one is a ConfigError naming it, never a TypeError.
+ */
+export function validatePropNames(props: ApiAccessAuthorizerProps): void {
+  knownFields('props', props, knownPropNames());
+  const credential = props.platformCredential as Partial<ISecret> | undefined;
+  if (typeof credential?.secretArn !== 'string' || typeof credential.grantRead !== 'function') {
+    throw new ConfigError(
+      'platformCredential',
+      `must be a Secrets Manager secret (an ISecret) whose SecretString is the provider key, such as Secret.fromSecretNameV2(this, 'ProviderKey', 'apigw-access/provider-key'); got ${whatWasGiven(credential)}`,
+    );
+  }
+  const mode = props.credentialMode ?? 'user_key';
+  for (const [prop, itsMode] of Object.entries(CREDENTIAL_MODE_PROPS)) {
+    if (props[prop as keyof typeof CREDENTIAL_MODE_PROPS] !== undefined && mode !== itsMode) {
+      throw new ConfigError(prop, `applies to credentialMode ${itsMode}, and credentialMode is ${mode}`);
+    }
+  }
+}
+
+function whatWasGiven(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (typeof value !== 'object') return `a ${typeof value} (${JSON.stringify(value)})`;
+  return `an object without secretArn and grantRead (${Object.keys(value).slice(0, 5).join(', ') || 'no fields'})`;
+}
+
 /** The settings parseConfig does not know: the AWS resources, refused together where they conflict. */
 export function validateResourceProps(props: ApiAccessAuthorizerProps, config: AccessConfig): void {
   if (!/^[0-9]+$/.test(config.serviceId)) {
@@ -339,12 +454,8 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
       `must be the platform's numeric service id (the admin portal shows it on the API's overview, and in its Service Management API settings); got ${JSON.stringify(config.serviceId)}`,
     );
   }
-  if (ADMIN_PORTAL_HOST.test(new URL(config.platformUrl).hostname)) {
-    throw new ConfigError(
-      'platformUrl',
-      `is an admin portal (${config.platformUrl}), which does not answer authorize and report calls: give the Service Management API's host, ${DEFAULT_PLATFORM_URL} on the hosted platform (the default), or your own backend's URL`,
-    );
-  }
+  const platformUrlIssue = platformUrlProblem(config.platformUrl);
+  if (platformUrlIssue !== undefined) throw new ConfigError('platformUrl', platformUrlIssue);
   if (!config.platformUrl.startsWith('https://')) {
     throw new ConfigError(
       'platformUrl',

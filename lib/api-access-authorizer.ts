@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Aspects, Duration, type IAspect, Stack } from 'aws-cdk-lib';
 import type { IRestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
@@ -9,13 +9,14 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
-import type { AccessConfig } from '../core/settings/config';
+import { Construct, type IConstruct } from 'constructs';
+import { type AccessConfig, ConfigError } from '../core/settings/config';
 import { DEFAULT_LOG_RETENTION } from './access-function';
 import {
   type ApiAccessAuthorizerProps,
   configInputOf,
   shardReplicas,
+  validatePropNames,
   validateResourceProps,
 } from './api-access-authorizer-props';
 import { AccessAlarms } from './parts/alarms';
@@ -41,6 +42,7 @@ import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrl
 import type { AccessPart } from './parts/part';
 import { PortalPart } from './parts/portal';
 import { ApiProtection, type ProtectOptions } from './parts/protection';
+import { requireSameOptions } from './parts/protection-common';
 import { SoapProxyPart } from './parts/soap';
 import { UsagePipeline } from './parts/usage-pipeline';
 import { WebhooksPart } from './parts/webhooks';
@@ -102,8 +104,13 @@ export class ApiAccessAuthorizer extends Construct {
         `${this.node.path}: this app and ApiAccessAuthorizer load two different copies of aws-cdk-lib, so the construct could not see the app's methods. Install aws-cdk-lib once, at the app (it is a peer dependency): npm ls aws-cdk-lib`,
       );
     }
+    validatePropNames(props);
     const issuer = new ProtectedApiIssuer();
-    this.config = parseConfigWithIssuer(configInputOf(props), issuer);
+    const parsed = parseConfigWithIssuer(configInputOf(props), issuer);
+    this.config = {
+      ...parsed,
+      metricsInstance: metricsInstanceOf(parsed.serviceId, props.instanceName ?? topStackName(this)),
+    };
     validateResourceProps(props, this.config);
     validateIssuerUrls(this.config);
     const multiAz = props.multiAz ?? true;
@@ -145,7 +152,9 @@ export class ApiAccessAuthorizer extends Construct {
       publishers: [usage.reporterFunction, usage.sweepFunction],
       topic: props.alertsTopic,
     });
-    const dashboard = (props.dashboard ?? true) && new UsageDashboard(this, { alerts: alerts !== undefined });
+    const dashboard =
+      (props.dashboard ?? true) &&
+      new UsageDashboard(this, { alerts: alerts !== undefined, instance: this.config.metricsInstance });
     const soap =
       props.soap &&
       new SoapProxyPart(this, {
@@ -204,6 +213,7 @@ export class ApiAccessAuthorizer extends Construct {
     this.portalFunctions = portal?.functions ?? new Map();
     this.alertsTopic = alerts?.topic;
     this.dashboard = dashboard ? dashboard.dashboard : undefined;
+    Aspects.of(this).add(new WarnWhenProtectingNothing(this, this.protections));
   }
 
   /**
@@ -230,7 +240,7 @@ export class ApiAccessAuthorizer extends Construct {
   }
 
   private protectHttpApi(api: IHttpApi, options: HttpProtectOptions): HttpApiProtection {
-    const existing = this.ownProtection(api, HttpApiProtection.of(api));
+    const existing = this.ownProtection(api, HttpApiProtection.of(api), options);
     if (existing) return existing;
     const protection = new HttpApiProtection({ api, authorizer: this.authorizerPart, options });
     this.protections.add(protection);
@@ -239,7 +249,7 @@ export class ApiAccessAuthorizer extends Construct {
   }
 
   private protectRestApi(api: IRestApi, options: ProtectOptions): ApiProtection {
-    const existing = this.ownProtection(api, ApiProtection.of(api));
+    const existing = this.ownProtection(api, ApiProtection.of(api), options);
     if (existing) return existing;
     const protection = ApiProtection.create({
       api,
@@ -252,14 +262,63 @@ export class ApiAccessAuthorizer extends Construct {
     return protection;
   }
 
-  /** This construct's protection of `api`, if any; another construct's is an error. */
+  /**
+   * This construct's protection of `api`, if any, asked for with the same options; other options, or
+   * another construct's protection, are an error.
+   */
   private ownProtection<P extends ApiProtection | HttpApiProtection>(
     api: IRestApi | IHttpApi,
     existing: P | undefined,
+    options: object,
   ): P | undefined {
-    if (existing === undefined || this.protections.has(existing)) return existing;
+    if (existing === undefined) return undefined;
+    if (this.protections.has(existing)) {
+      requireSameOptions(api, existing.options, options);
+      return existing;
+    }
     throw new Error(
       `${api.node.path} is already protected by another ApiAccessAuthorizer (${existing.node.path})`,
+    );
+  }
+}
+
+/** The name of the deployed stack `scope` is in (a nested stack's is a token until deployment). */
+function topStackName(scope: Construct): string {
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return stack.stackName;
+}
+
+/**
+ * The `instance` dimension of the instance's metrics: the service id and the provider's name for the
+ * instance (or the stack's), so two services, or dev beside prod, in one account and Region never read
+ * each other's counts.
+ */
+function metricsInstanceOf(serviceId: string, name: string): string {
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
+    throw new ConfigError(
+      'instanceName',
+      `must be 1 to 100 letters, digits, dots, dashes or underscores (got ${JSON.stringify(name)})`,
+    );
+  }
+  return `${serviceId}/${name}`;
+}
+
+/**
+ * A construct that protects no API checks no call: every method stays open while the stack looks
+ * protected. Not an error, as a stack may protect its APIs in a later release; a warning at synthesis.
+ */
+class WarnWhenProtectingNothing implements IAspect {
+  constructor(
+    private readonly access: Construct,
+    private readonly protections: ReadonlySet<unknown>,
+  ) {}
+
+  public visit(node: IConstruct): void {
+    if (node !== this.access || this.protections.size > 0) return;
+    Annotations.of(node).addWarningV2(
+      'apigw-access-management:protectsNothing',
+      `${node.node.path} protects no API, so no call is checked, metered or limited: call protect(api) with each RestApi or HttpApi it guards.`,
     );
   }
 }
@@ -290,7 +349,7 @@ function newOrExistingCache(
 
 /** The options of an HTTP API; the REST-only ones are refused, not ignored. */
 function httpOptions(api: IHttpApi, options: ProtectOptions | HttpProtectOptions): HttpProtectOptions {
-  const restOnly = (['gatewayResponses', 'cors'] as const).filter(
+  const restOnly = (['gatewayResponses', 'cors', 'apiKeyRequired'] as const).filter(
     (option) => (options as ProtectOptions)[option] !== undefined,
   );
   if (restOnly.length > 0) {

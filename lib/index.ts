@@ -1,11 +1,13 @@
 /**
  * apigw-access-management: the constructs that put a 3scale-compatible API-management platform in front of
- * API Gateway REST APIs. `ApiAccessAuthorizer` is the construct; its parts can be composed on their own.
+ * API Gateway REST and HTTP APIs. `ApiAccessAuthorizer` is the construct; its parts can be composed on
+ * their own.
  */
 
 export { DEFAULT_UNPROTECTED_METHODS } from '../contract/gateway-responses';
 export type { PlanThrottle, Throttle, Throttles } from '../core/budget/throttles';
 export {
+  type AlertLevel,
   ConfigError,
   type CredentialMode,
   DEFAULT_PLATFORM_URL,
@@ -15,8 +17,13 @@ export {
   type PlatformAuthKind,
 } from '../core/settings/config';
 export { accessStackPropsFromContext } from './access-context';
-export { AccessManagementStack, type AccessManagementStackProps } from './access-stack';
+export {
+  ACCESS_LOG_FORMAT as REST_ACCESS_LOG_FORMAT,
+  AccessManagementStack,
+  type AccessManagementStackProps,
+} from './access-stack';
 export { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
+export { HTTP_ACCESS_LOG_FORMAT } from './demo-http-api';
 export { AccessAlarms, type AccessAlarmsProps } from './parts/alarms';
 export { AuthorizerFunction, type AuthorizerFunctionProps } from './parts/authorizer-function';
 export {
@@ -53,6 +60,8 @@ export {
   type PortalPartProps,
   type PortalSettings,
 } from './parts/portal';
+export type { ApiKeyRequiredChoice } from './parts/protect-methods';
 export { ApiProtection, type ProtectOptions, SECURITY_SCHEME_NAME } from './parts/protection';
+export type { SoapRouteSettings } from './parts/soap';
 export { UsagePipeline, type UsagePipelineProps } from './parts/usage-pipeline';
 export { WebhooksPart, type WebhooksPartProps } from './parts/webhooks';

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DOCS_PATH } from '../contract/docs';
 import { findRoute, parseRoute, type Route } from '../contract/routes';
 import { type PortalSettings, parsePortalSettings } from '../core/portal/settings';
 import {
@@ -30,7 +31,6 @@ import {
   SOAP_TUNING_SETTINGS,
   type SoapSettings,
 } from '../core/soap/settings';
-import { DOCS_PATH } from '../lambdas/docs/handler';
 import { type DocsSettings, parseDocsSettings } from '../lambdas/docs/swagger';
 import { parseJsonWithoutRepeatedKeys } from './json-file';
 import {

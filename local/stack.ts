@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { snsAlertPublisher } from '../adapters/sns/alert-publisher';
 import { SNS_CLIENT_SETTINGS } from '../adapters/sns/client';
+import { DOCS_PATH, DOCS_ROUTES } from '../contract/docs';
 import { accessGatewayResponses } from '../contract/gateway-responses';
 import type { RejectedUsage } from '../core/budget/cache';
 import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
@@ -31,7 +32,7 @@ import {
   type AuthorizerHandler,
   createAuthorizerHandler,
 } from '../lambdas/authorizer/handler';
-import { createDocsHandler, DOCS_PATH, DOCS_ROUTES } from '../lambdas/docs/handler';
+import { createDocsHandler } from '../lambdas/docs/handler';
 import { swaggerDocument } from '../lambdas/docs/swagger';
 import { configuredSecretHeaders, echo } from '../lambdas/echo/handler';
 import { createReporterHandler, createSweepHandler } from '../lambdas/reporter/handler';

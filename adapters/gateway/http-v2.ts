@@ -2,7 +2,8 @@
  * An HTTP API's Lambda authorizer with payload format 2.0 and simple responses: `isAuthorized` and the
  * context. What the event carries (docs/http-api.md): header names in lower case with repeated headers
  * joined by commas, repeated query values joined by commas in `queryStringParameters` (so the query is
- * read from `rawQueryString`), and `rawPath` starting with the stage's name on a named stage.
+ * read from `rawQueryString`), and `rawPath` starting with the stage's name on a named stage of the
+ * execute-api endpoint (adapters/gateway/stage.ts).
  */
 import type {
   APIGatewayRequestAuthorizerEventV2,
@@ -13,7 +14,7 @@ import { parsedQueryString } from '../../core/decision/request';
 import { decisionContext, FAILURE_CONTEXT } from './context';
 import type { GatewayFormat } from './format';
 import { sourceAddressOf } from './rest-request';
-import { withoutStage } from './stage';
+import { apiPathOf } from './stage';
 
 export type SimpleAnswer = APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>;
 
@@ -32,7 +33,13 @@ export const httpV2Format: GatewayFormat<APIGatewayRequestAuthorizerEventV2, Sim
     }
     return {
       method: event.requestContext.http.method,
-      path: withoutStage(event.rawPath, event.requestContext.stage, routeTemplate(event.routeKey)),
+      path: apiPathOf({
+        path: event.rawPath,
+        template: routeTemplate(event.routeKey),
+        stage: event.requestContext.stage,
+        domainName: event.requestContext.domainName,
+        pathParameters: event.pathParameters,
+      }),
       query: parsedQueryString(event.rawQueryString ?? ''),
       headers,
       ...sourceAddressOf(event.requestContext.http.sourceIp),

@@ -5,7 +5,7 @@
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type { GatewayRequest, ParameterValues } from '../../core/decision/request';
-import { withoutStage } from './stage';
+import { apiPathOf } from './stage';
 
 type RestShapedEvent = Pick<
   APIGatewayRequestAuthorizerEvent,
@@ -17,8 +17,10 @@ type RestShapedEvent = Pick<
   | 'queryStringParameters'
   | 'multiValueQueryStringParameters'
 > & {
+  readonly pathParameters?: APIGatewayRequestAuthorizerEvent['pathParameters'];
   readonly requestContext?: {
     readonly stage?: string;
+    readonly domainName?: string;
     readonly identity?: { readonly sourceIp?: string | null } | null;
   } | null;
 };
@@ -46,12 +48,17 @@ export function mergedValues(
 }
 
 /**
- * The path the consumer asked for, as APIcast sees it: without the query string and without the
- * stage. API Gateway gives `path` without the stage on its execute-api address; a stage prefix is
- * removed when present and the resource template itself does not start with it.
+ * The path the consumer asked for, as APIcast sees it: without the query string, the stage (an HTTP
+ * API's 1.0 `path` carries a named stage's) or a custom domain's base path (REST's `path` carries it).
  */
 export function requestPathOf(event: RestShapedEvent): string {
-  return withoutStage(event.path.split('?')[0] || '/', event.requestContext?.stage, event.resource);
+  return apiPathOf({
+    path: event.path,
+    template: event.resource,
+    stage: event.requestContext?.stage,
+    domainName: event.requestContext?.domainName,
+    pathParameters: event.pathParameters,
+  });
 }
 
 /** The cache's endpoint: method and resource template (`GET /v1/words/{word}.json`), never the raw path. */

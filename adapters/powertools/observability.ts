@@ -7,6 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import {
   AGGREGATED_COUNTS,
+  INSTANCE_DIMENSION,
   METRIC_DIMENSION,
   METRICS_NAMESPACE,
 } from '../../core/observability/metric-names';
@@ -25,6 +26,8 @@ export interface MetricsOptions {
   readonly flushIntervalMs?: number;
   /** Default Date.now. */
   readonly now?: () => number;
+  /** The instance dimension of every metric (METRICS_INSTANCE): none outside a deployed instance. */
+  readonly instance?: string;
 }
 
 /**
@@ -49,12 +52,14 @@ export class PowertoolsMetrics implements MetricsPort {
   >();
   private readonly flushIntervalMs: number;
   private readonly now: () => number;
+  private readonly defaultDimensions: Record<string, string>;
   private lastFlush: number;
 
   constructor(
     private readonly serviceName: string,
     options: MetricsOptions = {},
   ) {
+    this.defaultDimensions = options.instance === undefined ? {} : { [INSTANCE_DIMENSION]: options.instance };
     this.immediate = this.metricsLine();
     this.countsLine = this.metricsLine();
     this.flushIntervalMs = options.flushIntervalMs ?? 0;
@@ -102,7 +107,11 @@ export class PowertoolsMetrics implements MetricsPort {
   }
 
   private metricsLine(): Metrics {
-    return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: this.serviceName });
+    return new Metrics({
+      namespace: METRICS_NAMESPACE,
+      serviceName: this.serviceName,
+      defaultDimensions: this.defaultDimensions,
+    });
   }
 }
 

@@ -10,7 +10,7 @@
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { ConfigError, jwksUrlOf } from '../settings/config';
 import type { CredentialExtraction, CredentialScheme, CredentialSettings } from './scheme';
-import type { TokensNotBefore } from './token-not-before';
+import type { TokensNotBefore } from './token-revocation';
 import {
   type CredentialRequest,
   checkedValue,

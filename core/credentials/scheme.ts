@@ -9,7 +9,7 @@
 
 import type { Credential } from '../platform/types';
 import type { AccessConfig, CredentialLocation } from '../settings/config';
-import type { TokensNotBefore } from './token-not-before';
+import type { TokensNotBefore } from './token-revocation';
 import type { CredentialRequest, MalformedReason } from './values';
 
 export type PlatformCredentialKind = Credential['kind'];

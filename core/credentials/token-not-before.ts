@@ -11,6 +11,7 @@ import { errorMessage, type LogPort } from '../observability/observability';
 import { MAX_TOKEN_TTL_SECONDS } from '../settings/settings';
 import { credentialIdOf, credentialIdPrefix } from '.';
 import { TOKEN_CLOCK_TOLERANCE_SECONDS } from './oauth';
+import type { TokensNotBefore } from './token-revocation';
 
 /** Application events after which the tokens issued before them are refused. */
 export const TOKEN_REVOKING_ACTIONS: ReadonlySet<string> = new Set(['key_deleted', 'suspended', 'deleted']);
@@ -20,13 +21,6 @@ export const TOKEN_REVOKING_ACTIONS: ReadonlySet<string> = new Set(['key_deleted
  * with the authorizer's clock tolerance; by then every token issued before it has expired.
  */
 export const TOKENS_NOT_BEFORE_TTL_SECONDS = MAX_TOKEN_TTL_SECONDS + TOKEN_CLOCK_TOLERANCE_SECONDS;
-
-export interface TokensNotBefore {
-  /** Whether a token of the application issued at `issuedAt` (epoch s; undefined: unknown) is refused. */
-  refuses(appId: string, issuedAt: number | undefined): Promise<boolean>;
-  /** Refuses the application's tokens issued before `at` (epoch ms). */
-  refuseBefore(appId: string, at: number): Promise<void>;
-}
 
 /**
  * The not-before of each application in Redis, under its budget's hash tag. A failed read refuses

@@ -12,6 +12,13 @@ export const METRICS_NAMESPACE = 'ApiAccessManagement';
  */
 export const METRIC_DIMENSION = 'metric';
 
+/**
+ * The CloudWatch dimension (besides `service`) of every metric, telling the instances in one account and
+ * Region apart (two services, or dev beside prod): `<service id>/<instance name or stack name>`, set by the
+ * construct (METRICS_INSTANCE). Alarms and the dashboard read their own instance only.
+ */
+export const INSTANCE_DIMENSION = 'instance';
+
 export const METRIC = {
   cacheHit: 'CacheHit',
   cacheMiss: 'CacheMiss',

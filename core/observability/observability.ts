@@ -27,7 +27,7 @@ export interface MetricsPort {
   publishStoredMetrics(): void;
 }
 
-export { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
+export { INSTANCE_DIMENSION, METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from './metric-names';
 
 export const silentLogger: LogPort = {
   debug() {},

@@ -290,6 +290,11 @@ export const SETTINGS = {
     env: 'PLATFORM_CREDENTIAL_SECRET_ARN',
     description: 'Secrets Manager ARN holding the provider key or service token as its SecretString (AWS)',
   }),
+  metricsInstance: optional({
+    env: 'METRICS_INSTANCE',
+    description:
+      'the `instance` dimension of every metric, `<service id>/<instanceName or stack name>` (set by the construct; AWS)',
+  }),
   credentialMode: choice(
     {
       env: 'CREDENTIAL_MODE',

@@ -9,22 +9,6 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type CorsSettings, corsResponseHeaders } from '../../core/settings/cors';
 
-/** Where the documentation is, under the API's base path. */
-export const DOCS_PATH = '/docs';
-
-/** The documentation's methods, as `METHOD /resource` routes of the API. */
-export const DOCS_ROUTES: readonly string[] = [`GET ${DOCS_PATH}`, `GET ${DOCS_PATH}/{file}`];
-
-/** Environment of the docs function beyond the access settings. */
-export const DOCS_ENV = {
-  /** JSON array of the protected routes, `METHOD /resource` each. */
-  routes: 'DOCS_ROUTES',
-  /** Where the API's paths are reached: `/<stage>` on an execute-api URL. */
-  basePath: 'DOCS_BASE_PATH',
-  /** `info.version`. */
-  version: 'DOCS_VERSION',
-} as const;
-
 export const DOCUMENT_FILE = 'swagger.json';
 const START_SCRIPT_FILE = 'start.js';
 

@@ -6,9 +6,10 @@
  */
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { DOCS_ENV } from '../../contract/docs';
 import { parseRoute } from '../../contract/routes';
 import { ConfigError, configFromEnv } from '../../core/settings/config';
-import { createDocsHandler, DOCS_ASSETS_FOLDER, DOCS_ENV, type DocsHandler } from './handler';
+import { createDocsHandler, DOCS_ASSETS_FOLDER, type DocsHandler } from './handler';
 import { DEFAULT_DOCS_VERSION, swaggerDocument } from './swagger';
 
 type Env = Readonly<Record<string, string | undefined>>;

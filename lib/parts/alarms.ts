@@ -11,18 +11,28 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../core/observability/metric-names';
+import { INSTANCE_DIMENSION, METRICS_NAMESPACE, SERVICE_NAME } from '../../core/observability/metric-names';
 import type { AlarmSpec } from './part';
 
 /** The period every alarm evaluates over. */
 export const ALARM_PERIOD = Duration.minutes(5);
 
-/** A count the access Lambdas publish (Powertools EMF), summed over the alarm period. */
-export function accessMetric(service: keyof typeof SERVICE_NAME, metricName: string): Metric {
+/**
+ * A count the access Lambdas of one instance publish (Powertools EMF), summed over the alarm period: the
+ * `instance` dimension keeps another instance's counts (another service, dev beside prod) out.
+ */
+export function accessMetric(
+  service: keyof typeof SERVICE_NAME,
+  metricName: string,
+  instance: string | undefined,
+): Metric {
   return new Metric({
     namespace: METRICS_NAMESPACE,
     metricName,
-    dimensionsMap: { service: SERVICE_NAME[service] },
+    dimensionsMap: {
+      service: SERVICE_NAME[service],
+      ...(instance !== undefined && { [INSTANCE_DIMENSION]: instance }),
+    },
     statistic: 'Sum',
     period: ALARM_PERIOD,
   });

@@ -2,10 +2,10 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../core/observability/metric-names';
 import { type AccessConfig, ConfigError, ENV } from '../../core/settings/config';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { accessMetric } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
 import { tlsOnlyTopic } from './tls-only-topic';
@@ -55,9 +55,7 @@ export class UsageAlerts implements AccessPart {
     this.topic = props.topic ?? tlsOnlyTopic(scope, 'AlertsTopic', { displayName: 'API usage alerts' });
     for (const address of props.config.alertEmails) {
       const subscription = this.topic.addSubscription(new EmailSubscription(address));
-      NagSuppressions.addResourceSuppressions(subscription, [
-        { id: 'Serverless-SNSRedrivePolicy', reason: NOTHING_TO_REPLAY },
-      ]);
+      acknowledgeNagRules(subscription, [{ id: 'Serverless-SNSRedrivePolicy', reason: NOTHING_TO_REPLAY }]);
     }
     // The admin token that names user_key applications in alerts: read by the publishers only.
     const { adminTokenSecretArn } = props.config;
@@ -75,7 +73,7 @@ export class UsageAlerts implements AccessPart {
         id: 'AlertPublishFailed',
         description:
           'Usage alerts could not be published (SNS refused or timed out) or settled (Redis): they are kept in Redis and retried with the next report cycle. Read the reporter logs; a lasting failure means the reporter cannot publish to the alerts topic.',
-        metric: accessMetric('reporter', METRIC.alertPublishFailed),
+        metric: accessMetric('reporter', METRIC.alertPublishFailed, props.config.metricsInstance),
         threshold: 1,
       },
     ];

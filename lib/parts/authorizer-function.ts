@@ -40,7 +40,7 @@ export class AuthorizerFunction implements AccessPart {
         ? IdentitySource.header(source.name)
         : IdentitySource.queryString(source.name),
     );
-    this.alarms = this.authorizerAlarms();
+    this.alarms = this.authorizerAlarms(props.bindings.config.metricsInstance);
   }
 
   /** The URI API Gateway invokes the function through, as an authorizer of an API in `scope`'s stack. */
@@ -49,7 +49,7 @@ export class AuthorizerFunction implements AccessPart {
     return `arn:${stack.partition}:apigateway:${stack.region}:lambda:path/2015-03-31/functions/${this.function.functionArn}/invocations`;
   }
 
-  private authorizerAlarms(): AlarmSpec[] {
+  private authorizerAlarms(instance: string | undefined): AlarmSpec[] {
     return [
       {
         id: 'AuthorizerErrors',
@@ -58,7 +58,7 @@ export class AuthorizerFunction implements AccessPart {
         metric: functionErrorsOf(
           'Authorizer errors',
           this.function,
-          accessMetric('authorizer', METRIC.authorizerError),
+          accessMetric('authorizer', METRIC.authorizerError, instance),
         ),
         threshold: 1,
       },
@@ -66,21 +66,21 @@ export class AuthorizerFunction implements AccessPart {
         id: 'PlatformUnavailable',
         description:
           'The platform did not answer a first call in time. In strict mode (the default) each one is a 403 platform_unavailable; in resilient and allow modes keys seen before are still decided from the cache. Check the platform and the NAT route to it.',
-        metric: accessMetric('authorizer', METRIC.platformUnavailable),
+        metric: accessMetric('authorizer', METRIC.platformUnavailable, instance),
         threshold: 1,
       },
       {
         id: 'PlatformMisconfigured',
         description:
           "The platform refused our configuration on a first call (a wrong provider key or service token, service id, or a mapping rule's metric it does not have): every such call is a 403 platform_misconfigured. The authorizer's log names the platform's error code; fix the setting it names.",
-        metric: accessMetric('authorizer', METRIC.platformMisconfigured),
+        metric: accessMetric('authorizer', METRIC.platformMisconfigured, instance),
         threshold: 1,
       },
       {
         id: 'UsageNotRecorded',
         description:
           'Calls were allowed while neither Redis nor the platform could record their usage: that usage is lost to billing and limits. Check Redis and the platform.',
-        metric: accessMetric('authorizer', METRIC.usageNotRecorded),
+        metric: accessMetric('authorizer', METRIC.usageNotRecorded, instance),
         threshold: 1,
       },
     ];

@@ -10,9 +10,9 @@ import {
   CfnUserGroup,
 } from 'aws-cdk-lib/aws-elasticache';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { DEFAULT_REDIS_PORT, type RedisMode } from '../../core/settings/config';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { ALARM_PERIOD, maxOf } from './alarms';
 import type { RedisEndpoint } from './bindings';
 import type { AccessNetwork } from './network';
@@ -127,7 +127,7 @@ function authTokenSecret(scope: Construct): Secret {
     // AUTH tokens are 16-128 printable characters without @, " or /: alphanumerics are always safe.
     generateSecretString: { excludePunctuation: true, passwordLength: 64 },
   });
-  NagSuppressions.addResourceSuppressions(secret, [
+  acknowledgeNagRules(secret, [
     {
       id: 'AwsSolutions-SMG4',
       reason:
@@ -214,7 +214,7 @@ export class ReplicationGroupCache implements AccessCache {
       securityGroupIds: [securityGroup.securityGroupId],
       autoMinorVersionUpgrade: true,
     });
-    NagSuppressions.addResourceSuppressions(this.replicationGroup, [
+    acknowledgeNagRules(this.replicationGroup, [
       {
         id: 'AwsSolutions-AEC5',
         reason:

@@ -8,7 +8,12 @@ import {
   TextWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { METRIC, METRIC_DIMENSION, METRICS_NAMESPACE } from '../../core/observability/metric-names';
+import {
+  INSTANCE_DIMENSION,
+  METRIC,
+  METRIC_DIMENSION,
+  METRICS_NAMESPACE,
+} from '../../core/observability/metric-names';
 import type { AccessPart, AlarmSpec } from './part';
 
 /** The period each dashboard point sums. */
@@ -19,11 +24,16 @@ export const DASHBOARD_PERIOD = Duration.minutes(5);
  * metric (and per function that counts it). A SEARCH finds the metrics as the Lambdas emit them, so the
  * dashboard needs no list of metric names: alerts name the limits' metrics, which may be parents the
  * mapping rules never mention, and metrics the provider adds on the platform appear without a deploy.
+ * With an instance, the search reads that instance's series only (INSTANCE_DIMENSION).
  */
-export function perMetricSeries(metricName: string): IMetric {
-  const schema = `{${METRICS_NAMESPACE},${METRIC_DIMENSION},service}`;
+export function perMetricSeries(metricName: string, instance?: string): IMetric {
+  const schema =
+    instance === undefined
+      ? `{${METRICS_NAMESPACE},${METRIC_DIMENSION},service}`
+      : `{${METRICS_NAMESPACE},${INSTANCE_DIMENSION},${METRIC_DIMENSION},service}`;
+  const own = instance === undefined ? '' : ` ${INSTANCE_DIMENSION}="${instance}"`;
   return new MathExpression({
-    expression: `SEARCH('${schema} MetricName="${metricName}"', 'Sum', ${DASHBOARD_PERIOD.toSeconds()})`,
+    expression: `SEARCH('${schema} MetricName="${metricName}"${own}', 'Sum', ${DASHBOARD_PERIOD.toSeconds()})`,
     usingMetrics: {},
     // Empty: each series is labelled by its dimension values (the metric, the function's service).
     label: '',
@@ -34,6 +44,11 @@ export function perMetricSeries(metricName: string): IMetric {
 export interface UsageDashboardProps {
   /** Whether usage alerts are on: the alerts widget shows only then. */
   readonly alerts: boolean;
+  /**
+   * The instance whose series the widgets read (METRICS_INSTANCE).
+   * @default every instance's
+   */
+  readonly instance?: string;
 }
 
 const WIDTH = 24;
@@ -59,7 +74,7 @@ export class UsageDashboard implements AccessPart {
       ({ title, metricName }) =>
         new GraphWidget({
           title,
-          left: [perMetricSeries(metricName)],
+          left: [perMetricSeries(metricName, props.instance)],
           leftYAxis: { min: 0, showUnits: false },
           period: DASHBOARD_PERIOD,
           width,

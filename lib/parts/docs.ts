@@ -9,10 +9,10 @@ import {
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { NagSuppressions } from 'cdk-nag';
+import { DOCS_ENV, DOCS_PATH } from '../../contract/docs';
 import { type AccessConfig, configToEnv } from '../../core/settings/config';
-import { DOCS_ENV, DOCS_PATH } from '../../lambdas/docs/handler';
 import { accessFunction } from '../access-function';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import type { HttpApiProtection } from './http-api-protection';
 import { addOpenHttpRoutes } from './http-api-routes';
 import type { AccessPart, AlarmSpec } from './part';
@@ -119,7 +119,7 @@ export class AccessDocs implements AccessPart {
 /** A method a part serves without the authorizer, on purpose: exempt, and cdk-nag told why. */
 export function leaveOpen(protection: ApiProtection, method: Method, why: string): void {
   protection.exemptMethod(method, why);
-  NagSuppressions.addResourceSuppressions(method, [
+  acknowledgeNagRules(method, [
     { id: 'AwsSolutions-APIG4', reason: why },
     { id: 'AwsSolutions-COG4', reason: why },
   ]);

@@ -6,6 +6,7 @@ import { AspectPriority, Aspects } from 'aws-cdk-lib';
 import {
   CfnAuthorizer,
   type CfnRoute,
+  HttpApi,
   HttpRoute,
   type IHttpApi,
   WebSocketApi,
@@ -16,7 +17,13 @@ import type { AuthorizerFunction } from './authorizer-function';
 import { ProtectionLedger } from './protect-methods';
 import { ProtectEveryRoute } from './protect-routes';
 import { SECURITY_SCHEME_NAME } from './protection';
-import { allowAuthorizerInvoke, ProtectionRegistry, validateEntriesUsed } from './protection-common';
+import {
+  allowAuthorizerInvoke,
+  canonicalOptions,
+  ProtectionRegistry,
+  requireAnEndpoint,
+  validateEntriesUsed,
+} from './protection-common';
 import { SendRateLimitFields } from './rate-limit-mapping';
 
 export interface HttpProtectOptions {
@@ -34,6 +41,14 @@ export interface HttpProtectOptions {
    * @default true
    */
   readonly rateLimitFields?: boolean;
+  /**
+   * Routes of an imported HTTP API (HttpApi.fromHttpApiAttributes) that this app does not define, each
+   * `GET /orders`: you attach the authorizer to them yourself, with the protection's `authorizerId`.
+   * Naming them says an authorizer that guards no route of this app is meant; without them, protecting
+   * such an API fails synthesis.
+   * @default none: an imported API must have a route in this app
+   */
+  readonly methodsAttachedElsewhere?: readonly string[];
 }
 
 /** The settings of the authorizer, each set explicitly: HttpLambdaAuthorizer's defaults are wrong for us. */
@@ -76,11 +91,14 @@ export class HttpApiProtection extends Construct {
   public readonly ledger: ProtectionLedger;
   public readonly open: UnprotectedMethods;
   public readonly exempt = new Map<CfnRoute, string>();
+  /** The options it was created with, canonical: a second protect() must repeat them. */
+  public readonly options: string;
 
   constructor(props: HttpApiProtectionProps) {
     super(props.api as unknown as Construct, 'AccessProtection');
     this.api = props.api;
     this.apiId = props.api.apiId;
+    this.options = canonicalOptions(props.options);
     this.open = unprotectedMethods(props.options.unprotectedMethods);
     this.ledger = new ProtectionLedger([], this.open);
     const stage = protections.register(props.api, this.apiId, this);
@@ -97,6 +115,9 @@ export class HttpApiProtection extends Construct {
       Aspects.of(stage).add(new SendRateLimitFields(this), { priority: AspectPriority.MUTATING });
     }
     validateEntriesUsed(this, this.ledger, 'route', props.api);
+    if (!(props.api instanceof HttpApi)) {
+      requireAnEndpoint(this, this.ledger, 'route', props.api, props.options.methodsAttachedElsewhere ?? []);
+    }
   }
 
   /** Leaves a route a part serves with its own authentication open, and says why in the template. */

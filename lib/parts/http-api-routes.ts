@@ -6,7 +6,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NagSuppressions } from 'cdk-nag';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import type { HttpApiProtection } from './http-api-protection';
 
 /** Routes a part serves on a protected HttpApi, open to anyone because the function authenticates itself. */
@@ -36,7 +36,7 @@ export function addOpenHttpRoutes(
   );
   for (const route of routes) {
     protection.exemptRoute(route, open.why);
-    NagSuppressions.addResourceSuppressions(route, [{ id: 'AwsSolutions-APIG4', reason: open.why }]);
+    acknowledgeNagRules(route, [{ id: 'AwsSolutions-APIG4', reason: open.why }]);
   }
   return routes;
 }

@@ -19,7 +19,6 @@ import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import {
   type AccessConfig,
@@ -30,6 +29,7 @@ import {
   parseConfig,
 } from '../../core/settings/config';
 import { DISCOVERY_PATH, JWKS_PATH, TOKEN_PATH } from '../../lambdas/token/routes';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { functionErrorsOf } from './alarms';
 import { basePathOf } from './docs';
 import type { HttpApiProtection } from './http-api-protection';
@@ -231,7 +231,7 @@ export class OAuthPart implements AccessPart {
 
   private leaveOpen(protection: ApiProtection, method: Method): void {
     protection.exemptMethod(method, OPEN_BY_DESIGN);
-    NagSuppressions.addResourceSuppressions(method, [
+    acknowledgeNagRules(method, [
       { id: 'AwsSolutions-APIG4', reason: OPEN_BY_DESIGN },
       { id: 'AwsSolutions-COG4', reason: OPEN_BY_DESIGN },
     ]);

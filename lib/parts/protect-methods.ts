@@ -1,8 +1,8 @@
 import { Annotations, CfnResource, type IAspect, Lazy } from 'aws-cdk-lib';
 import { AuthorizationType, CfnMethod, Deployment, Method } from 'aws-cdk-lib/aws-apigateway';
-import { NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { UnprotectedMethods } from '../../contract/gateway-responses';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 
 /** A method or route named by its HTTP method and path. */
 const ROUTE_NAME = /^[A-Z]+ \//;
@@ -12,6 +12,7 @@ export class ProtectionLedger {
   private readonly protectedMethods = new Set<string>();
   private readonly openMethods = new Set<string>();
   private readonly usedEntries = new Set<string>();
+  private readonly apiKeyNotRequired = new Set<string>();
   private readonly fingerprinted = new WeakSet<Deployment>();
 
   constructor(
@@ -37,6 +38,11 @@ export class ProtectionLedger {
     return [...this.protectedMethods].filter((name) => ROUTE_NAME.test(name)).sort();
   }
 
+  /** Records a protected method whose apiKeyRequired was turned off: its stage needs a new deployment. */
+  public stopRequiringApiKey(name: string): void {
+    this.apiKeyNotRequired.add(name);
+  }
+
   /** Whether some method (a bare CfnMethod too) got the authorizer. */
   public protectsAnyMethod(): boolean {
     return this.protectedMethods.size > 0;
@@ -60,6 +66,7 @@ export class ProtectionLedger {
           identitySources: this.identitySources,
           protected: [...this.protectedMethods].sort(),
           open: [...this.openMethods].sort(),
+          ...(this.apiKeyNotRequired.size > 0 && { apiKeyNotRequired: [...this.apiKeyNotRequired].sort() }),
         }),
       }),
     });
@@ -74,7 +81,16 @@ export interface MethodGuard {
   readonly open: UnprotectedMethods;
   /** Methods a part serves with their own authentication, and why. */
   readonly exempt: ReadonlyMap<CfnMethod, string>;
+  /** What to do with a protected method that still requires one of API Gateway's own API keys. */
+  readonly apiKeyRequired: ApiKeyRequiredChoice;
 }
+
+/**
+ * A protected method with `apiKeyRequired: true`: API Gateway still demands one of its usage-plan keys
+ * besides our credential. `warn` says so at synthesis, naming it; `turnOff` clears the flag (the cut-over
+ * of docs/migrating-from-usage-plans.md).
+ */
+export type ApiKeyRequiredChoice = 'warn' | 'turnOff';
 
 /** `GET /orders` for a Method, or the method and the construct path for a bare CfnMethod. */
 function nameOf(method: CfnMethod): { name: string; path?: string } {
@@ -113,6 +129,7 @@ export class ProtectEveryMethod implements IAspect {
     const type = method.authorizationType;
     if (type === AuthorizationType.CUSTOM && method.authorizerId === this.guard.authorizerId) {
       ledger.protect(name);
+      this.settleApiKeyRequired(method, name);
       return;
     }
     if (type !== undefined && type !== AuthorizationType.NONE) {
@@ -125,12 +142,27 @@ export class ProtectEveryMethod implements IAspect {
     method.authorizationType = AuthorizationType.CUSTOM;
     method.authorizerId = this.guard.authorizerId;
     ledger.protect(name);
-    NagSuppressions.addResourceSuppressions(method, [
+    this.settleApiKeyRequired(method, name);
+    acknowledgeNagRules(method, [
       {
         id: 'AwsSolutions-COG4',
         reason:
           'The method is protected by the ApiAccessAuthorizer Lambda REQUEST authorizer; consumers hold API keys, not Cognito users.',
       },
     ]);
+  }
+
+  private settleApiKeyRequired(method: CfnMethod, name: string): void {
+    if (method.apiKeyRequired !== true) return;
+    if (this.guard.apiKeyRequired === 'turnOff') {
+      method.apiKeyRequired = false;
+      this.guard.ledger.stopRequiringApiKey(name);
+      return;
+    }
+    Annotations.of(method).addWarningV2(
+      'apigw-access-management:apiKeyRequired',
+      `${name} keeps apiKeyRequired: API Gateway still demands one of its own usage-plan API keys before the authorizer runs, so a consumer with only a platform key is refused 403. ` +
+        "Turn it off with protect(api, { apiKeyRequired: 'turnOff' }) once the keys are on the platform (docs/migrating-from-usage-plans.md).",
+    );
   }
 }

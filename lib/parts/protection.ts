@@ -24,8 +24,14 @@ import { credentialPromptOf } from '../../core/credentials';
 import { type AccessConfig, ConfigError } from '../../core/settings/config';
 import type { AuthorizerFunction } from './authorizer-function';
 import { withAccessSecurity, withGatewayResponses } from './openapi-security';
-import { ProtectEveryMethod, ProtectionLedger } from './protect-methods';
-import { allowAuthorizerInvoke, ProtectionRegistry, validateEntriesUsed } from './protection-common';
+import { type ApiKeyRequiredChoice, ProtectEveryMethod, ProtectionLedger } from './protect-methods';
+import {
+  allowAuthorizerInvoke,
+  canonicalOptions,
+  ProtectionRegistry,
+  requireAnEndpoint,
+  validateEntriesUsed,
+} from './protection-common';
 
 export interface ProtectOptions {
   /**
@@ -53,6 +59,13 @@ export interface ProtectOptions {
    * @default none: an imported API must have a method in this app
    */
   readonly methodsAttachedElsewhere?: readonly string[];
+  /**
+   * A protected method that keeps `apiKeyRequired: true` still needs one of API Gateway's own usage-plan
+   * keys. `warn` warns at synthesis naming each such method; `turnOff` turns the flag off on the methods
+   * this protection guards (docs/migrating-from-usage-plans.md gives the cut-over order).
+   * @default 'warn'
+   */
+  readonly apiKeyRequired?: ApiKeyRequiredChoice;
 }
 
 /** Name of the authorizer (and of its OpenAPI security scheme) in every protected API. */
@@ -159,6 +172,9 @@ export class ApiProtection extends Construct implements IAuthorizer {
   public readonly ledger: ProtectionLedger;
   public readonly open: UnprotectedMethods;
   public readonly exempt = new Map<CfnMethod, string>();
+  public readonly apiKeyRequired: ApiKeyRequiredChoice;
+  /** The options it was created with, canonical: a second protect() must repeat them. */
+  public readonly options: string;
   private readonly authorizerFunction: AuthorizerFunction;
   private cfnAuthorizer?: CfnAuthorizer;
 
@@ -176,6 +192,14 @@ export class ApiProtection extends Construct implements IAuthorizer {
     this.api = props.api;
     this.restApiId = props.api.restApiId;
     this.authorizerFunction = props.authorizer;
+    this.options = canonicalOptions(props.options);
+    this.apiKeyRequired = props.options.apiKeyRequired ?? 'warn';
+    if (!(['warn', 'turnOff'] as const).includes(this.apiKeyRequired)) {
+      throw new ConfigError(
+        'apiKeyRequired',
+        `must be 'warn' or 'turnOff' (got ${JSON.stringify(this.apiKeyRequired)})`,
+      );
+    }
     this.open = unprotectedMethods(props.options.unprotectedMethods);
     this.ledger = new ProtectionLedger(props.authorizer.identitySources, this.open);
     const stage = protections.register(props.api, this.restApiId, this);
@@ -198,33 +222,9 @@ export class ApiProtection extends Construct implements IAuthorizer {
     }
     Aspects.of(stage).add(new ProtectEveryMethod(this), { priority: AspectPriority.MUTATING });
     validateEntriesUsed(this, this.ledger, 'method', props.api);
-    if (kind === 'imported') this.requireAMethod(props.options.methodsAttachedElsewhere ?? []);
-  }
-
-  /**
-   * An imported API's methods are usually defined elsewhere, and CDK can only guard those this app creates:
-   * an authorizer attached to none of them would leave the whole API open while looking protected.
-   */
-  private requireAMethod(attachedElsewhere: readonly string[]): void {
-    const names = unprotectedMethods(attachedElsewhere, 'methodsAttachedElsewhere').entries;
-    const unnamed = names.find((entry) => !entry.includes(' '));
-    if (unnamed !== undefined) {
-      throw new ConfigError(
-        'methodsAttachedElsewhere',
-        `entries must each name a method and a resource path, such as GET /orders (got ${JSON.stringify(unnamed)})`,
-      );
+    if (kind === 'imported') {
+      requireAnEndpoint(this, this.ledger, 'method', props.api, props.options.methodsAttachedElsewhere ?? []);
     }
-    if (names.length > 0) return;
-    this.node.addValidation({
-      validate: () =>
-        this.ledger.protectsAnyMethod()
-          ? []
-          : [
-              `${this.api.node.path} is imported and this app defines none of its methods, so its authorizer would guard nothing and every method would stay open. ` +
-                'Define the methods in this app (api.root.resourceForPath(...).addMethod(...)), or protect the construct that defines them; ' +
-                'if you attach the authorizer yourself (protection.authorizerId), list those methods in protect(api, { methodsAttachedElsewhere: ["GET /orders"] }).',
-            ],
-    });
   }
 
   /** The API Gateway authorizer of the methods CDK creates (created on first use for a SpecRestApi). */

@@ -4,7 +4,6 @@ import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Peer, Port } from 'aws-cdk-lib/aws-ec2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../core/observability/metric-names';
 import { ConfigError, knownFields } from '../../core/settings/config';
@@ -16,6 +15,7 @@ import {
   type SoapSettingsInput,
   soapSettingsToEnv,
 } from '../../core/soap/settings';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { accessMetric, functionErrorsOf } from './alarms';
 import type { HttpApiProtection } from './http-api-protection';
 import { addOpenHttpRoutes } from './http-api-routes';
@@ -114,7 +114,7 @@ export class SoapProxyPart implements AccessPart {
         metric: functionErrorsOf(
           'SOAP proxy errors',
           this.function,
-          accessMetric('soapProxy', METRIC.soapProxyError),
+          accessMetric('soapProxy', METRIC.soapProxyError, props.bindings.config.metricsInstance),
         ),
         threshold: 1,
       },
@@ -132,7 +132,7 @@ export class SoapProxyPart implements AccessPart {
       .resourceForPath(this.path)
       .addMethod('POST', new LambdaIntegration(this.function));
     protection.exemptMethod(method, DECIDES_ITSELF);
-    NagSuppressions.addResourceSuppressions(method, [
+    acknowledgeNagRules(method, [
       { id: 'AwsSolutions-APIG4', reason: NO_AUTHORIZER_SEES_THE_BODY },
       { id: 'AwsSolutions-COG4', reason: `${DECIDES_ITSELF}; consumers hold API keys, not Cognito users.` },
     ]);

@@ -6,9 +6,9 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../core/observability/metric-names';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { ALARM_PERIOD, accessMetric, sumOf } from './alarms';
 import type { AccessPart, AlarmSpec } from './part';
 import { type FunctionPartProps, partFunction } from './part-function';
@@ -48,7 +48,7 @@ export class UsagePipeline implements AccessPart {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
-    NagSuppressions.addResourceSuppressions(this.deadLetterQueue, [
+    acknowledgeNagRules(this.deadLetterQueue, [
       { id: 'Serverless-SQSRedrivePolicy', reason: 'This is the dead-letter queue; it has no further one.' },
     ]);
     this.queue = new Queue(scope, 'UsageQueue', {
@@ -90,10 +90,10 @@ export class UsagePipeline implements AccessPart {
       targets: [new LambdaTarget(this.sweepFunction)],
     });
     this.suppressServerlessFindings(sweepSchedule);
-    this.alarms = this.pipelineAlarms();
+    this.alarms = this.pipelineAlarms(props.bindings.config.metricsInstance);
   }
 
-  private pipelineAlarms(): AlarmSpec[] {
+  private pipelineAlarms(instance: string | undefined): AlarmSpec[] {
     return [
       {
         id: 'UsageDeadLetters',
@@ -119,14 +119,14 @@ export class UsagePipeline implements AccessPart {
         id: 'UsageRejected',
         description:
           'The platform refused reported usage of a metric it does not have: that usage is kept aside in Redis and never reported, so it is lost to billing and limits. The reporter log names the metric: add it at the platform, or fix the mapping rule.',
-        metric: accessMetric('reporter', METRIC.usageRejected),
+        metric: accessMetric('reporter', METRIC.usageRejected, instance),
         threshold: 1,
       },
     ];
   }
 
   private suppressServerlessFindings(sweepSchedule: Rule): void {
-    NagSuppressions.addResourceSuppressions(
+    acknowledgeNagRules(
       this.reporterFunction,
       [
         {
@@ -144,11 +144,7 @@ export class UsagePipeline implements AccessPart {
     );
     const sweepCarriesNoPayload =
       'A scheduled sweep carries no payload: the next run, a minute later, does the same work.';
-    NagSuppressions.addResourceSuppressions(this.sweepFunction, [
-      { id: 'Serverless-LambdaDLQ', reason: sweepCarriesNoPayload },
-    ]);
-    NagSuppressions.addResourceSuppressions(sweepSchedule, [
-      { id: 'Serverless-EventBusDLQ', reason: sweepCarriesNoPayload },
-    ]);
+    acknowledgeNagRules(this.sweepFunction, [{ id: 'Serverless-LambdaDLQ', reason: sweepCarriesNoPayload }]);
+    acknowledgeNagRules(sweepSchedule, [{ id: 'Serverless-EventBusDLQ', reason: sweepCarriesNoPayload }]);
   }
 }

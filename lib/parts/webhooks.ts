@@ -3,10 +3,10 @@ import { LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../core/observability/metric-names';
 import { WEBHOOK_ENV, WEBHOOK_PATH } from '../../lambdas/webhooks/route';
+import { acknowledgeNagRules } from '../nag-acknowledgements';
 import { accessMetric, functionErrorsOf } from './alarms';
 import type { HttpApiProtection } from './http-api-protection';
 import { addOpenHttpRoutes } from './http-api-routes';
@@ -53,7 +53,7 @@ export class WebhooksPart implements AccessPart {
       // It travels in a URL's query: alphanumerics need no escaping. 48 of them are 285 bits.
       generateSecretString: { excludePunctuation: true, passwordLength: 48 },
     });
-    NagSuppressions.addResourceSuppressions(this.tokenSecret, [
+    acknowledgeNagRules(this.tokenSecret, [
       {
         id: 'AwsSolutions-SMG4',
         reason:
@@ -78,7 +78,7 @@ export class WebhooksPart implements AccessPart {
         metric: functionErrorsOf(
           'Webhook errors',
           this.function,
-          accessMetric('webhooks', METRIC.webhookFailed),
+          accessMetric('webhooks', METRIC.webhookFailed, props.bindings.config.metricsInstance),
         ),
         threshold: 1,
       },
@@ -97,7 +97,7 @@ export class WebhooksPart implements AccessPart {
       .resourceForPath(WEBHOOK_PATH)
       .addMethod('POST', new LambdaIntegration(this.function));
     protection.exemptMethod(method, OPEN_BY_DESIGN);
-    NagSuppressions.addResourceSuppressions(method, [
+    acknowledgeNagRules(method, [
       { id: 'AwsSolutions-APIG4', reason: OPEN_BY_DESIGN },
       { id: 'AwsSolutions-COG4', reason: `${OPEN_BY_DESIGN} The platform holds no Cognito user.` },
     ]);

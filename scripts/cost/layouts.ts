@@ -41,6 +41,23 @@ function inProviderVpc(vpcOf: (stack: Stack) => Vpc): Stack {
   return stack;
 }
 
+/** Two services in one stack, the second in the first one's VPC (docs/construct-library.md). */
+function twoServicesSharingAVpc(): Stack {
+  const stack = new Stack(app(), 'ProviderStack');
+  const first = new ApiAccessAuthorizer(stack, 'OrdersAccess', {
+    serviceId: SERVICE_ID,
+    platformCredential: new Secret(stack, 'OrdersKey'),
+    instanceName: 'orders',
+  });
+  new ApiAccessAuthorizer(stack, 'BillingAccess', {
+    serviceId: '2555417735071',
+    platformCredential: new Secret(stack, 'BillingKey'),
+    instanceName: 'billing',
+    vpc: first.vpc,
+  });
+  return stack;
+}
+
 export const LAYOUTS = {
   default: {
     description: 'npx cdk deploy as it is: two NAT gateways, a Redis primary and replica, dashboard',
@@ -97,6 +114,11 @@ export const LAYOUTS = {
             privateSubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
           }) as Vpc,
       ),
+  },
+  'two-services-shared-vpc': {
+    description:
+      "two services, each the default instance (Redis primary and replica, dashboard), the second in the first one's VPC: one pair of NAT gateways",
+    stack: twoServicesSharingAVpc,
   },
 } as const satisfies Record<string, { description: string; stack: () => Stack }>;
 

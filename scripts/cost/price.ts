@@ -127,11 +127,24 @@ function platformMetrics(template: Template): Set<string> {
   return metrics;
 }
 
-/** The custom metrics the functions publish whatever the traffic. */
+/** The instances of the template (METRICS_INSTANCE): each publishes its own series of every metric. */
+function instances(template: Template): number {
+  const names = new Set<string>();
+  for (const resource of Object.values(template.Resources)) {
+    const variables = (
+      resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined
+    )?.Variables;
+    if (typeof variables?.METRICS_INSTANCE === 'string') names.add(variables.METRICS_INSTANCE);
+  }
+  return Math.max(names.size, 1);
+}
+
+/** The custom metrics the functions publish whatever the traffic, per instance. */
 function customMetricLine(template: Template, list: PriceList): CostLine {
   const count =
-    list.customMetrics.steady.length +
-    list.customMetrics.perPlatformMetric.length * platformMetrics(template).size;
+    instances(template) *
+    (list.customMetrics.steady.length +
+      list.customMetrics.perPlatformMetric.length * platformMetrics(template).size);
   return { item: 'CloudWatch custom metric', quantity: count, monthly: count * list.monthly.customMetric };
 }
 

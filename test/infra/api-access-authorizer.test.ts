@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -10,7 +10,7 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
-import { resourcesOfType, testApp } from './fixtures';
+import { resourcesOfType, testApp, variablesOf } from './fixtures';
 
 const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
@@ -61,10 +61,48 @@ describe('settings it refuses', () => {
     [{ serviceId: 'abc' }, /serviceId must be the platform's numeric service id .*got "abc"/],
     [{ serviceId: 'my service' }, /serviceId must be the platform's numeric service id/],
     [
+      { platformUrl: 'https://acme.3scale.net' },
+      /platformUrl is a portal of the hosted platform \(https:\/\/acme\.3scale\.net\).* give the Service Management API's base URL: https:\/\/su1\.3scale\.net/,
+    ],
+    [
+      { platformUrl: 'https://3scale-admin.apps.example.com' },
+      /platformUrl is an admin portal \(https:\/\/3scale-admin\.apps\.example\.com\)/,
+    ],
+    [{ platformUrl: 'https://portal.example.com/p/admin/dashboard' }, /platformUrl is an admin portal/],
+    [
+      { platformUrl: 'https://su1.3scale.net/transactions/authrep.xml' },
+      /platformUrl is an endpoint's URL \(https:\/\/su1\.3scale\.net\/transactions\/authrep\.xml\); the authorizer adds the endpoints' paths itself/,
+    ],
+    [
+      { platformUrl: 'https://backend.example.com?x=1' },
+      /platformUrl is a base URL, with no query or fragment/,
+    ],
+    [{ platformUrl: 'https://user:pw@backend.example.com' }, /platformUrl must not carry credentials/],
+    [
       { platformUrl: 'https://acme-admin.3scale.net/' },
-      /platformUrl is an admin portal .* give the Service Management API's host, https:\/\/su1\.3scale\.net/,
+      /platformUrl is an admin portal .* give the Service Management API's base URL: https:\/\/su1\.3scale\.net/,
     ],
     [{ cacheEngine: 'memcached' as never }, /cacheEngine must be one of redis, valkey/],
+    [
+      { credentialMode: 'oauth' as const, credentialHeader: 'x-api-key' },
+      /credentialHeader applies to credentialMode user_key, and credentialMode is oauth/,
+    ],
+    [
+      { appIdHeader: 'x-app' },
+      /appIdHeader applies to credentialMode app_id, and credentialMode is user_key/,
+    ],
+    [
+      { cacheNodetype: 'cache.t4g.small' } as never,
+      /props\.cacheNodetype is not a known setting \(known: .*cacheNodeType/,
+    ],
+    [
+      { platformCredential: undefined as never },
+      /platformCredential must be a Secrets Manager secret \(an ISecret\) whose SecretString is the provider key, such as Secret\.fromSecretNameV2.*; got undefined/,
+    ],
+    [
+      { platformCredential: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' as never },
+      /platformCredential must be a Secrets Manager secret .*; got a string/,
+    ],
     [{ platformUrl: 'ftp://x' }, /platformUrl must use http or https/],
     [{ redisShards: 0 }, /redisShards must be an integer from 1 to 500/],
     [{ redisShards: 501 }, /redisShards must be an integer from 1 to 500/],
@@ -155,6 +193,16 @@ describe('settings it refuses', () => {
           } as never,
         }),
     ).toThrow(/redis.tsl is not a known setting/);
+  });
+
+  it('synthesizes the Service Management API at its hosted, self-managed or proxied base URL', () => {
+    for (const platformUrl of [
+      'https://su1.3scale.net',
+      'https://backend-3scale.apps.example.com/',
+      'https://gateway.example.com/3scale-backend',
+    ]) {
+      expect(build({ platformUrl }).access.config.platformUrl).toBe(platformUrl.replace(/\/$/, ''));
+    }
   });
 
   it('puts the authorizer on the credential header the provider names (credentialHeader)', () => {
@@ -346,5 +394,94 @@ describe('an app that loads another copy of aws-cdk-lib', () => {
       }
       Object.assign(load.cache, saved);
     }
+  });
+});
+
+describe('a construct that protects no API', () => {
+  const warnings = (stack: Stack) =>
+    Annotations.fromStack(stack)
+      .findWarning('*', Match.stringLikeRegexp('protects no API'))
+      .map((warning) => String(warning.entry.data));
+
+  it('warns at synthesis: every method would stay open', () => {
+    const { stack } = build();
+    expect(warnings(stack)).toEqual([
+      expect.stringMatching(
+        /^ProviderStack\/Access protects no API, so no call is checked, metered or limited: call protect\(api\)/,
+      ),
+    ]);
+  });
+
+  it('does not warn once it protects an API', () => {
+    const { stack, access } = build();
+    const api = new RestApi(stack, 'OrdersApi');
+    api.root.addMethod('GET', new MockIntegration());
+    access.protect(api);
+    expect(warnings(stack)).toEqual([]);
+  });
+});
+
+describe('two instances in one app (two services, or dev beside prod)', () => {
+  const app = testApp();
+  const credential = (stack: Stack) =>
+    Secret.fromSecretCompleteArn(
+      stack,
+      'ProviderKey',
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123',
+    );
+  const orders = new Stack(app, 'OrdersStack');
+  new ApiAccessAuthorizer(orders, 'Access', { serviceId: '111', platformCredential: credential(orders) });
+  const billing = new Stack(app, 'BillingStack');
+  new ApiAccessAuthorizer(billing, 'Access', {
+    serviceId: '222',
+    platformCredential: credential(billing),
+    instanceName: 'billing-prod',
+  });
+
+  const instanceOf = (stack: Stack) => {
+    const template = Template.fromStack(stack);
+    const functions = Object.values(resourcesOfType(template, 'AWS::Lambda::Function'));
+    const instances = new Set(functions.map((fn) => variablesOf(fn).METRICS_INSTANCE));
+    const alarmDimensions = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).flatMap(
+      (alarm) => {
+        const direct = (alarm.Properties.Dimensions ?? []) as { Name: string; Value: string }[];
+        const inMath = (
+          (alarm.Properties.Metrics ?? []) as {
+            MetricStat?: { Metric: { Dimensions?: { Name: string; Value: string }[] } };
+          }[]
+        ).flatMap((metric) => metric.MetricStat?.Metric.Dimensions ?? []);
+        return [...direct, ...inMath];
+      },
+    );
+    const dashboard = JSON.stringify(
+      Object.values(resourcesOfType(template, 'AWS::CloudWatch::Dashboard'))[0],
+    );
+    return { instances, alarmDimensions, dashboard };
+  };
+
+  it("publish each Lambda's metrics with the instance's own dimension: service id and stack name or instanceName", () => {
+    expect(instanceOf(orders).instances).toEqual(new Set(['111/OrdersStack']));
+    expect(instanceOf(billing).instances).toEqual(new Set(['222/billing-prod']));
+  });
+
+  it("alarm on their own instance's counts only", () => {
+    for (const [stack, instance] of [
+      [orders, '111/OrdersStack'],
+      [billing, '222/billing-prod'],
+    ] as const) {
+      const ours = instanceOf(stack).alarmDimensions.filter((dimension) => dimension.Name === 'instance');
+      expect(ours.length).toBeGreaterThanOrEqual(5);
+      expect(new Set(ours.map((dimension) => dimension.Value))).toEqual(new Set([instance]));
+    }
+  });
+
+  it("show their own instance's series on the dashboard", () => {
+    expect(instanceOf(orders).dashboard).toContain('instance=\\\\\\"111/OrdersStack\\\\\\"');
+    expect(instanceOf(orders).dashboard).not.toContain('222/billing-prod');
+    expect(instanceOf(billing).dashboard).toContain('instance=\\\\\\"222/billing-prod\\\\\\"');
+  });
+
+  it('refuse an instanceName a dimension value cannot carry, naming the prop', () => {
+    expect(() => build({ instanceName: 'dev prod' })).toThrow(/instanceName must be 1 to 100 letters/);
   });
 });

@@ -1,6 +1,17 @@
-import { AspectPriority, Aspects } from 'aws-cdk-lib';
+/**
+ * cdk-nag's AwsSolutions and Serverless packs over the stack in each setting, in both majors a provider
+ * may run: v2 (an Aspect reading NagSuppressions' metadata) and v3 (a policy validation plugin reading
+ * aws-cdk-lib's acknowledgements). lib/nag-acknowledgements.ts writes both.
+ */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { type App, AspectPriority, Aspects, Validations } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
+import {
+  AwsSolutionsChecks as AwsSolutionsChecksV3,
+  ServerlessChecks as ServerlessChecksV3,
+} from 'cdk-nag-v3';
 import { describe, expect, it } from 'vitest';
 import { stackFromContext } from './fixtures';
 
@@ -11,7 +22,7 @@ const PORTAL = JSON.stringify({
 });
 const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
-describe.each([
+const SETTINGS: [string, Record<string, string>][] = [
   ['the default stack', { serviceId: '2555417735060' }],
   [
     'every operations setting on',
@@ -74,7 +85,9 @@ describe.each([
       soapBackendUrl: 'https://soap.example.com/quotes',
     },
   ],
-])('cdk-nag on %s', (_, context) => {
+];
+
+describe.each(SETTINGS)('cdk-nag 2 on %s', (_, context) => {
   const stack = stackFromContext(context);
   Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });
   Aspects.of(stack).add(new ServerlessChecks({ verbose: true }), { priority: AspectPriority.READONLY });
@@ -101,5 +114,31 @@ describe.each([
 
   it('finds no unsuppressed Serverless warnings', () => {
     expect(findings('warning', 'Serverless')).toEqual([]);
+  });
+});
+
+interface ValidationReport {
+  readonly pluginReports: readonly {
+    readonly violations: readonly {
+      readonly ruleName: string;
+      readonly violatingResources: { constructPath: string }[];
+    }[];
+  }[];
+}
+
+describe.each(SETTINGS)('cdk-nag 3 on %s', (_, context) => {
+  it('finds no unacknowledged AwsSolutions or Serverless violation', () => {
+    const app = stackFromContext(context).node.root as App;
+    Validations.of(app).addPlugins(new AwsSolutionsChecksV3(app), new ServerlessChecksV3(app));
+    const directory = app.synth().directory;
+    const report = JSON.parse(
+      readFileSync(path.join(directory, 'validation-report.json'), 'utf8'),
+    ) as ValidationReport;
+    const violations = report.pluginReports.flatMap((plugin) =>
+      plugin.violations.map(
+        (violation) => `${violation.ruleName}: ${violation.violatingResources[0]?.constructPath}`,
+      ),
+    );
+    expect(violations).toEqual([]);
   });
 });

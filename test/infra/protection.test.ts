@@ -46,7 +46,12 @@ function providerStack(apiProps: ConstructorParameters<typeof RestApi>[2] = {}) 
   return { app, stack, api, access: accessIn(stack) };
 }
 
-type MethodProperties = { HttpMethod: string; AuthorizationType?: string; AuthorizerId?: unknown };
+type MethodProperties = {
+  HttpMethod: string;
+  AuthorizationType?: string;
+  AuthorizerId?: unknown;
+  ApiKeyRequired?: boolean;
+};
 
 function methodsOf(template: Template): MethodProperties[] {
   return Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method')).map(
@@ -168,6 +173,63 @@ describe('unprotectedMethods', () => {
   it('fail synthesis on an entry that names no method', () => {
     expect(() => protectedWith({ unprotectedMethods: ['OPTIONS', 'GET /helth'] })).toThrow(
       /unprotectedMethods entry "GET \/helth" names no method of ProviderStack\/OrdersApi/,
+    );
+  });
+});
+
+describe('a method that keeps apiKeyRequired (API Gateway usage-plan keys)', () => {
+  function withApiKeyRequired(options: ProtectOptions = {}) {
+    const { stack, api, access } = providerStack();
+    api.root.addResource('legacy').addMethod('GET', new MockIntegration(), { apiKeyRequired: true });
+    access.protect(api, options);
+    const template = Template.fromStack(stack);
+    const warnings = Annotations.fromStack(stack)
+      .findWarning('*', Match.stringLikeRegexp('apiKeyRequired'))
+      .map((warning) => String(warning.entry.data));
+    const legacy = methodsOf(template).filter((method) => 'ApiKeyRequired' in method);
+    const deployments = Object.keys(resourcesOfType(template, 'AWS::ApiGateway::Deployment'));
+    return { warnings, legacy, deployments };
+  }
+
+  it('is a synthesis warning naming it, and keeps the flag', () => {
+    const { warnings, legacy } = withApiKeyRequired();
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^GET \/legacy keeps apiKeyRequired: API Gateway still demands one of its own usage-plan API keys/,
+      ),
+    ]);
+    expect(legacy).toEqual([expect.objectContaining({ ApiKeyRequired: true, AuthorizationType: 'CUSTOM' })]);
+  });
+
+  it("has the flag turned off with apiKeyRequired: 'turnOff', without a warning, in a new deployment", () => {
+    const { warnings, legacy, deployments } = withApiKeyRequired({ apiKeyRequired: 'turnOff' });
+    expect(warnings).toEqual([]);
+    expect(legacy).toEqual([expect.objectContaining({ ApiKeyRequired: false, AuthorizationType: 'CUSTOM' })]);
+    expect(deployments).not.toEqual(withApiKeyRequired().deployments);
+  });
+
+  it('refuses another choice, naming the option', () => {
+    expect(() => withApiKeyRequired({ apiKeyRequired: 'off' as never })).toThrow(
+      /apiKeyRequired must be 'warn' or 'turnOff' \(got "off"\)/,
+    );
+  });
+});
+
+describe('protecting an API a second time', () => {
+  it('with the same options returns the same protection, key order and undefined values aside', () => {
+    const { api, access } = providerStack();
+    const first = access.protect(api, { unprotectedMethods: ['OPTIONS'], gatewayResponses: true });
+    expect(
+      access.protect(api, { gatewayResponses: true, unprotectedMethods: ['OPTIONS'], cors: undefined }),
+    ).toBe(first);
+  });
+
+  it('with other options fails, naming both, so that no entry is silently kept or dropped', () => {
+    const { api, access } = providerStack();
+    api.root.addResource('health').addMethod('GET', new MockIntegration());
+    access.protect(api, { unprotectedMethods: ['GET /health'] });
+    expect(() => access.protect(api)).toThrow(
+      'ProviderStack/OrdersApi is already protected with other options: protect() was called with {"unprotectedMethods":["GET /health"]} and then with {}.',
     );
   });
 });

@@ -5,7 +5,15 @@
  * README's example, so the README stays true. One app runs the aws-cdk-lib this project develops with, one
  * the oldest it supports (the floor of its peer dependency range).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +21,7 @@ import { developedWith, installInto, pack, ROOT, run } from './npm';
 
 const MANIFEST = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
+  dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
@@ -66,7 +75,8 @@ function createConsumerApp(directory: string): void {
           inlineSources: true,
           experimentalDecorators: true,
           strictPropertyInitialization: false,
-          skipLibCheck: true,
+          // Not cdk init's default: the package's declarations must type-check on their own.
+          skipLibCheck: false,
           typeRoots: ['./node_modules/@types'],
           types: ['node'],
         },
@@ -190,8 +200,47 @@ describe('the packed tarball', () => {
   });
 });
 
+/** The package a bare import specifier names (`aws-cdk-lib/aws-sns` is aws-cdk-lib, `@scope/name/x` is @scope/name). */
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return (specifier.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+}
+
+/** Every package the installed package's declarations import or reference. */
+function packagesTheTypesImport(packageDirectory: string): Set<string> {
+  const imported = new Set<string>();
+  const files = readdirSync(path.join(packageDirectory, 'dist'), { recursive: true, encoding: 'utf8' });
+  for (const file of files.filter((name) => name.endsWith('.d.ts'))) {
+    const text = readFileSync(path.join(packageDirectory, 'dist', file), 'utf8');
+    for (const [, specifier] of text.matchAll(/(?:from |import\(|types=)['"]([^'"]+)['"]/g)) {
+      if (specifier !== undefined && !specifier.startsWith('.')) imported.add(packageOf(specifier));
+    }
+  }
+  return imported;
+}
+
+describe("the packed README's links", () => {
+  it('each lead to a file the tarball ships, so they work from the installed package', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+      .map(([, target]) => target as string)
+      .filter((target) => !/^[a-z]+:/.test(target));
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => !packedFiles.includes(target))).toEqual([]);
+  });
+});
+
 describe.each(CONSUMERS)('a new CDK app on %s (%s)', (_, awsCdkLib) => {
   const consumer = () => consumers.get(awsCdkLib) as Synthesized;
+
+  it("type-checks the package's declarations (skipLibCheck: false): they import only its dependencies and peers", () => {
+    const installed = path.join(consumer().directory, 'node_modules', MANIFEST.name);
+    const declared = [...Object.keys(MANIFEST.dependencies), ...Object.keys(MANIFEST.peerDependencies)];
+    const undeclared = [...packagesTheTypesImport(installed)].filter(
+      (name) => !declared.includes(name) && !name.startsWith('node:'),
+    );
+    expect(undeclared).toEqual([]);
+  });
 
   it('installed that aws-cdk-lib once, at the app (a peer, not a nested copy)', () => {
     const installed = JSON.parse(

@@ -290,3 +290,55 @@ describe('limit feedback', () => {
     expect(integrationsOf(stack).map((integration) => integration.ResponseParameters)).toEqual([undefined]);
   });
 });
+
+describe('an imported HTTP API', () => {
+  function imported(options?: HttpProtectOptions, addRoute = false) {
+    const stack = new Stack(testApp(), 'ProviderStack');
+    const api = HttpApi.fromHttpApiAttributes(stack, 'Imp', { httpApiId: 'abc123' });
+    if (addRoute) {
+      new HttpRoute(stack, 'Orders', {
+        httpApi: api,
+        routeKey: HttpRouteKey.with('/orders', HttpMethod.GET),
+        integration: new HttpUrlIntegration('Orders', BACKEND),
+      });
+    }
+    const access = accessIn(stack);
+    access.protect(api, options);
+    return { stack, synth: () => Template.fromStack(stack) };
+  }
+
+  it('with no route in this app fails synthesis, as an imported RestApi does: its authorizer would guard nothing', () => {
+    expect(imported().synth).toThrow(
+      /ProviderStack\/Imp is imported and this app defines none of its routes, so its authorizer would guard nothing.*api\.addRoutes.*methodsAttachedElsewhere/,
+    );
+  });
+
+  it('synthesizes the authorizer when methodsAttachedElsewhere names the routes', () => {
+    imported({ methodsAttachedElsewhere: ['GET /orders'] })
+      .synth()
+      .hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { ApiId: 'abc123', AuthorizerType: 'REQUEST' });
+  });
+
+  it('refuses a methodsAttachedElsewhere entry without a path, naming the option', () => {
+    expect(() => imported({ methodsAttachedElsewhere: ['GET'] })).toThrow(
+      /methodsAttachedElsewhere entries must each name a method and a resource path/,
+    );
+  });
+
+  it('puts a route this app defines on it behind the authorizer', () => {
+    const { stack, synth } = imported({}, true);
+    synth();
+    expect(routesOf(stack)['GET /orders']).toMatchObject({ AuthorizationType: 'CUSTOM' });
+  });
+});
+
+describe('protecting an HTTP API a second time', () => {
+  it('with the same options returns the same protection; with others fails, naming both', () => {
+    const { api, access } = providerStack();
+    const first = access.protect(api, { unprotectedMethods: ['GET /health'] });
+    expect(access.protect(api, { unprotectedMethods: ['GET /health'] })).toBe(first);
+    expect(() => access.protect(api, { rateLimitFields: false })).toThrow(
+      /ProviderStack\/OrdersApi is already protected with other options: protect\(\) was called with \{"unprotectedMethods":\["GET \/health"\]\} and then with \{"rateLimitFields":false\}/,
+    );
+  });
+});

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createDocsHandler, DOCS_ROUTES } from '../../../lambdas/docs/handler';
+import { DOCS_ROUTES } from '../../../contract/docs';
+import { createDocsHandler } from '../../../lambdas/docs/handler';
 
 const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
 const DOCUMENT = { swagger: '2.0', info: { title: 'Words <API> & "friends"', version: 'v1' }, paths: {} };

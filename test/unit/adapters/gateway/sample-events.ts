@@ -63,6 +63,8 @@ export interface V2Overrides {
   readonly headers?: Record<string, string>;
   readonly routeKey?: string;
   readonly stage?: string;
+  readonly domainName?: string;
+  readonly pathParameters?: Record<string, string>;
 }
 
 export function httpV2SampleEvent(overrides: V2Overrides = {}): APIGatewayRequestAuthorizerEventV2 {
@@ -89,8 +91,8 @@ export function httpV2SampleEvent(overrides: V2Overrides = {}): APIGatewayReques
     requestContext: {
       accountId: '123456789012',
       apiId: 'api-id',
-      domainName: 'id.execute-api.us-east-1.amazonaws.com',
-      domainPrefix: 'id',
+      domainName: overrides.domainName ?? 'id.execute-api.us-east-1.amazonaws.com',
+      domainPrefix: (overrides.domainName ?? 'id').split('.')[0] ?? 'id',
       http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: 'IP', userAgent: 'agent' },
       requestId: 'id',
       routeKey,
@@ -98,7 +100,37 @@ export function httpV2SampleEvent(overrides: V2Overrides = {}): APIGatewayReques
       time: '12/Mar/2020:19:03:58 +0000',
       timeEpoch: 1583348638390,
     },
-    pathParameters: { parameter1: 'value1' },
+    pathParameters: overrides.pathParameters ?? { parameter1: 'value1' },
     stageVariables: { stageVariable1: 'value1', stageVariable2: 'value2' },
   };
+}
+
+/**
+ * A REST call through a custom domain whose base path mapping `basePath` ('' for `(none)`) names stage `stage`: `path`
+ * carries the base path and never the stage, `resource` is the API's own template (the events quoted in
+ * aws/serverless-java-container#34 and aws-powertools/powertools-lambda-python#576, and the developer
+ * guide's "API Gateway strips the incoming base path" before choosing the resource).
+ */
+export function restCustomDomainEvent(call: {
+  readonly basePath: string;
+  readonly stage: string;
+  readonly resource: string;
+  readonly apiPath: string;
+  readonly pathParameters?: Record<string, string>;
+}): APIGatewayRequestAuthorizerEvent {
+  const sample = restSampleEvent();
+  const path = call.basePath === '' ? call.apiPath : `/${call.basePath}${call.apiPath}`;
+  return restSampleEvent({
+    resource: call.resource,
+    path,
+    pathParameters: call.pathParameters ?? {},
+    requestContext: {
+      ...sample.requestContext,
+      stage: call.stage,
+      path,
+      resourcePath: call.resource,
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+    },
+  });
 }

@@ -39,6 +39,19 @@ afterEach(() => {
 });
 
 describe('createMetrics', () => {
+  it("puts the instance's dimension on every line, per platform metric too", () => {
+    const metrics = createMetrics('access-authorizer', { instance: '111/OrdersStack' });
+    metrics.addMetric(METRIC.cacheHit, 'Count', 1);
+    metrics.addCountPerMetric(METRIC.allowed, 'hits', 1);
+    metrics.publishStoredMetrics();
+    const lines = emfLines();
+    expect(lines.map((line) => line._aws.CloudWatchMetrics[0]?.Dimensions)).toEqual([
+      [['service', 'instance']],
+      [['service', 'instance', METRIC_DIMENSION]],
+    ]);
+    expect(lines.map((line) => line.instance)).toEqual(['111/OrdersStack', '111/OrdersStack']);
+  });
+
   it('publishes counts per platform metric with the metric dimension, one line per platform metric, summed', () => {
     const metrics = createMetrics('access-authorizer');
     metrics.addMetric(METRIC.cacheHit, 'Count', 1);

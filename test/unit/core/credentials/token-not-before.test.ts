@@ -7,7 +7,8 @@ import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisConnection } from '../../../../core/budget/redis-client';
-import { redisTokensNotBefore, type TokensNotBefore } from '../../../../core/credentials/token-not-before';
+import { redisTokensNotBefore } from '../../../../core/credentials/token-not-before';
+import type { TokensNotBefore } from '../../../../core/credentials/token-revocation';
 import { CapturingLogger } from '../fakes';
 
 const SUSPENDED_AT_MS = 1_767_225_600_400;

@@ -29,6 +29,18 @@ describe('priceTemplate', () => {
     expect(priced('own-vpc').total).toBeLessThan(total);
   });
 
+  it("prices two services sharing a VPC: one pair of NAT gateways, each instance's caches and metrics", () => {
+    const shared = priced('two-services-shared-vpc');
+    const single = priced('default');
+    const item = (name: string) => shared.lines.find((line) => line.item === name);
+    expect(item('NAT gateway')).toMatchObject({ quantity: 2 });
+    expect(item('ElastiCache redis cache.t4g.micro node')).toMatchObject({ quantity: 4 });
+    const metrics = (lines: typeof shared.lines) =>
+      lines.find((line) => line.item === 'CloudWatch custom metric')?.quantity;
+    expect(metrics(shared.lines)).toBe(2 * (metrics(single.lines) ?? 0));
+    expect(shared.total).toBeLessThan(2 * single.total);
+  }, 120_000);
+
   it('refuses a template with a resource the list neither prices nor calls free, naming its type', () => {
     const template = {
       Resources: {
