@@ -8,7 +8,7 @@ import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { RedisConnection } from '../core/budget/redis-client';
 import type { PlatformPort } from '../core/platform/types';
 
-export const TRACER_NAME = 'apigw-access-management/plugin';
+export const TRACER_NAME = 'apigw-access-management-plugin';
 
 /** Runs `work` inside a span named `name`; an error ends the span as failed and goes on to the caller. */
 export async function inSpan<T>(name: string, work: (span: Span) => Promise<T>): Promise<T> {

@@ -35,11 +35,29 @@ export function apiPathOf(call: CallPath): string {
   const path = call.path.split('?')[0] || '/';
   const count = templateSegmentCount(call.template, call.pathParameters);
   if (count === undefined) return withoutStage(path, call.stage, call.domainName);
-  const trailingSlash = path.length > 1 && path.endsWith('/');
-  const segments = (trailingSlash ? path.slice(0, -1) : path).split('/').slice(1);
-  if (path === '/' || segments.length < count) return path;
   if (count === 0) return '/';
-  return `/${segments.slice(segments.length - count).join('/')}${trailingSlash ? '/' : ''}`;
+  const segments = path.split('/');
+  const start = startOfLast(segments, count);
+  return start === undefined ? path : `/${segments.slice(start).join('/')}`;
+}
+
+/**
+ * Where the path's last `count` segments start, counted as the mapping rules will read the path: empty
+ * and `.` segments stand for nothing and a `..` takes the segment before it away (RFC 3986 5.2.4), so a
+ * spelling such as `/v1//words` or `/v1/x/../words` keeps all of itself. One pass from the end; undefined
+ * when the path has fewer.
+ */
+function startOfLast(segments: readonly string[], count: number): number | undefined {
+  let found = 0;
+  let removedByDotDot = 0;
+  for (let index = segments.length - 1; index >= 1; index--) {
+    const segment = segments[index];
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') removedByDotDot++;
+    else if (removedByDotDot > 0) removedByDotDot--;
+    else if (++found === count) return index;
+  }
+  return undefined;
 }
 
 /**

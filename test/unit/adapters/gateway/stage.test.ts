@@ -129,3 +129,24 @@ describe('apiPathOf', () => {
     ).toBe('/prod/a');
   });
 });
+
+describe('the API path of a call spelled with empty or dot segments', () => {
+  const TEMPLATE = '/v1/words/{word}.json';
+
+  it('keeps the whole spelling, which the mapping rules resolve, when nothing stands before it', () => {
+    for (const path of [
+      '/v1//words/w.json',
+      '/v1/x/../words/w.json',
+      '/v1/./words/w.json',
+      '/v1/words/w.json/',
+    ])
+      expect(apiPathOf({ path, template: TEMPLATE })).toBe(path);
+  });
+
+  it('drops only the stage or base path before such a spelling', () => {
+    expect(apiPathOf({ path: '/prod/v1//words/w.json', template: TEMPLATE })).toBe('/v1//words/w.json');
+    expect(apiPathOf({ path: '/orders/v1/x/../words/w.json', template: TEMPLATE })).toBe(
+      '/v1/x/../words/w.json',
+    );
+  });
+});
