@@ -18,6 +18,8 @@ export interface BenchOptions {
   readonly reportWindowSeconds: number;
   /** The workloads to run, in the table's order; default all of them. */
   readonly workloads: readonly WorkloadName[];
+  /** Measure the portal's Lambda alone (module init, warm pages), no workload and no target. */
+  readonly portalOnly: boolean;
 }
 
 /** A same-Region round trip to the platform. */
@@ -29,7 +31,8 @@ export const USAGE = `Usage: npm run bench -- [--check] [--quick] [--sns-latency
   --sns-latency-ms N         simulated SNS publish latency, same for project and baseline (default 10)
   --platform-latency-ms N    the application workloads' platform answers after N ms (default ${DEFAULT_PLATFORM_LATENCY_MS})
   --report-window-seconds N  the authorizer's report window (default ${defaultOf('reportWindowSeconds')}, the config default)
-  --workloads a,b            run only these workloads (default all: ${WORKLOAD_NAMES.join(', ')})`;
+  --workloads a,b            run only these workloads (default all: ${WORKLOAD_NAMES.join(', ')})
+  --portal-only              measure only the portal's Lambda (module init, warm p95 of its pages)`;
 
 export class UsageError extends Error {
   constructor(problem: string) {
@@ -61,6 +64,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let platformLatencyMs = DEFAULT_PLATFORM_LATENCY_MS;
   let reportWindowSeconds: number = defaultOf('reportWindowSeconds');
   let workloads: readonly WorkloadName[] = WORKLOAD_NAMES;
+  let portalOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inlineValue] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
     const value = () => inlineValue ?? argv[++i];
@@ -83,9 +87,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       case '--workloads':
         workloads = workloadsFlag(value());
         break;
+      case '--portal-only':
+        portalOnly = true;
+        break;
       default:
         throw new UsageError(`unknown argument ${JSON.stringify(argv[i])}`);
     }
   }
-  return { check, quick, snsLatencyMs, platformLatencyMs, reportWindowSeconds, workloads };
+  return { check, quick, snsLatencyMs, platformLatencyMs, reportWindowSeconds, workloads, portalOnly };
 }

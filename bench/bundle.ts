@@ -1,6 +1,6 @@
 /**
- * The authorizer as Lambda runs it: the esbuild bundle `npm run bundle` ships (the same options,
- * scripts/bundle-lambdas.ts). The Node.js Lambda runtime provides the AWS SDK v3, so `@aws-sdk/*` stays
+ * A Lambda handler as Lambda runs it (the authorizer; the portal, bench/portal.ts): the esbuild bundle
+ * `npm run bundle` ships (the same options, scripts/bundle-lambdas.ts). The Node.js Lambda runtime provides the AWS SDK v3, so `@aws-sdk/*` stays
  * external in the deployed bundle; the variant with the SDK bundled is measured too, for a runtime that
  * lacks it.
  */
@@ -60,7 +60,7 @@ export function bundleComposition(
     .sort((a, b) => b.bytes - a.bytes || a.module.localeCompare(b.module));
 }
 
-export async function bundleAuthorizer(
+export async function bundleLambda(
   entry: string,
   outfile: string,
   sdk: 'external' | 'bundled',

@@ -1,6 +1,7 @@
 /** What a benchmark run found, and how it is printed: the console table is the README's table. */
 import os from 'node:os';
 import { type BundleComposition, MODE_LAZY_PACKAGES } from './bundle';
+import type { PortalResult } from './portal';
 import type { LatencySummary } from './stats';
 import type { ComparisonResult, TargetResult } from './targets';
 
@@ -151,6 +152,8 @@ export interface Machine {
 }
 
 export interface BenchReport {
+  /** The portal's Lambda (bench/portal.ts); absent from reports written before it was measured. */
+  readonly portal?: PortalResult;
   readonly startedAt: string;
   readonly command: string;
   readonly machine: Machine;
@@ -320,6 +323,32 @@ export function bundleTable(bundles: readonly BundleResult[]): string {
   );
 }
 
+/** The portal's Lambda: its shipped bundle's module init on each Node.js, and its main pages warm. */
+export function portalLines(portal: PortalResult): string[] {
+  return [
+    markdownTable(
+      ['portal bundle (@aws-sdk/* external)', 'node', 'read at init', 'module init (median)'],
+      portal.init.map((i) => [
+        'lambdas/portal',
+        i.node,
+        kilobytes(i.minifiedBytes),
+        `${number(i.initMedianMs, 1)} ms`,
+      ]),
+    ),
+    '',
+    markdownTable(
+      ['portal page, warm (GET through its handler)', 'calls', 'p50', 'p95'],
+      portal.pages.map((p) => [
+        p.page,
+        String(p.calls),
+        `${number(p.p50Ms, 2)} ms`,
+        `${number(p.p95Ms, 2)} ms`,
+      ]),
+    ),
+    '',
+  ];
+}
+
 /** Each credential mode's bytes: what init reads, what its first calls add. */
 export function modeBundleTable(bundle: BundleResult): string {
   return markdownTable(
@@ -424,6 +453,7 @@ export function formatReport(report: BenchReport): string {
     bundleTable(report.bundles),
     '',
     ...(report.bundles[0] ? [modeBundleTable(report.bundles[0]), ''] : []),
+    ...(report.portal ? portalLines(report.portal) : []),
     comparisonTable(report.comparisons),
     '',
     targetTable(report.targets),

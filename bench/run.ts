@@ -35,9 +35,9 @@ import { LocalQueue, type QueueConsumer } from '../local/queue';
 import { findOnPath, startRedisCluster, startRedisServer } from '../local/redis';
 import { LOCAL_REGION, startSnsEndpoint, topicArn } from '../local/sns-endpoint';
 import { startAppSystem } from './app-system';
-import { parseBenchArgs, UsageError } from './args';
+import { type BenchOptions, parseBenchArgs, UsageError } from './args';
 import { createBaselineAuthorizer, createBaselineReporter } from './baseline';
-import { bundleAuthorizer, initNodeBinaries, measureModuleInit } from './bundle';
+import { bundleLambda, initNodeBinaries, measureModuleInit } from './bundle';
 import { type CommandStats, diffCommandStats, parseCommandStats, serverCpuSeconds } from './commandstats';
 import { runConcurrently } from './driver';
 import {
@@ -56,6 +56,7 @@ import {
 } from './fixture';
 import { type HotAuthorizer, LOGGING_BEFORE, LOGGING_NOW, type LogBytes, measureLogBytes } from './log-bytes';
 import { type Placement, pinBench, pinProcess, placementText } from './placement';
+import { measurePortal } from './portal';
 import { countSentCommands } from './redis-counter';
 import {
   type BenchReport,
@@ -63,8 +64,10 @@ import {
   type Design,
   describeMachine,
   formatReport,
+  machineLine,
   type PlatformCalls,
   type PrimaryFigures,
+  portalLines,
   type WorkloadName,
   type WorkloadResult,
 } from './report';
@@ -747,7 +750,7 @@ async function measureBundles(config: AccessConfig, initRuns: number): Promise<B
   const results: BundleResult[] = [];
   for (const sdk of ['external', 'bundled'] as const) {
     const outfile = path.join(RESULTS_DIR, `authorizer.sdk-${sdk}.min.js`);
-    const bundle = await bundleAuthorizer(AUTHORIZER_ENTRY, outfile, sdk);
+    const bundle = await bundleLambda(AUTHORIZER_ENTRY, outfile, sdk);
     const lazyPackages = Object.keys(bundle.lazyBytes);
     // The deployed variant on every Node.js at hand (the Lambda runtime's major when installed).
     const nodes = initNodeBinaries(PROJECT_ROOT, NODE_RUNTIME_NAME).slice(
@@ -771,6 +774,38 @@ async function measureBundles(config: AccessConfig, initRuns: number): Promise<B
     }
   }
   return results;
+}
+
+/** Warm calls of each portal page. */
+const PORTAL_CALLS = { full: 1_000, quick: 200 } as const;
+
+function measurePortalLambda(servers: Servers, options: BenchOptions, initRuns: number) {
+  console.log('bench: bundling the portal, timing its module init and its pages warm ...');
+  return measurePortal({
+    projectRoot: PROJECT_ROOT,
+    outDirectory: RESULTS_DIR,
+    config: accessConfig(servers, servers.redis, 'bench-portal', SETUPS.rest, options.reportWindowSeconds),
+    providerKey: BENCH_PROVIDER_KEY,
+    initRuns,
+    callsPerPage: options.quick ? PORTAL_CALLS.quick : PORTAL_CALLS.full,
+  });
+}
+
+/** `--portal-only`: the portal's figures alone, printed; no workload, no target, latest.json kept. */
+async function portalOnly(options: BenchOptions, initRuns: number): Promise<number> {
+  const loadAverageAtStart = os.loadavg()[0] as number;
+  const servers = await startServers({}, new Set(), undefined, options.platformLatencyMs);
+  try {
+    await mkdir(RESULTS_DIR, { recursive: true });
+    const portal = await measurePortalLambda(servers, options, initRuns);
+    const [first] = servers.redis.primaries as [Primary];
+    const redisVersion = /redis_version:(\S+)/.exec(await first.admin.info('server'))?.[1] ?? 'unknown';
+    const machine = describeMachine(redisVersion, loadAverageAtStart, 'not pinned');
+    console.log(`\nMachine: ${machineLine(machine)}\n\n${portalLines(portal).join('\n')}`);
+    return 0;
+  } finally {
+    await stopServers(servers);
+  }
 }
 
 function redisServerBinary(): string {
@@ -1007,6 +1042,7 @@ async function main(): Promise<number> {
   const options = parseBenchArgs(argv);
   checkWorkloadTable();
   const initRuns = options.quick ? 5 : 15;
+  if (options.portalOnly) return portalOnly(options, initRuns);
   const startedAt = new Date().toISOString();
   const loadAverageAtStart = os.loadavg()[0] as number;
   const applications = applicationsOf(options.workloads, options.quick);
@@ -1056,6 +1092,7 @@ async function main(): Promise<number> {
       accessConfig(servers, servers.redis, 'bench-project', SETUPS.rest, options.reportWindowSeconds),
       initRuns,
     );
+    const portal = await measurePortalLambda(servers, options, initRuns);
 
     const find = (workload: WorkloadName, design: Design) =>
       workloads.find((w) => w.workload === workload && w.design === design);
@@ -1177,6 +1214,7 @@ async function main(): Promise<number> {
       },
       workloads,
       bundles,
+      portal,
       comparisons,
       targets,
       soundness: soundnessProblems(workloads, REFUSED_WORKLOADS),

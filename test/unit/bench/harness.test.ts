@@ -14,6 +14,7 @@ describe('parseBenchArgs', () => {
       platformLatencyMs: 20,
       reportWindowSeconds: 10,
       workloads: WORKLOAD_NAMES,
+      portalOnly: false,
     });
   });
 
@@ -34,6 +35,7 @@ describe('parseBenchArgs', () => {
       platformLatencyMs: 0,
       reportWindowSeconds: 0,
       workloads: WORKLOAD_NAMES,
+      portalOnly: false,
     });
   });
 
@@ -42,6 +44,11 @@ describe('parseBenchArgs', () => {
     expect(parseBenchArgs(['--workloads=oauth']).workloads).toEqual(['oauth']);
     expect(() => parseBenchArgs(['--workloads', 'hot,warm'])).toThrow(/--workloads takes workload names/);
     expect(() => parseBenchArgs(['--workloads'])).toThrow(UsageError);
+  });
+
+  it('measures the portal alone with --portal-only, which takes no value', () => {
+    expect(parseBenchArgs(['--portal-only', '--quick'])).toMatchObject({ portalOnly: true, quick: true });
+    expect(() => parseBenchArgs(['--portal-only', 'yes'])).toThrow(UsageError);
   });
 
   it('refuses unknown flags and bad numbers with the usage', () => {
