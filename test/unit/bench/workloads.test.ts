@@ -83,8 +83,8 @@ describe('runGroups', () => {
 });
 
 describe('refused workloads', () => {
-  it('expects every call of both floods refused, and puts only the over-limit one on the plan that allows none', () => {
-    expect([...REFUSED_WORKLOADS]).toEqual(['flood-over-limit', 'flood-throttled']);
-    expect([...OVER_LIMIT_WORKLOADS]).toEqual(['flood-over-limit']);
+  it('expects every call of both floods and of the refused app refused, and puts the over-limit ones on the plan that allows none', () => {
+    expect([...REFUSED_WORKLOADS]).toEqual(['flood-over-limit', 'flood-throttled', 'app-refused']);
+    expect([...OVER_LIMIT_WORKLOADS]).toEqual(['flood-over-limit', 'app-refused']);
   });
 });
