@@ -52,3 +52,9 @@ export const AUTHORIZER_ERROR = 'authorizer_error';
  * 401 to answer it with (HTTP APIs: docs/http-api.md).
  */
 export const INVALID_CREDENTIAL = 'invalid_credential';
+
+/** The context keys that carry the two fields, formatted. */
+export const RATE_LIMIT_CONTEXT = {
+  'RateLimit-Policy': 'rateLimitPolicy',
+  RateLimit: 'rateLimit',
+} as const;

@@ -1,9 +1,12 @@
 /** The authorizer's context of a decision (contract/authorizer-context.ts), the same for every format. */
-import { AUTHORIZER_ERROR, type AuthorizerContext } from '../../contract/authorizer-context';
+import {
+  AUTHORIZER_ERROR,
+  type AuthorizerContext,
+  RATE_LIMIT_CONTEXT,
+} from '../../contract/authorizer-context';
 import {
   type LimitValues,
   limitValues,
-  RATE_LIMIT_CONTEXT,
   rateLimitFields,
   throttleValues,
 } from '../../core/decision/rate-limit-fields';

@@ -6,6 +6,7 @@
  * send them for any backend (docs/http-api.md).
  */
 
+import type { RATE_LIMIT_CONTEXT } from '../../contract/authorizer-context';
 import type { LimitInfo, ThrottleFeedback, ThrottleRefusal } from '../budget/cache';
 
 /** The limit values of the authorizer's context the fields are made of. */
@@ -79,12 +80,6 @@ export function throttleValues(
     throttleReset: Math.ceil(throttle.fullInMs / 1000),
   };
 }
-
-/** The context keys that carry the two fields, formatted. */
-export const RATE_LIMIT_CONTEXT = {
-  'RateLimit-Policy': 'rateLimitPolicy',
-  RateLimit: 'rateLimit',
-} as const;
 
 export type RateLimitFields = Record<keyof typeof RATE_LIMIT_CONTEXT, string>;
 

@@ -1,3 +1,6 @@
+/** Where the portal is served on the protected API (the constructs add its routes there). */
+export const PORTAL_PATH = '/portal';
+
 /** Environment of the portal function beyond the access settings (the construct writes it; index.ts reads it). */
 export const PORTAL_ENV = {
   /** The PortalSettings, as JSON. */

@@ -10,8 +10,8 @@ import { CREDENTIALS_FILE } from '../../core/portal/docs-routes';
 import type { PortalRequest, PortalResponse } from '../../core/portal/http';
 import type { PortalHandler } from '../../core/portal/portal';
 import type { DocsHandler } from '../docs/handler';
+import { PORTAL_PATH } from './env';
 
-export const PORTAL_PATH = '/portal';
 /** The portal's methods, as `METHOD /resource` routes of the API. */
 export const PORTAL_ROUTES: readonly string[] = [`GET ${PORTAL_PATH}`, `ANY ${PORTAL_PATH}/{proxy+}`];
 

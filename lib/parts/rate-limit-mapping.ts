@@ -1,7 +1,7 @@
 import { CfnResource, type IAspect } from 'aws-cdk-lib';
 import { CfnIntegration, type CfnRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { IConstruct } from 'constructs';
-import { RATE_LIMIT_CONTEXT } from '../../core/decision/rate-limit-fields';
+import { RATE_LIMIT_CONTEXT } from '../../contract/authorizer-context';
 
 /**
  * The statuses of an allowed call's answer that carry the RateLimit fields. An HTTP API maps response
