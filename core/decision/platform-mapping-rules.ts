@@ -6,8 +6,9 @@
  *   whose rules are older than the refresh bound reads that key first (one GET), so a promotion another
  *   instance read is taken at once;
  * - when the shared rules are older than the bound too, one instance across all takes the refresh lease
- *   (`SET NX PX`) and reads the platform; the others keep their rules meanwhile. So the platform is read
- *   once per bound per service, not once per instance;
+ *   (`SET NX PX`) and reads the platform; the others keep their rules meanwhile and take the new ones
+ *   from Redis at their next look (a second later at most). So the platform is read once per bound per
+ *   service, not once per instance;
  * - a read that fails keeps the last good rules (in memory, else in Redis) and is logged; its lease is
  *   kept to its expiry, which spaces the retries. With no rules ever read, calls are refused
  *   (`platform_misconfigured`, the alarm) until a read succeeds;
@@ -34,7 +35,7 @@ import {
 import { compileMappingRules, type UsageMapper } from './mapping';
 import type { MappingRulesPort } from './mapping-rules-source';
 
-/** An instance without fresh rules asks Redis again at most this often. */
+/** An instance without fresh rules asks Redis again at most this often (a quarter of a shorter bound). */
 const RECHECK_MS = 1_000;
 /** A failed platform read is tried again after at most this long (the lease's length). */
 const FAILED_READ_RETRY_MS = 30_000;
@@ -73,15 +74,17 @@ export class PlatformMappingRules implements MappingRulesPort {
   private refreshing: Promise<void> | undefined;
   private readonly keys: ReturnType<typeof mappingRulesKeys>;
   private readonly leaseMs: number;
+  private readonly recheckMs: number;
 
   constructor(private readonly deps: PlatformMappingRulesDeps) {
     this.keys = mappingRulesKeys(deps.serviceId);
     const readMs = deps.readTimeoutMs ?? PROXY_CONFIG_TIMEOUT_MS;
     this.leaseMs = Math.max(readMs + 1_000, Math.min(deps.refreshMs, FAILED_READ_RETRY_MS));
+    this.recheckMs = Math.min(RECHECK_MS, deps.refreshMs / 4);
   }
 
   async mapperAt(now: number): Promise<UsageMapper | undefined> {
-    if (!this.fresh(now) && now >= this.checkedAt + RECHECK_MS) {
+    if (!this.fresh(now) && now >= this.checkedAt + this.recheckMs) {
       this.refreshing ??= this.refresh(now).finally(() => {
         this.refreshing = undefined;
       });
