@@ -33,7 +33,7 @@ export class AuthorizerFunction implements AccessPart {
         memorySize: 512,
         timeout: Duration.seconds(10),
       },
-      { publishTo: props.topic },
+      { publishTo: props.topic, mapsCalls: true },
     );
     this.identitySources = identitySourcesOf(props.bindings.config).map((source) =>
       source.location === 'header'
