@@ -3,29 +3,19 @@
  * set the source, environment and refresh bound, and give the authorizer (and the SOAP proxy) read access
  * to the admin token's secret, never its value; settings that cannot apply stop synthesis naming them.
  */
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { ENV } from '../../core/settings/config';
-import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
+import type { ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
 import { MappingRulesSource } from '../../lib/mapping-rules-source';
-import { resourcesOfType, testApp, variablesOf } from './fixtures';
+import { accessInStack, resourcesOfType, variablesOf } from './fixtures';
 
 const ADMIN_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin-token-AbC123';
 const RULE = { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 1 };
 
 function synth(props: Partial<ApiAccessAuthorizerProps>) {
-  const stack = new Stack(testApp(), 'ProviderStack');
-  const access = new ApiAccessAuthorizer(stack, 'Access', {
-    serviceId: '2555417735060',
-    platformCredential: Secret.fromSecretCompleteArn(
-      stack,
-      'ProviderKey',
-      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123',
-    ),
-    ...props,
-  });
+  const { stack, access } = accessInStack(props);
   const template = Template.fromStack(stack);
   const functionId = (fn: unknown) =>
     stack.getLogicalId((fn as { node: { defaultChild: never } }).node.defaultChild);
@@ -35,7 +25,8 @@ function synth(props: Partial<ApiAccessAuthorizerProps>) {
 /** The secrets a function's role may read, by the function's logical id. */
 function secretsReadBy(template: Template, functionId: string): unknown[] {
   const fn = resourcesOfType(template, 'AWS::Lambda::Function')[functionId];
-  const role = (fn?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+  if (fn === undefined) throw new Error(`no function ${functionId}`);
+  const role = (fn.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
   return Object.values(resourcesOfType(template, 'AWS::IAM::Policy'))
     .filter((policy) => (policy.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === role))
     .flatMap(
