@@ -33,6 +33,7 @@ import {
   settingNamesIn,
 } from '../core/settings/settings';
 import { cacheNodeTypeProblem } from './cache-node-types';
+import type { MappingRulesSettings, MappingRulesSource } from './mapping-rules-source';
 import {
   CACHE_ENGINES,
   type CacheEngine,
@@ -106,10 +107,18 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly appKeyHeader?: string;
   /**
-   * Which calls count on which metric.
+   * Which calls count on which metric. Same as `mappingRulesSource: MappingRulesSource.given(rules)`.
    * @default none: every call counts 1 hit
    */
   readonly mappingRules?: readonly MappingRule[];
+  /**
+   * Where the mapping rules come from: `MappingRulesSource.given(rules)`, or
+   * `MappingRulesSource.platform({ environment, refresh })`, the service's proxy configuration read from the
+   * platform with the admin token (needs `adminApiUrl` and `adminTokenSecretArn`; the authorizer then reads
+   * the token too).
+   * @default MappingRulesSource.given(mappingRules)
+   */
+  readonly mappingRulesSource?: MappingRulesSource;
   /**
    * Per-application throttles by plan system name, enforced at the edge by GCRA in the authorization
    * script: `{ "Pro": { rate: 10, burst: 20 } }` allows each application of plan Pro 20 calls at once and
@@ -376,6 +385,7 @@ type ResourcePropName = Exclude<
 
 /** Every resource prop, so a misspelt prop from JavaScript is refused, not dropped (the compiler keeps it whole). */
 const RESOURCE_PROPS: Record<ResourcePropName, true> = {
+  mappingRulesSource: true,
   platformCredential: true,
   platformCredentialKey: true,
   vpc: true,
@@ -569,5 +579,23 @@ export function configInputOf(props: ApiAccessAuthorizerProps): AccessConfigInpu
     }
     return [name, props[name as keyof SettingProps]];
   });
-  return Object.fromEntries(settings) as AccessConfigInput;
+  return { ...(Object.fromEntries(settings) as AccessConfigInput), ...mappingRulesSettingsOf(props) };
+}
+
+function mappingRulesSettingsOf(props: ApiAccessAuthorizerProps): MappingRulesSettings {
+  const source = props.mappingRulesSource;
+  if (source === undefined) return {};
+  if (typeof source !== 'object' || source === null || typeof source.settings !== 'object') {
+    throw new ConfigError(
+      'mappingRulesSource',
+      'must be MappingRulesSource.given(rules) or MappingRulesSource.platform({ environment })',
+    );
+  }
+  if (props.mappingRules !== undefined) {
+    throw new ConfigError(
+      'mappingRules',
+      'is given beside mappingRulesSource: give the rules as MappingRulesSource.given(rules) only',
+    );
+  }
+  return source.settings;
 }

@@ -53,6 +53,12 @@
  *   am:{id}:seen      set, EX 30 days from the last answer: the key ids ('' for the budget's own
  *                     credential) the platform said exist; it outlives the snapshot, so the first-call
  *                     gate never counts a known credential whose snapshot expired (seen-marks.ts)
+ *
+ * Keys of the service, not of a budget (mappingRulesSource platform, decision/platform-mapping-rules.ts):
+ *   am:<serviceId>:rules          string, no TTL: the mapping rules last read from the platform, JSON
+ *                                 {readAt, version, rules}; the last good ones outlive a platform outage
+ *   am:<serviceId>:rules:refresh  string, PX: the token of the one instance reading the platform's rules;
+ *                                 a failed read keeps it to its expiry, so instances retry once per lease
  */
 
 export const KEY_PREFIX = 'am';
@@ -102,6 +108,11 @@ export function alertMarkKey(credentialId: string, alert: string): string {
 /** The application a user_key budget belongs to, as the admin API named it (platform/application-directory.ts). */
 export function applicationNameKey(credentialId: string): string {
   return `${KEY_PREFIX}:{${credentialId}}:appname`;
+}
+
+/** The service's mapping rules read from the platform, and the lease of the one instance refreshing them. */
+export function mappingRulesKeys(serviceId: string): { readonly rules: string; readonly refresh: string } {
+  return { rules: `${KEY_PREFIX}:${serviceId}:rules`, refresh: `${KEY_PREFIX}:${serviceId}:rules:refresh` };
 }
 
 /** SCAN pattern of the keys that mark unreported usage (braces are literal in Redis glob patterns). */

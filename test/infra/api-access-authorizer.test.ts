@@ -9,26 +9,12 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
-import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
-import { resourcesOfType, testApp, variablesOf } from './fixtures';
+import { ApiAccessAuthorizer } from '../../lib/api-access-authorizer';
+import { accessInStack, resourcesOfType, testApp, variablesOf } from './fixtures';
 
 const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
-function build(
-  props: Partial<ApiAccessAuthorizerProps> | ((stack: Stack) => Partial<ApiAccessAuthorizerProps>) = {},
-) {
-  const stack = new Stack(testApp(), 'ProviderStack');
-  const access = new ApiAccessAuthorizer(stack, 'Access', {
-    serviceId: '2555417735060',
-    platformCredential: Secret.fromSecretCompleteArn(
-      stack,
-      'ProviderKey',
-      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123',
-    ),
-    ...(typeof props === 'function' ? props(stack) : props),
-  });
-  return { stack, access };
-}
+const build = accessInStack;
 
 type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
 
