@@ -38,7 +38,7 @@ export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
   {
     name: 'usage',
     adds: 'HGETALL of the in-flight and the pending usage, parsed',
-    before: 'add_unknown(KEYS[2]',
+    before: 'if #unknown > 0 then',
   },
   { name: 'limits', adds: 'the limits checked', before: 'read_plan_throttles(KEYS[2]' },
   {
