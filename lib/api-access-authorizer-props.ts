@@ -168,7 +168,9 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * beside prod, in one account and Region with one NAT and one Redis. This instance's functions get a
    * security group of their own in that VPC, admitted to that Redis; budgets never mix (Redis keys carry
    * the service id). The other instance keeps the cache's alarms. Not with the props of a network or a
-   * cache of its own (SHARED_NETWORK_AND_CACHE_PROPS).
+   * cache of its own: `vpc`, `natGateways`, `functionSubnets`, `cacheSubnets`, `redis`, `multiAz`,
+   * `cacheNodeType`, `cacheEngine`, `redisShards`, `replicasPerShard`, `redisServerless`,
+   * `serverlessLimits` (docs/construct-library.md, "Several services").
    * @default none: the instance builds its own network and cache, or uses `vpc` and `redis`
    */
   readonly shareNetworkAndCacheOf?: ApiAccessAuthorizer;
@@ -509,7 +511,7 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
 }
 
 /** The props of a network and a cache of the instance's own: with `shareNetworkAndCacheOf`, another's are used. */
-export const SHARED_NETWORK_AND_CACHE_PROPS = [
+const SHARED_NETWORK_AND_CACHE_PROPS = [
   'vpc',
   'natGateways',
   'functionSubnets',
