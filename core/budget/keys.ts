@@ -101,9 +101,8 @@ export function serviceSegment(serviceId: string): string {
   return segment;
 }
 
-/** Every key name of one service: its budgets, its SCAN patterns and its first-call counters. */
-export interface ServiceKeys {
-  readonly serviceId: string;
+/** Every key name of one layout: its budgets, its SCAN patterns and its first-call counters. */
+export interface LayoutKeys {
   /** The keys of one budget (credentialIdOf). */
   budget(credentialId: string): CredentialKeys;
   /** The mark of one usage alert (`<period>:<metric>:<period start>:<level>`, a field of the alerts hash). */
@@ -125,8 +124,22 @@ export interface ServiceKeys {
   addressCounter(second: number, addressHash: string): string;
 }
 
+/** The key names of one service. */
+export interface ServiceKeys extends LayoutKeys {
+  readonly serviceId: string;
+}
+
 export function serviceKeys(serviceId: string): ServiceKeys {
-  const prefix = `${KEY_PREFIX}:${serviceSegment(serviceId)}`;
+  return { serviceId, ...keysUnder(`${KEY_PREFIX}:${serviceSegment(serviceId)}`) };
+}
+
+/**
+ * The layout before keys carried the service (`am:{<credentialId>}:<kind>`, 0.1.x), when one Redis served
+ * one instance: the sweep adopts what an earlier version left there (legacy-layout.ts).
+ */
+export const LEGACY_KEYS: LayoutKeys = keysUnder(KEY_PREFIX);
+
+function keysUnder(prefix: string): LayoutKeys {
   const budgetBase = (credentialId: string) => `${prefix}:{${credentialId}}`;
   const budget = (credentialId: string): CredentialKeys => {
     const base = budgetBase(credentialId);
@@ -152,7 +165,6 @@ export function serviceKeys(serviceId: string): ServiceKeys {
   const sinceKey = new RegExp(`^${literalPrefix}:\\{([0-9a-f]{64})\\}:since$`);
   const anyKey = new RegExp(`^${literalPrefix}:\\{([0-9a-f]{64})\\}:`);
   return {
-    serviceId,
     budget,
     alertMark: (credentialId, alert) => `${budgetBase(credentialId)}:alert:${alert}`,
     applicationName: (credentialId) => `${budgetBase(credentialId)}:appname`,

@@ -5,6 +5,8 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { credentialKeys, LEGACY_KEYS } from '../../core/budget/keys';
+import { credentialIdOf } from '../../core/credentials';
 import { silentMetrics } from '../../core/observability/observability';
 import { type PlatformClient, platformClientFromConfig } from '../../core/platform/client';
 import { type AccessConfig, parseConfig } from '../../core/settings/config';
@@ -18,7 +20,7 @@ import {
   startSnsEndpoint,
 } from '../../local/sns-endpoint';
 import { describeOnTopologies, REAL_REDIS_TOPOLOGIES, type TestRedis } from '../support/redis-topology';
-import { CapturingLogger } from '../unit/core/fakes';
+import { CapturingLogger, dumpRedis } from '../unit/core/fakes';
 import { authorizerEvent } from '../unit/handlers/fixtures';
 
 /** Two services of two providers; each has an application with the same user key. */
@@ -131,5 +133,34 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (target) => {
     expect(await (await sweeper(quotesConfig))()).toMatchObject({ found: 1, flushed: 1, failed: 0 });
     expect([hits(words), hits(quotes)]).toEqual([3, 5]);
     expect(platform.stats()).toMatchObject({ report: 2 });
+  });
+
+  it("adopts each service's budgets an earlier version left under names without the service, and reports them", async () => {
+    const [words, quotes] = SERVICES;
+    const wordsConfig = configOf(words);
+    const quotesConfig = configOf(quotes);
+    await allow(await authorizer(wordsConfig), 3);
+    await allow(await authorizer(quotesConfig), 5);
+    // As the earlier version left them: every key of both budgets under the names without the service.
+    const client = await redis.client();
+    for (const service of SERVICES) {
+      const id = credentialIdOf(service.id, { kind: 'user_key', userKey: KEY });
+      const earlier = LEGACY_KEYS.budget(id);
+      for (const [kind, name] of Object.entries(credentialKeys(service.id, id))) {
+        if (await client.exists(name)) await client.rename(name, earlier[kind as keyof typeof earlier]);
+      }
+    }
+    // The new version counts on meanwhile: a first call (its authrep) and one waiting, under the new names.
+    await allow(await authorizer(wordsConfig), 2);
+    expect([hits(words), hits(quotes)]).toEqual([2, 1]);
+    clock += 60_000;
+
+    expect(await (await sweeper(wordsConfig))()).toMatchObject({ found: 1, flushed: 1, failed: 0 });
+    expect([hits(words), hits(quotes)]).toEqual([5, 1]);
+    expect(await (await sweeper(quotesConfig))()).toMatchObject({ found: 1, flushed: 1, failed: 0 });
+    expect([hits(words), hits(quotes)]).toEqual([5, 5]);
+    const keys = (await dumpRedis(client)).split('\n');
+    const left = keys.filter((key) => LEGACY_KEYS.credentialIdOfKey(key) !== undefined);
+    expect(left).toEqual([]);
   });
 });
