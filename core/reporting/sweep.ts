@@ -63,10 +63,17 @@ export async function sweepUnreported(
 }
 
 /**
+ * Clients whose sweep found no budget of the earlier layout: once the upgrade is behind, a process stops
+ * paying a second SCAN of the keyspace every run (a new process looks once more).
+ */
+const earlierLayoutGone = new WeakSet<ReportingDeps['redis']>();
+
+/**
  * Moves the service's budgets an earlier version left under the layout without the service to its names
  * (budget/legacy-layout.ts), so this run reports them. A failure is logged: the next run tries again.
  */
 async function adoptEarlierLayout(deps: ReportingDeps): Promise<void> {
+  if (earlierLayoutGone.has(deps.redis)) return;
   const sealer = sealerOf(deps.config);
   const owns = (credentialId: string, sealed: string) => {
     try {
@@ -85,6 +92,7 @@ async function adoptEarlierLayout(deps: ReportingDeps): Promise<void> {
       SWEEP_MAX_CREDENTIALS,
     );
     if (result.found > 0) deps.logger.info('budgets of the earlier key layout adopted', { ...result });
+    else earlierLayoutGone.add(deps.redis);
   } catch (error) {
     deps.logger.warn('budgets of the earlier key layout not adopted: the next sweep tries again', {
       error: errorMessage(error),
