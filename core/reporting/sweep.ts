@@ -1,8 +1,8 @@
 /**
  * The sweep: finds budgets whose unreported usage is older than its message should have taken (the
- * message was lost, or went to the dead-letter queue) and flushes them.
+ * message was lost, or went to the dead-letter queue) and flushes them. It first adopts the service's
+ * budgets an earlier version left under the key layout without the service.
  */
-
 import { serviceKeys } from '../budget/keys';
 import { adoptLegacyBudgets } from '../budget/legacy-layout';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
