@@ -16,6 +16,7 @@ import { AccessCache } from '../core/budget/cache';
 import { CHECK_SCRIPT } from '../core/budget/cache-scripts';
 import { findOnPath, startRedisServer } from '../local/redis';
 import { parseCommandStats } from './commandstats';
+import { BENCH_SERVICE_ID } from './fixture';
 import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from './hit-script-steps';
 import { pinBench, pinProcess } from './placement';
 
@@ -26,7 +27,12 @@ const METHODS = ['word_read', 'word_write', 'word_list', 'word_delete', 'word_se
 
 /** The hit's KEYS and ARGV as AccessCache sends them, after a first hit taught it the hints. */
 async function hitArguments(redis: Redis): Promise<{ keys: string[]; argv: string[] }> {
-  const cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 30_000, hotPathDeadlineMs: 60_000 });
+  const cache = new AccessCache(redis, {
+    serviceId: BENCH_SERVICE_ID,
+    negativeTtlMs: 60_000,
+    leaseMs: 30_000,
+    hotPathDeadlineMs: 60_000,
+  });
   const now = Date.now();
   const hour = Math.floor(now / HOUR_MS) * HOUR_MS;
   const day = Math.floor(now / DAY_MS) * DAY_MS;

@@ -153,6 +153,7 @@ export function accessCacheOf(
   readyWaitMs?: number,
 ): AccessCache {
   return new AccessCache(redis, {
+    serviceId: config.serviceId,
     negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
     leaseMs: reportLeaseMs(config),
     throttles: config.throttles,
@@ -235,8 +236,8 @@ export class AccessAuthorizer {
         cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
         publisher: deps.publisher,
         sealer: sealerOf(config),
-        firstCallGate: new FirstCallGate(deps.redis, config.unseenCredentialCallsPerSecond),
-        seen: redisSeenMarks(deps.redis),
+        firstCallGate: new FirstCallGate(deps.redis, config.serviceId, config.unseenCredentialCallsPerSecond),
+        seen: redisSeenMarks(deps.redis, config.serviceId),
       };
   }
 
