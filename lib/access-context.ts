@@ -25,6 +25,7 @@ const STACK_CONTEXT = {
   replicasPerShard: 'wholeNumber',
   redisServerless: 'flag',
   serverlessLimits: 'object',
+  memoryDb: 'object',
   tracing: 'flag',
   docs: 'flag',
   webhooks: 'flag',

@@ -51,6 +51,7 @@ export {
   type HttpApiProtectionProps,
   type HttpProtectOptions,
 } from './parts/http-api-protection';
+export { MemoryDbCache, type MemoryDbCacheOptions, type MemoryDbCacheProps } from './parts/memorydb-cache';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export type { FunctionPartProps } from './parts/part-function';

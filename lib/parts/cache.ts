@@ -31,12 +31,14 @@ export const CACHE_ENGINES = {
     engineVersion: '7.1',
     parameterGroupFamily: 'redis7',
     serverlessMajorVersion: '7',
+    memoryDb: { engineVersion: '7.1', parameterGroupFamily: 'memorydb_redis7' },
   },
   valkey: {
     engine: 'valkey',
     engineVersion: '8.0',
     parameterGroupFamily: 'valkey8',
     serverlessMajorVersion: '8',
+    memoryDb: { engineVersion: '7.2', parameterGroupFamily: 'memorydb_valkey7' },
   },
 } as const;
 
@@ -45,7 +47,7 @@ export type CacheEngine = keyof typeof CACHE_ENGINES;
 /** The cache the access functions use, whoever runs it. */
 export interface AccessCache extends AccessPart {
   readonly endpoint: RedisEndpoint;
-  /** The AUTH token, when the cache has one. */
+  /** The AUTH token, or the password of the endpoint's ACL user, when the cache has one. */
   readonly authSecret?: ISecret;
 }
 
@@ -115,15 +117,18 @@ export interface ReplicationGroupCacheProps {
 }
 
 /** Sustained levels at which a cache node needs attention (a larger node type, or fewer keys). */
-const CACHE_ALARM_PERCENT = 80;
-const CACHE_ALARM_PERIODS = 3;
+export const CACHE_ALARM_PERCENT = 80;
+export const CACHE_ALARM_PERIODS = 3;
 /** CloudWatch evaluates at most ten metrics in one alarm's expression. */
 const METRICS_PER_ALARM = 10;
 
-/** The AUTH token of a new cache, generated into Secrets Manager. */
-function authTokenSecret(scope: Construct): Secret {
+/** The AUTH token (or ACL user password) of a new cache, generated into Secrets Manager. */
+export function authTokenSecret(
+  scope: Construct,
+  description = 'AUTH token of the API access-management Redis',
+): Secret {
   const secret = new Secret(scope, 'RedisAuthToken', {
-    description: 'AUTH token of the API access-management Redis',
+    description,
     // AUTH tokens are 16-128 printable characters without @, " or /: alphanumerics are always safe.
     generateSecretString: { excludePunctuation: true, passwordLength: 64 },
   });
@@ -138,7 +143,7 @@ function authTokenSecret(scope: Construct): Secret {
 }
 
 /** The security group of a new cache: only the access functions reach it, on the Redis port. */
-function cacheSecurityGroup(scope: Construct, network: AccessNetwork): SecurityGroup {
+export function cacheSecurityGroup(scope: Construct, network: AccessNetwork): SecurityGroup {
   const securityGroup = new SecurityGroup(scope, 'RedisSecurityGroup', {
     vpc: network.vpc,
     description: 'API access Redis: admits only the access Lambdas on the Redis port',
@@ -149,11 +154,11 @@ function cacheSecurityGroup(scope: Construct, network: AccessNetwork): SecurityG
 }
 
 /**
- * A name unique in the account and region for one ElastiCache resource of `scope`: ElastiCache user,
- * user group and serverless cache ids take at most 40 lowercase letters, digits and hyphens, a letter
- * first (the stack name comes first).
+ * A name unique in the account and region for one ElastiCache or MemoryDB resource of `scope`: user,
+ * user group, ACL, subnet group, parameter group and cache names take at most 40 lowercase letters,
+ * digits and hyphens, a letter first (the stack name comes first).
  */
-function cacheIdentifier(scope: Construct, suffix: string): string {
+export function cacheIdentifier(scope: Construct, suffix: string): string {
   const base = Names.uniqueResourceName(scope, { maxLength: 39 - suffix.length, separator: '-' });
   return `${base}-${suffix}`.toLowerCase();
 }

@@ -138,6 +138,21 @@ describe('settings it refuses', () => {
       { redisServerless: true, serverlessLimits: { maxDataStorageGB: 10 } as never },
       /serverlessLimits.maxDataStorageGB is not a known setting \(known: maxDataStorageGb, maxEcpuPerSecond\)/,
     ],
+    [{ memoryDb: { shards: 0 } }, /memoryDb.shards must be an integer from 1 to 250/],
+    [{ memoryDb: { nodeType: 'cache.r7g.large' } }, /memoryDb.nodeType must be a MemoryDB node type/],
+    [
+      { memoryDb: { shard: 2 } as never },
+      /memoryDb.shard is not a known setting \(known: shards, nodeType\)/,
+    ],
+    [
+      { memoryDb: {}, redisShards: 3 },
+      /memoryDb is given, so redisShards \(settings of an ElastiCache cache\) must not be/,
+    ],
+    [
+      { memoryDb: {}, redisServerless: true, cacheNodeType: 'cache.t4g.small' },
+      /memoryDb is given, so cacheNodeType, redisServerless/,
+    ],
+    [{ memoryDb: {}, multiAz: false }, /memoryDb always has a replica of each shard in another AZ/],
     [
       { soap: { soapBackendUrl: 'https://soap.example.com', soapPth: '/quotes' } as never },
       /soap.soapPth is not a known setting/,
@@ -335,6 +350,30 @@ describe('a sharded or serverless cache', () => {
       REDIS_TLS: 'true',
       REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^AccessRedisAuthToken/) },
     });
+  });
+
+  it('memoryDb: a MemoryDB cluster and no ElastiCache cache, reached in cluster mode over TLS as its ACL user', () => {
+    const template = Template.fromStack(build({ memoryDb: { shards: 2 }, cacheEngine: 'valkey' }).stack);
+    template.resourceCountIs('AWS::ElastiCache::ReplicationGroup', 0);
+    template.resourceCountIs('AWS::ElastiCache::ServerlessCache', 0);
+    template.hasResourceProperties('AWS::MemoryDB::Cluster', {
+      Engine: 'valkey',
+      NumShards: 2,
+      NumReplicasPerShard: 1,
+      TLSEnabled: true,
+    });
+    const cluster = Object.keys(resourcesOfType(template, 'AWS::MemoryDB::Cluster'))[0];
+    const [user] = Object.values(resourcesOfType(template, 'AWS::MemoryDB::User'));
+    expect(redisEnvironment(template)).toEqual({
+      REDIS_MODE: 'cluster',
+      REDIS_HOST: { 'Fn::GetAtt': [cluster, 'ClusterEndpoint.Address'] },
+      REDIS_PORT: '6379',
+      REDIS_TLS: 'true',
+      REDIS_USERNAME: user?.Properties.UserName,
+      REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^AccessRedisAuthToken/) },
+    });
+    // Both AZs keep their NAT gateway: the cache is Multi-AZ.
+    template.resourceCountIs('AWS::EC2::NatGateway', 2);
   });
 
   it('the default: one primary with cluster mode disabled, reached as a standalone Redis', () => {

@@ -48,6 +48,7 @@ const SETTINGS: [string, Record<string, string>][] = [
       serverlessLimits: '{"maxDataStorageGb":10,"maxEcpuPerSecond":20000}',
     },
   ],
+  ['a MemoryDB cluster', { serviceId: '2555417735060', memoryDb: '{"shards":2}', cacheEngine: 'valkey' }],
   ['the SOAP route', { serviceId: '2555417735060', soapBackendUrl: 'https://soap.example.com/quotes' }],
   ['OAuth with the built-in issuer', { serviceId: '2555417735062', credentialMode: 'oauth' }],
   [
