@@ -26,6 +26,7 @@ const STACK_CONTEXT = {
   redisServerless: 'flag',
   serverlessLimits: 'object',
   memoryDb: 'object',
+  cacheDurability: 'text',
   tracing: 'flag',
   docs: 'flag',
   webhooks: 'flag',

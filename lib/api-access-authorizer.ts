@@ -349,6 +349,7 @@ function newOrExistingCache(
     ...(props.redisShards !== undefined && {
       sharding: { shards: props.redisShards, replicasPerShard: shardReplicas(props) },
     }),
+    durability: props.cacheDurability,
   });
 }
 

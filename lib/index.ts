@@ -35,6 +35,7 @@ export {
 export {
   type AccessCache,
   CACHE_ENGINES,
+  type CacheDurability,
   type CacheEngine,
   ExistingRedisCache,
   type ExistingRedisEndpoint,

@@ -153,6 +153,21 @@ describe('settings it refuses', () => {
       /memoryDb is given, so cacheNodeType, redisServerless/,
     ],
     [{ memoryDb: {}, multiAz: false }, /memoryDb always has a replica of each shard in another AZ/],
+    [{ memoryDb: {}, cacheDurability: 'sync' }, /memoryDb is given, so cacheDurability/],
+    [{ cacheDurability: 'strong' as never }, /cacheDurability must be one of sync, async/],
+    [{ cacheDurability: 'sync', redisShards: 2 }, /cacheDurability needs cacheEngine 'valkey'/],
+    [
+      { cacheDurability: 'sync', cacheEngine: 'valkey', cacheNodeType: 'cache.r7g.large' },
+      /cacheDurability needs redisShards: ElastiCache offers it with cluster mode only/,
+    ],
+    [
+      { cacheDurability: 'sync', cacheEngine: 'valkey', redisShards: 2, replicasPerShard: 0 },
+      /cacheDurability needs at least one replica per shard/,
+    ],
+    [
+      { cacheDurability: 'sync', cacheEngine: 'valkey', redisShards: 2 },
+      /cacheDurability needs cacheNodeType of a family it runs on \(r7g, r6g, m7g, m6g, c7gn\), such as cache.r7g.large; got the default cache.t4g.micro/,
+    ],
     [
       { soap: { soapBackendUrl: 'https://soap.example.com', soapPth: '/quotes' } as never },
       /soap.soapPth is not a known setting/,
@@ -374,6 +389,34 @@ describe('a sharded or serverless cache', () => {
     });
     // Both AZs keep their NAT gateway: the cache is Multi-AZ.
     template.resourceCountIs('AWS::EC2::NatGateway', 2);
+  });
+
+  it("cacheDurability: Valkey 9.0's transaction log on a sharded group, written whatever aws-cdk-lib knows of it", () => {
+    const template = Template.fromStack(
+      build({
+        cacheDurability: 'sync',
+        cacheEngine: 'valkey',
+        redisShards: 2,
+        cacheNodeType: 'cache.r7g.large',
+      }).stack,
+    );
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      Durability: 'sync',
+      Engine: 'valkey',
+      EngineVersion: '9.0',
+      ClusterMode: 'enabled',
+      ReplicasPerNodeGroup: 1,
+      MultiAZEnabled: true,
+      TransitEncryptionEnabled: true,
+    });
+    template.hasResourceProperties('AWS::ElastiCache::ParameterGroup', {
+      CacheParameterGroupFamily: 'valkey9',
+    });
+    const plain = Template.fromStack(build({ cacheEngine: 'valkey', redisShards: 2 }).stack);
+    plain.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      Durability: Match.absent(),
+      EngineVersion: '8.0',
+    });
   });
 
   it('the default: one primary with cluster mode disabled, reached as a standalone Redis', () => {
