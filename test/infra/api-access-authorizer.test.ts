@@ -153,19 +153,24 @@ describe('settings it refuses', () => {
       /memoryDb is given, so cacheNodeType, redisServerless/,
     ],
     [{ memoryDb: {}, multiAz: false }, /memoryDb always has a replica of each shard in another AZ/],
-    [{ memoryDb: {}, cacheDurability: 'sync' }, /memoryDb is given, so cacheDurability/],
+    [{ memoryDb: {}, cacheDurability: 'sync' as const }, /memoryDb is given, so cacheDurability/],
     [{ cacheDurability: 'strong' as never }, /cacheDurability must be one of sync, async/],
-    [{ cacheDurability: 'sync', redisShards: 2 }, /cacheDurability needs cacheEngine 'valkey'/],
+    [{ cacheDurability: 'sync' as const, redisShards: 2 }, /cacheDurability needs cacheEngine 'valkey'/],
     [
-      { cacheDurability: 'sync', cacheEngine: 'valkey', cacheNodeType: 'cache.r7g.large' },
+      { cacheDurability: 'sync' as const, cacheEngine: 'valkey' as const, cacheNodeType: 'cache.r7g.large' },
       /cacheDurability needs redisShards: ElastiCache offers it with cluster mode only/,
     ],
     [
-      { cacheDurability: 'sync', cacheEngine: 'valkey', redisShards: 2, replicasPerShard: 0 },
+      {
+        cacheDurability: 'sync' as const,
+        cacheEngine: 'valkey' as const,
+        redisShards: 2,
+        replicasPerShard: 0,
+      },
       /cacheDurability needs at least one replica per shard/,
     ],
     [
-      { cacheDurability: 'sync', cacheEngine: 'valkey', redisShards: 2 },
+      { cacheDurability: 'sync' as const, cacheEngine: 'valkey' as const, redisShards: 2 },
       /cacheDurability needs cacheNodeType of a family it runs on \(r7g, r6g, m7g, m6g, c7gn\), such as cache.r7g.large; got the default cache.t4g.micro/,
     ],
     [
