@@ -1,5 +1,5 @@
 import { Duration, Names } from 'aws-cdk-lib';
-import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { type IMetric, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { type ISecurityGroup, SecurityGroup, type SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import {
   CfnParameterGroup,
@@ -135,8 +135,8 @@ export interface ReplicationGroupCacheProps {
 }
 
 /** Sustained levels at which a cache node needs attention (a larger node type, or fewer keys). */
-export const CACHE_ALARM_PERCENT = 80;
-export const CACHE_ALARM_PERIODS = 3;
+const CACHE_ALARM_PERCENT = 80;
+const CACHE_ALARM_PERIODS = 3;
 /** CloudWatch evaluates at most ten metrics in one alarm's expression. */
 const METRICS_PER_ALARM = 10;
 
@@ -287,7 +287,6 @@ export class ReplicationGroupCache implements AccessCache {
 
   /** One alarm per metric and per ten nodes (the first keeps the plain id), on the busiest node. */
   private nodeAlarms(clusterIds: readonly string[]): AlarmSpec[] {
-    const sustained = Duration.minutes(ALARM_PERIOD.toMinutes() * CACHE_ALARM_PERIODS).toHumanString();
     const groups = Array.from({ length: Math.ceil(clusterIds.length / METRICS_PER_ALARM) }, (_, i) =>
       clusterIds.slice(i * METRICS_PER_ALARM, (i + 1) * METRICS_PER_ALARM),
     );
@@ -303,29 +302,45 @@ export class ReplicationGroupCache implements AccessCache {
           }),
       );
     return groups.flatMap((ids, i) => {
-      const suffix = i === 0 ? '' : String(i + 1);
       const nodes =
         groups.length === 1
           ? 'highest node'
           : `highest of nodes ${i * METRICS_PER_ALARM + 1}-${i * METRICS_PER_ALARM + ids.length}`;
-      return [
-        {
-          id: `RedisCpu${suffix}`,
-          description: `Redis engine CPU at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: the authorizer's latency grows; consider a larger node type, or more shards.`,
-          metric: maxOf(`Redis engine CPU % (${nodes})`, nodeMetrics('EngineCPUUtilization', ids)),
-          threshold: CACHE_ALARM_PERCENT,
-          evaluationPeriods: CACHE_ALARM_PERIODS,
-        },
-        {
-          id: `RedisMemory${suffix}`,
-          description: `Redis memory at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: cached answers start being evicted (each costs a platform call); consider a larger node type, or more shards.`,
-          metric: maxOf(`Redis memory % (${nodes})`, nodeMetrics('DatabaseMemoryUsagePercentage', ids)),
-          threshold: CACHE_ALARM_PERCENT,
-          evaluationPeriods: CACHE_ALARM_PERIODS,
-        },
-      ];
+      return cpuAndMemoryAlarms('Redis', {
+        suffix: i === 0 ? '' : String(i + 1),
+        cpu: maxOf(`Redis engine CPU % (${nodes})`, nodeMetrics('EngineCPUUtilization', ids)),
+        memory: maxOf(`Redis memory % (${nodes})`, nodeMetrics('DatabaseMemoryUsagePercentage', ids)),
+      });
     });
   }
+}
+
+/**
+ * The alarms on a cache's busiest node: its engine CPU and its memory, each sustained at
+ * CACHE_ALARM_PERCENT; `suffix` tells apart the alarms of one cache's groups of nodes.
+ */
+export function cpuAndMemoryAlarms(
+  engine: string,
+  metrics: { readonly cpu: IMetric; readonly memory: IMetric; readonly suffix?: string },
+): AlarmSpec[] {
+  const sustained = Duration.minutes(ALARM_PERIOD.toMinutes() * CACHE_ALARM_PERIODS).toHumanString();
+  const suffix = metrics.suffix ?? '';
+  return [
+    {
+      id: `RedisCpu${suffix}`,
+      description: `${engine} engine CPU at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: the authorizer's latency grows; consider a larger node type, or more shards.`,
+      metric: metrics.cpu,
+      threshold: CACHE_ALARM_PERCENT,
+      evaluationPeriods: CACHE_ALARM_PERIODS,
+    },
+    {
+      id: `RedisMemory${suffix}`,
+      description: `${engine} memory at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: cached answers start being evicted (each costs a platform call); consider a larger node type, or more shards.`,
+      metric: metrics.memory,
+      threshold: CACHE_ALARM_PERCENT,
+      evaluationPeriods: CACHE_ALARM_PERIODS,
+    },
+  ];
 }
 
 /** Usage limits of a serverless cache: it scales up to these and throttles beyond. */

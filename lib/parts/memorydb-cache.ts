@@ -1,4 +1,3 @@
-import { Duration } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { CfnACL, CfnCluster, CfnParameterGroup, CfnSubnetGroup, CfnUser } from 'aws-cdk-lib/aws-memorydb';
@@ -10,12 +9,11 @@ import type { RedisEndpoint } from './bindings';
 import {
   type AccessCache,
   authTokenSecret,
-  CACHE_ALARM_PERCENT,
-  CACHE_ALARM_PERIODS,
   CACHE_ENGINES,
   type CacheEngine,
   cacheIdentifier,
   cacheSecurityGroup,
+  cpuAndMemoryAlarms,
   REDIS_PORT,
 } from './cache';
 import type { AccessNetwork } from './network';
@@ -129,7 +127,6 @@ export class MemoryDbCache implements AccessCache {
 
   /** The busiest node's CPU and memory: MemoryDB's ClusterName metrics, at their maximum over the nodes. */
   private clusterAlarms(): AlarmSpec[] {
-    const sustained = Duration.minutes(ALARM_PERIOD.toMinutes() * CACHE_ALARM_PERIODS).toHumanString();
     const metric = (metricName: string) =>
       new Metric({
         namespace: 'AWS/MemoryDB',
@@ -138,21 +135,9 @@ export class MemoryDbCache implements AccessCache {
         statistic: 'Maximum',
         period: ALARM_PERIOD,
       });
-    return [
-      {
-        id: 'RedisCpu',
-        description: `MemoryDB engine CPU at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: the authorizer's latency grows; consider a larger node type, or more shards.`,
-        metric: metric('EngineCPUUtilization'),
-        threshold: CACHE_ALARM_PERCENT,
-        evaluationPeriods: CACHE_ALARM_PERIODS,
-      },
-      {
-        id: 'RedisMemory',
-        description: `MemoryDB memory at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: cached answers start being evicted (each costs a platform call); consider a larger node type, or more shards.`,
-        metric: metric('DatabaseMemoryUsagePercentage'),
-        threshold: CACHE_ALARM_PERCENT,
-        evaluationPeriods: CACHE_ALARM_PERIODS,
-      },
-    ];
+    return cpuAndMemoryAlarms('MemoryDB', {
+      cpu: metric('EngineCPUUtilization'),
+      memory: metric('DatabaseMemoryUsagePercentage'),
+    });
   }
 }
