@@ -6,7 +6,6 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import { Cluster } from 'ioredis';
-import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CACHE_USER_RULES } from '../../core/budget/cache-user';
 import { clusterOptions, ensureConnected, guardedCluster } from '../../core/budget/redis-client';
@@ -23,6 +22,7 @@ import {
   type SnsEndpoint,
   startSnsEndpoint,
 } from '../../local/sns-endpoint';
+import { certificateFor } from '../support/certificate';
 import { CapturingLogger } from '../unit/core/fakes';
 import { authorizerEvent, sqsEvent } from '../unit/handlers/fixtures';
 
@@ -45,18 +45,13 @@ const clients: Cluster[] = [];
 const platformClients: PlatformClient[] = [];
 
 beforeAll(async () => {
-  const pems = await generate([{ name: 'commonName', value: ENDPOINT }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: ENDPOINT }] }],
-  });
-  certificate = pems.cert;
+  const pems = await certificateFor(ENDPOINT);
+  certificate = pems.certificate;
   cluster = await startRedisCluster(findOnPath('redis-server') ?? '/usr/bin/redis-server', {
     primaries: 3,
     replicasPerPrimary: 1,
     security: {
-      certificate: pems.cert,
-      privateKey: pems.private,
+      ...pems,
       serverName: ENDPOINT,
       adminPassword: ADMIN_PASSWORD,
       users: [{ ...USER, rules: CACHE_USER_RULES }],

@@ -7,7 +7,6 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, type ClusterOptions } from 'ioredis';
-import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLUSTER_RETRY_DELAY_MS,
@@ -28,6 +27,7 @@ import {
   terminateProcess,
 } from '../../local/redis';
 import { startTcpProxy, type TcpProxy } from '../reliability/support/tcp-proxy';
+import { certificateFor } from '../support/certificate';
 import { ClusterAdmin, type ClusterMember } from '../support/cluster-admin';
 import { startRedisTopology, type TestRedis } from '../support/redis-topology';
 
@@ -276,16 +276,11 @@ describe('cluster client on a TLS + AUTH cluster, as ElastiCache runs one', () =
   let nodes: readonly ClusterNodeProcess[] = [];
 
   beforeAll(async () => {
-    const pems = await generate([{ name: 'commonName', value: ENDPOINT }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: ENDPOINT }] }],
-    });
-    certificate = pems.cert;
+    const pems = await certificateFor(ENDPOINT);
+    certificate = pems.certificate;
     cluster = await startRedisCluster(findOnPath('redis-server') ?? '/usr/bin/redis-server', {
       security: {
-        certificate: pems.cert,
-        privateKey: pems.private,
+        ...pems,
         serverName: ENDPOINT,
         adminPassword: TOKEN,
       },
