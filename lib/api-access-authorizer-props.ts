@@ -183,7 +183,7 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly functionSubnets?: SubnetSelection;
   /**
-   * Subnets of the Redis replication group.
+   * Subnets of a new cache (replication group, serverless cache or MemoryDB cluster).
    * @default the VPC's isolated subnets, or the function subnets when it has none
    */
   readonly cacheSubnets?: SubnetSelection;
