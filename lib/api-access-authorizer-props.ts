@@ -502,6 +502,15 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
     nonEmpty('redis.host', props.redis.host);
     integer('redis.port', props.redis.port ?? REDIS_PORT, 1, 65535);
     if (props.redis.mode !== undefined) oneOf('redis.mode', props.redis.mode, REDIS_MODES);
+    if (props.redis.username !== undefined) {
+      nonEmpty('redis.username', props.redis.username);
+      if (!props.redis.authSecret) {
+        throw new ConfigError(
+          'redis.username',
+          "needs authSecret, the secret whose SecretString is the user's password",
+        );
+      }
+    }
     const newCacheSettings = [
       'multiAz',
       'cacheNodeType',
@@ -531,6 +540,7 @@ const REDIS_ENDPOINT_FIELDS = [
   'authSecret',
   'securityGroup',
   'mode',
+  'username',
 ] as const satisfies readonly (keyof ExistingRedisEndpoint)[];
 
 /** Most nodes (primaries and replicas) one cluster-mode-enabled replication group may have. */

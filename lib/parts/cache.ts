@@ -87,6 +87,12 @@ export interface ExistingRedisEndpoint {
    * @default 'standalone'
    */
   readonly mode?: RedisMode;
+  /**
+   * The ACL user the functions authenticate as, with `authSecret` its password: a MemoryDB cluster
+   * (`mode: 'cluster'`, its cluster endpoint) always needs one.
+   * @default AUTH with the secret alone (the `default` user)
+   */
+  readonly username?: string;
 }
 
 /** The provider's own Redis: admitted to, not created, and not alarmed on (the provider watches it). */
@@ -101,6 +107,7 @@ export class ExistingRedisCache implements AccessCache {
       port: existing.port ?? REDIS_PORT,
       tls: existing.tls ?? true,
       mode: existing.mode ?? 'standalone',
+      ...(existing.username !== undefined && { username: existing.username }),
     };
     this.authSecret = existing.authSecret;
     network.admitFunctionsTo(existing.securityGroup, this.endpoint.port, 'Redis');

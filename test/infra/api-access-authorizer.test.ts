@@ -230,6 +230,30 @@ describe('settings it refuses', () => {
     ).toThrow(/redis.tsl is not a known setting/);
   });
 
+  it("takes the provider's own MemoryDB with its ACL user, and refuses a user without its password's secret", () => {
+    const existing = (withSecret: boolean) =>
+      build((stack) => {
+        const vpc = new Vpc(stack, 'Vpc');
+        return {
+          vpc,
+          redis: {
+            host: 'clustercfg.provider.memorydb.us-east-1.amazonaws.com',
+            mode: 'cluster',
+            username: 'access-management',
+            securityGroup: new SecurityGroup(stack, 'MemoryDb', { vpc }),
+            ...(withSecret && { authSecret: new Secret(stack, 'UserPassword') }),
+          },
+        };
+      });
+    const template = Template.fromStack(existing(true).stack);
+    expect(redisEnvironment(template)).toMatchObject({
+      REDIS_MODE: 'cluster',
+      REDIS_USERNAME: 'access-management',
+      REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^UserPassword/) },
+    });
+    expect(() => existing(false)).toThrow(/redis.username needs authSecret/);
+  });
+
   it('synthesizes the Service Management API at its hosted, self-managed or proxied base URL', () => {
     for (const platformUrl of [
       'https://su1.3scale.net',
