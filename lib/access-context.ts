@@ -26,6 +26,8 @@ const STACK_CONTEXT = {
   replicasPerShard: 'wholeNumber',
   redisServerless: 'flag',
   serverlessLimits: 'object',
+  memoryDb: 'object',
+  cacheDurability: 'text',
   tracing: 'flag',
   docs: 'flag',
   webhooks: 'flag',

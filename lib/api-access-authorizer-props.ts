@@ -36,13 +36,17 @@ import type { ApiAccessAuthorizer } from './api-access-authorizer';
 import { cacheNodeTypeProblem } from './cache-node-types';
 import type { MappingRulesSettings, MappingRulesSource } from './mapping-rules-source';
 import {
+  CACHE_DURABILITIES,
   CACHE_ENGINES,
+  type CacheDurability,
   type CacheEngine,
+  DURABLE_NODE_FAMILIES,
   type ExistingRedisEndpoint,
   REDIS_PORT,
   SERVERLESS_LIMIT_BOUNDS,
   type ServerlessCacheLimits,
 } from './parts/cache';
+import { MEMORYDB_SHARDS, type MemoryDbCacheOptions, memoryDbNodeTypeProblem } from './parts/memorydb-cache';
 import { VPC_AZS } from './parts/network';
 import type { PortalSettings } from './parts/portal';
 import type { SoapRouteSettings } from './parts/soap';
@@ -200,7 +204,7 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly functionSubnets?: SubnetSelection;
   /**
-   * Subnets of the Redis replication group.
+   * Subnets of a new cache (replication group, serverless cache or MemoryDB cluster).
    * @default the VPC's isolated subnets, or the function subnets when it has none
    */
   readonly cacheSubnets?: SubnetSelection;
@@ -253,6 +257,25 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default no limits but the service's own
    */
   readonly serverlessLimits?: ServerlessCacheLimits;
+  /**
+   * An Amazon MemoryDB cluster instead of an ElastiCache cache: durable, as MemoryDB acknowledges a write
+   * only once its Multi-AZ transaction log holds it, so a failover loses no usage the authorizer counted.
+   * Writes take single-digit milliseconds instead of microseconds, and the nodes cost more
+   * (docs/redis-cluster.md compares them). Always cluster mode with TLS, one replica per shard in another
+   * AZ, and an ACL user whose password is generated into Secrets Manager. `cacheEngine` and
+   * `cacheSubnets` apply to it; the other cache settings do not.
+   * @default an ElastiCache cache
+   */
+  readonly memoryDb?: MemoryDbCacheOptions;
+  /**
+   * ElastiCache for Valkey's durability on a sharded replication group: `sync` acknowledges a write only
+   * once the Multi-AZ transaction log holds it, so a failover loses no usage the authorizer counted
+   * (single-digit-millisecond writes); `async` keeps microsecond writes and bounds a failure's loss to
+   * 10 s of writes. Needs `cacheEngine: 'valkey'` (it runs Valkey 9.0), `redisShards` with at least one
+   * replica each, and `cacheNodeType` of a family it runs on (r7g, r6g, m7g, m6g, c7gn).
+   * @default none: replication is asynchronous (docs/reliability.md)
+   */
+  readonly cacheDurability?: CacheDurability;
   /**
    * When the sweep flushes usage whose message was lost.
    * @default every minute
@@ -414,6 +437,8 @@ const RESOURCE_PROPS: Record<ResourcePropName, true> = {
   replicasPerShard: true,
   redisServerless: true,
   serverlessLimits: true,
+  memoryDb: true,
+  cacheDurability: true,
   sweepSchedule: true,
   logRetention: true,
   tracing: true,
@@ -501,6 +526,15 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
     nonEmpty('redis.host', props.redis.host);
     integer('redis.port', props.redis.port ?? REDIS_PORT, 1, 65535);
     if (props.redis.mode !== undefined) oneOf('redis.mode', props.redis.mode, REDIS_MODES);
+    if (props.redis.username !== undefined) {
+      nonEmpty('redis.username', props.redis.username);
+      if (!props.redis.authSecret) {
+        throw new ConfigError(
+          'redis.username',
+          "needs authSecret, the secret whose SecretString is the user's password",
+        );
+      }
+    }
     const newCacheSettings = [
       'multiAz',
       'cacheNodeType',
@@ -510,6 +544,8 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
       'replicasPerShard',
       'redisServerless',
       'serverlessLimits',
+      'memoryDb',
+      'cacheDurability',
     ] as const;
     if (newCacheSettings.some((setting) => props[setting] !== undefined)) {
       throw new ConfigError(
@@ -563,14 +599,70 @@ const REDIS_ENDPOINT_FIELDS = [
   'authSecret',
   'securityGroup',
   'mode',
+  'username',
 ] as const satisfies readonly (keyof ExistingRedisEndpoint)[];
 
 /** Most nodes (primaries and replicas) one cluster-mode-enabled replication group may have. */
 const MAX_CLUSTER_NODES = 500;
 
+/** MemoryDB's own settings, and none of the ElastiCache caches'. */
+function validateMemoryDb(options: MemoryDbCacheOptions, props: ApiAccessAuthorizerProps): void {
+  knownFields('memoryDb', options, MEMORYDB_FIELDS);
+  if (options.shards !== undefined) integer('memoryDb.shards', options.shards, ...MEMORYDB_SHARDS);
+  const nodeTypeProblem =
+    options.nodeType === undefined ? undefined : memoryDbNodeTypeProblem(options.nodeType);
+  if (nodeTypeProblem !== undefined) throw new ConfigError('memoryDb.nodeType', nodeTypeProblem);
+  const elastiCacheSettings = [
+    'cacheNodeType',
+    'redisShards',
+    'replicasPerShard',
+    'redisServerless',
+    'serverlessLimits',
+    'cacheDurability',
+  ] as const;
+  const given = elastiCacheSettings.filter((setting) => props[setting] !== undefined);
+  if (given.length > 0) {
+    throw new ConfigError(
+      'memoryDb',
+      `is given, so ${given.join(', ')} (settings of an ElastiCache cache) must not be: its shards and node type are memoryDb.shards and memoryDb.nodeType`,
+    );
+  }
+  if (props.multiAz === false) {
+    throw new ConfigError(
+      'memoryDb',
+      'always has a replica of each shard in another AZ: multiAz must not be false',
+    );
+  }
+}
+
+/** Valkey's durability: on what ElastiCache offers it (Durability.Limitations in its guide). */
+function validateDurability(durability: CacheDurability, props: ApiAccessAuthorizerProps): void {
+  oneOf('cacheDurability', durability, CACHE_DURABILITIES);
+  const needs = (what: string) => new ConfigError('cacheDurability', `needs ${what}`);
+  if (props.cacheEngine !== 'valkey')
+    throw needs("cacheEngine 'valkey': ElastiCache offers it on Valkey 9.0");
+  if (props.redisServerless) throw needs('a replication group: ElastiCache Serverless has no durability');
+  if (props.redisShards === undefined)
+    throw needs('redisShards: ElastiCache offers it with cluster mode only');
+  if (shardReplicas(props) < 1) throw needs('at least one replica per shard (Multi-AZ)');
+  const family = props.cacheNodeType?.split('.')[1];
+  if (family === undefined || !DURABLE_NODE_FAMILIES.includes(family)) {
+    throw needs(
+      `cacheNodeType of a family it runs on (${DURABLE_NODE_FAMILIES.join(', ')}), such as cache.r7g.large; got ${props.cacheNodeType ?? 'the default cache.t4g.micro'}`,
+    );
+  }
+}
+
+/** The fields of MemoryDbCacheOptions: a misspelt one from JavaScript is refused, not dropped. */
+const MEMORYDB_FIELDS = ['shards', 'nodeType'] as const satisfies readonly (keyof MemoryDbCacheOptions)[];
+
 /** Shards, replicas and serverless: which new cache, with settings that fit it. */
 function validateCacheLayout(props: ApiAccessAuthorizerProps): void {
   const { redisShards, replicasPerShard, serverlessLimits } = props;
+  if (props.memoryDb !== undefined) validateMemoryDb(props.memoryDb, props);
+  if (props.cacheDurability !== undefined && props.memoryDb === undefined) {
+    validateDurability(props.cacheDurability, props);
+  }
   if (props.redisServerless) {
     const nodeSettings = ['redisShards', 'replicasPerShard', 'cacheNodeType'] as const;
     const given = nodeSettings.filter((setting) => props[setting] !== undefined);

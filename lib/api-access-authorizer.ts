@@ -38,6 +38,7 @@ import {
   isHttpApi,
   refuseWebSocketApi,
 } from './parts/http-api-protection';
+import { MemoryDbCache } from './parts/memorydb-cache';
 import { AccessNetwork, VPC_AZS } from './parts/network';
 import { OAuthPart, ProtectedApiIssuer, parseConfigWithIssuer, validateIssuerUrls } from './parts/oauth';
 import type { AccessPart } from './parts/part';
@@ -82,7 +83,7 @@ export class ApiAccessAuthorizer extends Construct {
   /** The Lambdas' security group; the only one Redis admits. */
   public readonly functionSecurityGroup: SecurityGroup;
   public readonly redisEndpoint: RedisEndpoint;
-  /** The AUTH token of Redis, when it has one. */
+  /** The AUTH token of Redis (with `memoryDb`, the password of its ACL user), when it has one. */
   public readonly redisAuthSecret?: ISecret;
   public readonly topic: ITopic;
   /** Usage messages, delayed by the report window. */
@@ -330,7 +331,10 @@ class WarnWhenProtectingNothing implements IAspect {
   }
 }
 
-/** The provider's own Redis, or a new cache: serverless, a sharded replication group, or one primary. */
+/**
+ * The provider's own Redis, or a new cache: MemoryDB, ElastiCache Serverless, a sharded replication
+ * group, or one primary.
+ */
 function newOrExistingCache(
   scope: Construct,
   network: AccessNetwork,
@@ -339,6 +343,7 @@ function newOrExistingCache(
   if (props.redis) return new ExistingRedisCache(network, props.redis);
   const engine = props.cacheEngine ?? 'redis';
   const subnets = props.cacheSubnets ?? network.cacheSubnets;
+  if (props.memoryDb) return new MemoryDbCache(scope, { network, engine, subnets, options: props.memoryDb });
   if (props.redisServerless) {
     return new ServerlessRedisCache(scope, { network, engine, subnets, limits: props.serverlessLimits });
   }
@@ -351,6 +356,7 @@ function newOrExistingCache(
     ...(props.redisShards !== undefined && {
       sharding: { shards: props.redisShards, replicasPerShard: shardReplicas(props) },
     }),
+    durability: props.cacheDurability,
   });
 }
 

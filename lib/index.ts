@@ -41,6 +41,7 @@ export {
 export {
   type AccessCache,
   CACHE_ENGINES,
+  type CacheDurability,
   type CacheEngine,
   ExistingRedisCache,
   type ExistingRedisEndpoint,
@@ -57,6 +58,7 @@ export {
   type HttpApiProtectionProps,
   type HttpProtectOptions,
 } from './parts/http-api-protection';
+export { MemoryDbCache, type MemoryDbCacheOptions, type MemoryDbCacheProps } from './parts/memorydb-cache';
 export { AccessNetwork, type AccessNetworkProps } from './parts/network';
 export type { AccessPart, AlarmSpec } from './parts/part';
 export type { FunctionPartProps } from './parts/part-function';

@@ -5,13 +5,13 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 import type { RedisNode, RedisSettings } from '../core/settings/config';
 import { LOOPBACK } from './http-server';
 
@@ -188,6 +188,59 @@ export interface RedisClusterOptions {
   readonly replicasPerPrimary?: number;
   /** cluster-node-timeout: how long a silent node takes to be declared failed (and a replica promoted). */
   readonly nodeTimeoutMs?: number;
+  /** TLS and ACL users, as Amazon MemoryDB runs a cluster. Default: plain TCP, no AUTH. */
+  readonly security?: ClusterSecurity;
+}
+
+/** An ACL user every node of a secured cluster has from its start (a restarted node too). */
+export interface ClusterUser {
+  readonly name: string;
+  readonly password: string;
+  /** ACL rules after `on` and the password: key patterns, command categories and commands. */
+  readonly rules: readonly string[];
+}
+
+/**
+ * TLS on every link (clients, cluster bus, replication) and AUTH on every connection, as MemoryDB
+ * requires. The certificate is its own CA and names `serverName`, never an address: the nodes announce
+ * addresses, and a client checks each node against the endpoint's name, as with MemoryDB's.
+ */
+export interface ClusterSecurity {
+  /** PEM certificate and private key of every node. */
+  readonly certificate: string;
+  readonly privateKey: string;
+  /** The name the certificate gives: the host of the cluster's settings. */
+  readonly serverName: string;
+  /** The `default` user's password: redis-cli, the replicas and the readiness checks use it. */
+  readonly adminPassword: string;
+  readonly users?: readonly ClusterUser[];
+}
+
+/** The arguments that secure a node: TLS on its only port, AUTH, and the ACL users. */
+function securityArgs(security: ClusterSecurity, directory: string, port: number): string[] {
+  const certFile = join(directory, 'cert.pem');
+  return [
+    ...['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes'],
+    ...['--tls-cert-file', certFile, '--tls-key-file', join(directory, 'key.pem')],
+    ...['--tls-ca-cert-file', certFile, '--tls-auth-clients', 'no'],
+    ...['--requirepass', security.adminPassword, '--masterauth', security.adminPassword],
+    ...(security.users ?? []).flatMap((user) => [
+      '--user',
+      user.name,
+      'on',
+      `>${user.password}`,
+      ...user.rules,
+    ]),
+  ];
+}
+
+/** How redis-cli and the readiness checks reach a secured node as the default user. */
+function adminConnection(security: ClusterSecurity | undefined): Partial<RedisOptions> {
+  if (!security) return {};
+  return {
+    password: security.adminPassword,
+    tls: { ca: security.certificate, servername: security.serverName },
+  };
 }
 
 export const DEFAULT_CLUSTER_NODE_TIMEOUT_MS = 5000;
@@ -233,7 +286,13 @@ export async function startRedisCluster(
     await Promise.all(nodes.map((node) => terminateProcess(node.child, 'SIGTERM')));
     await rm(directory, { recursive: true, force: true });
   };
+  const { security } = options;
+  if (security) {
+    await writeFile(join(directory, 'cert.pem'), security.certificate);
+    await writeFile(join(directory, 'key.pem'), security.privateKey, { mode: 0o600 });
+  }
   const nodeArgs = (port: number) => [
+    ...(security ? securityArgs(security, directory, port) : []),
     '--dir',
     directory,
     '--cluster-enabled',
@@ -255,6 +314,8 @@ export async function startRedisCluster(
     await execFileAsync(
       cli,
       [
+        ...(security ? ['--tls', '--cacert', join(directory, 'cert.pem'), '--sni', security.serverName] : []),
+        ...(security ? ['-a', security.adminPassword, '--no-auth-warning'] : []),
         '--cluster',
         'create',
         ...nodes.map((node) => `${node.host}:${node.port}`),
@@ -264,7 +325,7 @@ export async function startRedisCluster(
       ],
       { timeout: CLUSTER_READY_TIMEOUT_MS },
     );
-    await waitForClusterReady(nodes, primaries);
+    await waitForClusterReady(nodes, primaries, adminConnection(security));
   } catch (error) {
     await stop();
     throw error;
@@ -274,7 +335,9 @@ export async function startRedisCluster(
     kind: 'redis-cluster',
     host: first.host,
     port: first.port,
-    settings: clusterSettings(nodes),
+    settings: security
+      ? { ...clusterSettings(nodes), host: security.serverName, tls: true }
+      : clusterSettings(nodes),
     nodes,
     directory,
     stop,
@@ -306,9 +369,14 @@ export function clusterSettings(nodes: readonly RedisNode[]): RedisSettings {
 }
 
 /** Every node says cluster_state:ok and knows `primaries` primaries; every replica's link is up. */
-async function waitForClusterReady(nodes: readonly RedisNode[], primaries: number): Promise<void> {
+async function waitForClusterReady(
+  nodes: readonly RedisNode[],
+  primaries: number,
+  connection: Partial<RedisOptions>,
+): Promise<void> {
   const clients = nodes.map(
-    (node) => new Redis({ host: node.host, port: node.port, lazyConnect: true, commandTimeout: 2000 }),
+    (node) =>
+      new Redis({ host: node.host, port: node.port, lazyConnect: true, commandTimeout: 2000, ...connection }),
   );
   const deadline = Date.now() + CLUSTER_READY_TIMEOUT_MS;
   try {

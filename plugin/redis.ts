@@ -39,7 +39,10 @@ export type RedisSource =
 
 const URL_SCHEMES: Readonly<Record<string, boolean>> = { 'redis:': false, 'rediss:': true };
 
-/** `redis://[:password@]host[:port]` or `rediss://...` (TLS); throws ConfigError naming `redis`. */
+/**
+ * `redis://[[user]:password@]host[:port]` or `rediss://...` (TLS); a user name is an ACL user (MemoryDB).
+ * Throws ConfigError naming `redis`.
+ */
 export function redisSettingsOfUrl(text: string, mode: RedisMode = 'standalone'): RedisSettings {
   let url: URL;
   try {
@@ -52,11 +55,13 @@ export function redisSettingsOfUrl(text: string, mode: RedisMode = 'standalone')
     throw new ConfigError('redis', `must be a redis:// or rediss:// URL (got ${url.protocol})`);
   if (url.hostname === '') throw new ConfigError('redis', 'URL names no host');
   const password = decodeURIComponent(url.password);
+  const username = decodeURIComponent(url.username);
   return {
     mode,
     host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
     port: url.port === '' ? DEFAULT_REDIS_PORT : integer('redis', Number(url.port), 1, 65535),
     tls,
+    ...(username !== '' && { username }),
     ...(password !== '' && { password }),
   };
 }

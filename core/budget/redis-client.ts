@@ -30,7 +30,7 @@ export const CLUSTER_RETRY_DELAY_MS = 50;
 export type RedisConnection = Redis | Cluster;
 
 export interface RedisClientOptions {
-  /** AUTH token read from Secrets Manager; settings.password is used when absent. */
+  /** AUTH token, or the ACL user's password, read from Secrets Manager; settings.password is used when absent. */
   readonly password?: string;
   readonly logger?: LogPort;
   readonly connectTimeoutMs?: number;
@@ -50,6 +50,8 @@ export function redisOptions(settings: RedisSettings, options: RedisClientOption
   return {
     host: settings.host,
     port: settings.port,
+    // With a user name ioredis sends AUTH username password (an ACL user, as MemoryDB has).
+    ...(settings.username !== undefined && { username: settings.username }),
     ...(password !== undefined && { password }),
     ...(settings.tls && { tls: { servername: settings.host } }),
     lazyConnect: true,

@@ -66,9 +66,14 @@ export interface RedisSettings {
   /** Cluster mode only: more startup nodes, tried when host:port does not answer. */
   readonly seeds?: readonly RedisNode[];
   readonly tls: boolean;
-  /** AUTH token given directly (local runs). */
+  /**
+   * ACL user the client authenticates as (`AUTH username password`), as Amazon MemoryDB requires;
+   * without it, AUTH with the password alone (the `default` user, an ElastiCache AUTH token).
+   */
+  readonly username?: string;
+  /** AUTH token, or the ACL user's password, given directly (local runs). */
   readonly password?: string;
-  /** Secrets Manager ARN of the AUTH token (AWS). */
+  /** Secrets Manager ARN of the AUTH token, or of the ACL user's password (AWS). */
   readonly authSecretArn?: string;
 }
 
@@ -117,6 +122,7 @@ function parseRedis(input: AccessConfigInput['redis']): RedisSettings | undefine
     port: integer('redis.port', input.port ?? DEFAULT_REDIS_PORT, 1, 65535),
     ...(input.seeds !== undefined && { seeds: redisSeeds(input.mode, input.seeds) }),
     tls: input.tls ?? false,
+    ...(input.username !== undefined && { username: nonEmpty('redis.username', input.username) }),
     ...(input.password !== undefined && { password: nonEmpty('redis.password', input.password) }),
     ...(input.authSecretArn !== undefined && {
       authSecretArn: nonEmpty('redis.authSecretArn', input.authSecretArn),
@@ -213,6 +219,8 @@ export const ENV = {
   /** Cluster mode: more startup nodes, `host:port` comma-separated. */
   redisSeeds: 'REDIS_SEEDS',
   redisTls: 'REDIS_TLS',
+  /** The ACL user name (MemoryDB); its password is in the secret REDIS_AUTH_SECRET_ARN names. */
+  redisUsername: 'REDIS_USERNAME',
   redisAuthSecretArn: 'REDIS_AUTH_SECRET_ARN',
 } as const;
 
@@ -285,6 +293,7 @@ export function configFromEnv(env: Env = process.env): AccessConfig {
         port: envInteger(env, ENV.redisPort),
         seeds: envNodes(env, ENV.redisSeeds),
         tls: envBoolean(env, ENV.redisTls),
+        username: env[ENV.redisUsername] || undefined,
         password: env[LOCAL_SECRET_ENV.redisPassword] || undefined,
         authSecretArn: env[ENV.redisAuthSecretArn] || undefined,
       }),
@@ -308,6 +317,7 @@ export function configToEnv(config: AccessConfig): Record<string, string> {
     [ENV.redisSeeds]: config.redis?.seeds?.map((seed) => `${seed.host}:${seed.port}`).join(','),
     [ENV.redisPort]: config.redis ? String(config.redis.port) : undefined,
     [ENV.redisTls]: config.redis ? String(config.redis.tls) : undefined,
+    [ENV.redisUsername]: config.redis?.username,
     [ENV.redisAuthSecretArn]: config.redis?.authSecretArn,
   }) as Record<string, string>;
 }

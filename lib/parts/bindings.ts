@@ -14,6 +14,11 @@ export interface RedisEndpoint {
   readonly tls: boolean;
   /** @default 'standalone' */
   readonly mode?: RedisMode;
+  /**
+   * The ACL user the functions authenticate as, with the password in the auth secret (MemoryDB).
+   * @default AUTH with the secret alone
+   */
+  readonly username?: string;
 }
 
 export interface AccessBindingsProps {

@@ -1,5 +1,5 @@
 import { Duration, Names } from 'aws-cdk-lib';
-import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { type IMetric, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { type ISecurityGroup, SecurityGroup, type SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import {
   CfnParameterGroup,
@@ -31,21 +31,35 @@ export const CACHE_ENGINES = {
     engineVersion: '7.1',
     parameterGroupFamily: 'redis7',
     serverlessMajorVersion: '7',
+    memoryDb: { engineVersion: '7.1', parameterGroupFamily: 'memorydb_redis7' },
   },
   valkey: {
     engine: 'valkey',
     engineVersion: '8.0',
     parameterGroupFamily: 'valkey8',
     serverlessMajorVersion: '8',
+    memoryDb: { engineVersion: '7.2', parameterGroupFamily: 'memorydb_valkey7' },
+    /** ElastiCache's durability (a Multi-AZ transaction log) needs Valkey 9.0 or later. */
+    durable: { engineVersion: '9.0', parameterGroupFamily: 'valkey9' },
   },
 } as const;
 
 export type CacheEngine = keyof typeof CACHE_ENGINES;
 
+/**
+ * ElastiCache for Valkey's durability: `sync` acknowledges a write only once the Multi-AZ transaction
+ * log holds it (nothing acknowledged is lost; writes take single-digit milliseconds); `async` logs it
+ * after the answer (microsecond writes; a failure may lose up to 10 s of them).
+ */
+export type CacheDurability = 'sync' | 'async';
+export const CACHE_DURABILITIES: readonly CacheDurability[] = ['sync', 'async'];
+/** The node families ElastiCache's durability runs on (Durability.Limitations in its guide). */
+export const DURABLE_NODE_FAMILIES: readonly string[] = ['r7g', 'r6g', 'm7g', 'm6g', 'c7gn'];
+
 /** The cache the access functions use, whoever runs it. */
 export interface AccessCache extends AccessPart {
   readonly endpoint: RedisEndpoint;
-  /** The AUTH token, when the cache has one. */
+  /** The AUTH token, or the password of the endpoint's ACL user, when the cache has one. */
   readonly authSecret?: ISecret;
   /** The cache's security group: whichever functions it admits may reach it. */
   readonly securityGroup: ISecurityGroup;
@@ -84,6 +98,12 @@ export interface ExistingRedisEndpoint {
    * @default 'standalone'
    */
   readonly mode?: RedisMode;
+  /**
+   * The ACL user the functions authenticate as, with `authSecret` its password: a MemoryDB cluster
+   * (`mode: 'cluster'`, its cluster endpoint) always needs one.
+   * @default AUTH with the secret alone (the `default` user)
+   */
+  readonly username?: string;
 }
 
 /** The provider's own Redis: admitted to, not created, and not alarmed on (the provider watches it). */
@@ -99,6 +119,7 @@ export class ExistingRedisCache implements AccessCache {
       port: existing.port ?? REDIS_PORT,
       tls: existing.tls ?? true,
       mode: existing.mode ?? 'standalone',
+      ...(existing.username !== undefined && { username: existing.username }),
     };
     this.authSecret = existing.authSecret;
     this.securityGroup = existing.securityGroup;
@@ -125,6 +146,12 @@ export interface ReplicationGroupCacheProps {
    * @default cluster mode disabled: one primary
    */
   readonly sharding?: ShardLayout;
+  /**
+   * Valkey's durability; the props' checks require Valkey, sharding with replicas, and a node family it
+   * runs on.
+   * @default none: replication is asynchronous, and a failover may lose what the replica had not received
+   */
+  readonly durability?: CacheDurability;
 }
 
 /** Sustained levels at which a cache node needs attention (a larger node type, or fewer keys). */
@@ -133,10 +160,13 @@ const CACHE_ALARM_PERIODS = 3;
 /** CloudWatch evaluates at most ten metrics in one alarm's expression. */
 const METRICS_PER_ALARM = 10;
 
-/** The AUTH token of a new cache, generated into Secrets Manager. */
-function authTokenSecret(scope: Construct): Secret {
+/** The AUTH token (or ACL user password) of a new cache, generated into Secrets Manager. */
+export function authTokenSecret(
+  scope: Construct,
+  description = 'AUTH token of the API access-management Redis',
+): Secret {
   const secret = new Secret(scope, 'RedisAuthToken', {
-    description: 'AUTH token of the API access-management Redis',
+    description,
     // AUTH tokens are 16-128 printable characters without @, " or /: alphanumerics are always safe.
     generateSecretString: { excludePunctuation: true, passwordLength: 64 },
   });
@@ -151,7 +181,7 @@ function authTokenSecret(scope: Construct): Secret {
 }
 
 /** The security group of a new cache: only the access functions reach it, on the Redis port. */
-function cacheSecurityGroup(scope: Construct, network: AccessNetwork): SecurityGroup {
+export function cacheSecurityGroup(scope: Construct, network: AccessNetwork): SecurityGroup {
   const securityGroup = new SecurityGroup(scope, 'RedisSecurityGroup', {
     vpc: network.vpc,
     description: 'API access Redis: admits only the access Lambdas on the Redis port',
@@ -162,11 +192,11 @@ function cacheSecurityGroup(scope: Construct, network: AccessNetwork): SecurityG
 }
 
 /**
- * A name unique in the account and region for one ElastiCache resource of `scope`: ElastiCache user,
- * user group and serverless cache ids take at most 40 lowercase letters, digits and hyphens, a letter
- * first (the stack name comes first).
+ * A name unique in the account and region for one ElastiCache or MemoryDB resource of `scope`: user,
+ * user group, ACL, subnet group, parameter group and cache names take at most 40 lowercase letters,
+ * digits and hyphens, a letter first (the stack name comes first).
  */
-function cacheIdentifier(scope: Construct, suffix: string): string {
+export function cacheIdentifier(scope: Construct, suffix: string): string {
   const base = Names.uniqueResourceName(scope, { maxLength: 39 - suffix.length, separator: '-' });
   return `${base}-${suffix}`.toLowerCase();
 }
@@ -186,8 +216,12 @@ export class ReplicationGroupCache implements AccessCache {
   public readonly replicationGroup: CfnReplicationGroup;
 
   constructor(scope: Construct, props: ReplicationGroupCacheProps) {
-    const { network, sharding } = props;
+    const { network, sharding, durability } = props;
     const engine = CACHE_ENGINES[props.engine];
+    const version =
+      durability && props.engine === 'valkey'
+        ? CACHE_ENGINES.valkey.durable
+        : { engineVersion: engine.engineVersion, parameterGroupFamily: engine.parameterGroupFamily };
     this.authSecret = authTokenSecret(scope);
     this.securityGroup = cacheSecurityGroup(scope, network);
     const subnetGroup = new CfnSubnetGroup(scope, 'RedisSubnets', {
@@ -197,7 +231,7 @@ export class ReplicationGroupCache implements AccessCache {
     // Pending and in-flight usage carry no TTL: evicting them would lose reported calls. Under memory
     // pressure only keys with a TTL (cached answers, window flags) may go, which costs a platform call.
     const parameterGroup = new CfnParameterGroup(scope, 'RedisParameters', {
-      cacheParameterGroupFamily: engine.parameterGroupFamily,
+      cacheParameterGroupFamily: version.parameterGroupFamily,
       description: 'API access-management cache: never evict unreported usage',
       properties: { 'maxmemory-policy': 'volatile-lru', ...(sharding && { 'cluster-enabled': 'yes' }) },
     });
@@ -205,7 +239,7 @@ export class ReplicationGroupCache implements AccessCache {
     this.replicationGroup = new CfnReplicationGroup(scope, 'Redis', {
       replicationGroupDescription: 'API access-management cache',
       engine: engine.engine,
-      engineVersion: engine.engineVersion,
+      engineVersion: version.engineVersion,
       cacheNodeType: props.nodeType,
       ...(sharding
         ? {
@@ -228,6 +262,11 @@ export class ReplicationGroupCache implements AccessCache {
       securityGroupIds: [this.securityGroup.securityGroupId],
       autoMinorVersionUpgrade: true,
     });
+    // An override, not the `durability` prop: aws-cdk-lib before its CloudFormation types had the
+    // property (2.176.0, the oldest a consumer may run, among them) drops an unknown prop from the
+    // template without a word, and the cache would be created without durability. CloudFormation
+    // itself, whatever the CDK version, is what accepts the property or refuses it.
+    if (durability) this.replicationGroup.addPropertyOverride('Durability', durability);
     acknowledgeNagRules(this.replicationGroup, [
       {
         id: 'AwsSolutions-AEC5',
@@ -269,7 +308,6 @@ export class ReplicationGroupCache implements AccessCache {
 
   /** One alarm per metric and per ten nodes (the first keeps the plain id), on the busiest node. */
   private nodeAlarms(clusterIds: readonly string[]): AlarmSpec[] {
-    const sustained = Duration.minutes(ALARM_PERIOD.toMinutes() * CACHE_ALARM_PERIODS).toHumanString();
     const groups = Array.from({ length: Math.ceil(clusterIds.length / METRICS_PER_ALARM) }, (_, i) =>
       clusterIds.slice(i * METRICS_PER_ALARM, (i + 1) * METRICS_PER_ALARM),
     );
@@ -285,29 +323,45 @@ export class ReplicationGroupCache implements AccessCache {
           }),
       );
     return groups.flatMap((ids, i) => {
-      const suffix = i === 0 ? '' : String(i + 1);
       const nodes =
         groups.length === 1
           ? 'highest node'
           : `highest of nodes ${i * METRICS_PER_ALARM + 1}-${i * METRICS_PER_ALARM + ids.length}`;
-      return [
-        {
-          id: `RedisCpu${suffix}`,
-          description: `Redis engine CPU at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: the authorizer's latency grows; consider a larger node type, or more shards.`,
-          metric: maxOf(`Redis engine CPU % (${nodes})`, nodeMetrics('EngineCPUUtilization', ids)),
-          threshold: CACHE_ALARM_PERCENT,
-          evaluationPeriods: CACHE_ALARM_PERIODS,
-        },
-        {
-          id: `RedisMemory${suffix}`,
-          description: `Redis memory at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: cached answers start being evicted (each costs a platform call); consider a larger node type, or more shards.`,
-          metric: maxOf(`Redis memory % (${nodes})`, nodeMetrics('DatabaseMemoryUsagePercentage', ids)),
-          threshold: CACHE_ALARM_PERCENT,
-          evaluationPeriods: CACHE_ALARM_PERIODS,
-        },
-      ];
+      return cpuAndMemoryAlarms('Redis', {
+        suffix: i === 0 ? '' : String(i + 1),
+        cpu: maxOf(`Redis engine CPU % (${nodes})`, nodeMetrics('EngineCPUUtilization', ids)),
+        memory: maxOf(`Redis memory % (${nodes})`, nodeMetrics('DatabaseMemoryUsagePercentage', ids)),
+      });
     });
   }
+}
+
+/**
+ * The alarms on a cache's busiest node: its engine CPU and its memory, each sustained at
+ * CACHE_ALARM_PERCENT; `suffix` tells apart the alarms of one cache's groups of nodes.
+ */
+export function cpuAndMemoryAlarms(
+  engine: string,
+  metrics: { readonly cpu: IMetric; readonly memory: IMetric; readonly suffix?: string },
+): AlarmSpec[] {
+  const sustained = Duration.minutes(ALARM_PERIOD.toMinutes() * CACHE_ALARM_PERIODS).toHumanString();
+  const suffix = metrics.suffix ?? '';
+  return [
+    {
+      id: `RedisCpu${suffix}`,
+      description: `${engine} engine CPU at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: the authorizer's latency grows; consider a larger node type, or more shards.`,
+      metric: metrics.cpu,
+      threshold: CACHE_ALARM_PERCENT,
+      evaluationPeriods: CACHE_ALARM_PERIODS,
+    },
+    {
+      id: `RedisMemory${suffix}`,
+      description: `${engine} memory at or above ${CACHE_ALARM_PERCENT}% on a node for ${sustained}: cached answers start being evicted (each costs a platform call); consider a larger node type, or more shards.`,
+      metric: metrics.memory,
+      threshold: CACHE_ALARM_PERCENT,
+      evaluationPeriods: CACHE_ALARM_PERIODS,
+    },
+  ];
 }
 
 /** Usage limits of a serverless cache: it scales up to these and throttles beyond. */

@@ -50,6 +50,12 @@ function cacheNodes(properties: Record<string, unknown>): number {
   return (properties.NumCacheClusters as number | undefined) ?? 1;
 }
 
+/** Nodes of a MemoryDB cluster: shards × (1 + replicas). */
+function memoryDbNodes(properties: Record<string, unknown>): number {
+  const shards = (properties.NumShards as number | undefined) ?? 1;
+  return shards * (1 + ((properties.NumReplicasPerShard as number | undefined) ?? 1));
+}
+
 /** Metrics an alarm watches: its one metric, or each metric of its math expression. */
 function alarmMetrics(properties: Record<string, unknown>): number {
   const metrics = properties.Metrics as Array<{ MetricStat?: unknown }> | undefined;
@@ -95,6 +101,20 @@ const PRICERS: Record<string, Pricer> = {
         quantity: 1,
         monthly: hourly(list, rate),
       },
+    ];
+  },
+  'AWS::MemoryDB::Cluster': ({ Properties = {} }, list) => {
+    const engine = String(Properties.Engine ?? 'redis');
+    const type = String(Properties.NodeType);
+    const rates = lookup(
+      list.hourly.memoryDbNode as Record<string, Record<string, number>>,
+      engine,
+      'engine',
+    );
+    const nodes = memoryDbNodes(Properties);
+    const rate = lookup(rates, type, `AWS::MemoryDB::Cluster ${engine}`);
+    return [
+      { item: `MemoryDB ${engine} ${type} node`, quantity: nodes, monthly: nodes * hourly(list, rate) },
     ];
   },
   'AWS::SecretsManager::Secret': (_resource, list) => [

@@ -124,6 +124,41 @@ describe('settings it refuses', () => {
       { redisServerless: true, serverlessLimits: { maxDataStorageGB: 10 } as never },
       /serverlessLimits.maxDataStorageGB is not a known setting \(known: maxDataStorageGb, maxEcpuPerSecond\)/,
     ],
+    [{ memoryDb: { shards: 0 } }, /memoryDb.shards must be an integer from 1 to 250/],
+    [{ memoryDb: { nodeType: 'cache.r7g.large' } }, /memoryDb.nodeType must be a MemoryDB node type/],
+    [
+      { memoryDb: { shard: 2 } as never },
+      /memoryDb.shard is not a known setting \(known: shards, nodeType\)/,
+    ],
+    [
+      { memoryDb: {}, redisShards: 3 },
+      /memoryDb is given, so redisShards \(settings of an ElastiCache cache\) must not be/,
+    ],
+    [
+      { memoryDb: {}, redisServerless: true, cacheNodeType: 'cache.t4g.small' },
+      /memoryDb is given, so cacheNodeType, redisServerless/,
+    ],
+    [{ memoryDb: {}, multiAz: false }, /memoryDb always has a replica of each shard in another AZ/],
+    [{ memoryDb: {}, cacheDurability: 'sync' as const }, /memoryDb is given, so cacheDurability/],
+    [{ cacheDurability: 'strong' as never }, /cacheDurability must be one of sync, async/],
+    [{ cacheDurability: 'sync' as const, redisShards: 2 }, /cacheDurability needs cacheEngine 'valkey'/],
+    [
+      { cacheDurability: 'sync' as const, cacheEngine: 'valkey' as const, cacheNodeType: 'cache.r7g.large' },
+      /cacheDurability needs redisShards: ElastiCache offers it with cluster mode only/,
+    ],
+    [
+      {
+        cacheDurability: 'sync' as const,
+        cacheEngine: 'valkey' as const,
+        redisShards: 2,
+        replicasPerShard: 0,
+      },
+      /cacheDurability needs at least one replica per shard/,
+    ],
+    [
+      { cacheDurability: 'sync' as const, cacheEngine: 'valkey' as const, redisShards: 2 },
+      /cacheDurability needs cacheNodeType of a family it runs on \(r7g, r6g, m7g, m6g, c7gn\), such as cache.r7g.large; got the default cache.t4g.micro/,
+    ],
     [
       { soap: { soapBackendUrl: 'https://soap.example.com', soapPth: '/quotes' } as never },
       /soap.soapPth is not a known setting/,
@@ -179,6 +214,30 @@ describe('settings it refuses', () => {
           } as never,
         }),
     ).toThrow(/redis.tsl is not a known setting/);
+  });
+
+  it("takes the provider's own MemoryDB with its ACL user, and refuses a user without its password's secret", () => {
+    const existing = (withSecret: boolean) =>
+      build((stack) => {
+        const vpc = new Vpc(stack, 'Vpc');
+        return {
+          vpc,
+          redis: {
+            host: 'clustercfg.provider.memorydb.us-east-1.amazonaws.com',
+            mode: 'cluster',
+            username: 'access-management',
+            securityGroup: new SecurityGroup(stack, 'MemoryDb', { vpc }),
+            ...(withSecret && { authSecret: new Secret(stack, 'UserPassword') }),
+          },
+        };
+      });
+    const template = Template.fromStack(existing(true).stack);
+    expect(redisEnvironment(template)).toMatchObject({
+      REDIS_MODE: 'cluster',
+      REDIS_USERNAME: 'access-management',
+      REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^UserPassword/) },
+    });
+    expect(() => existing(false)).toThrow(/redis.username needs authSecret/);
   });
 
   it('synthesizes the Service Management API at its hosted, self-managed or proxied base URL', () => {
@@ -320,6 +379,58 @@ describe('a sharded or serverless cache', () => {
       REDIS_HOST: { 'Fn::GetAtt': [cache, 'Endpoint.Address'] },
       REDIS_TLS: 'true',
       REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^AccessRedisAuthToken/) },
+    });
+  });
+
+  it('memoryDb: a MemoryDB cluster and no ElastiCache cache, reached in cluster mode over TLS as its ACL user', () => {
+    const template = Template.fromStack(build({ memoryDb: { shards: 2 }, cacheEngine: 'valkey' }).stack);
+    template.resourceCountIs('AWS::ElastiCache::ReplicationGroup', 0);
+    template.resourceCountIs('AWS::ElastiCache::ServerlessCache', 0);
+    template.hasResourceProperties('AWS::MemoryDB::Cluster', {
+      Engine: 'valkey',
+      NumShards: 2,
+      NumReplicasPerShard: 1,
+      TLSEnabled: true,
+    });
+    const cluster = Object.keys(resourcesOfType(template, 'AWS::MemoryDB::Cluster'))[0];
+    const [user] = Object.values(resourcesOfType(template, 'AWS::MemoryDB::User'));
+    expect(redisEnvironment(template)).toEqual({
+      REDIS_MODE: 'cluster',
+      REDIS_HOST: { 'Fn::GetAtt': [cluster, 'ClusterEndpoint.Address'] },
+      REDIS_PORT: '6379',
+      REDIS_TLS: 'true',
+      REDIS_USERNAME: user?.Properties.UserName,
+      REDIS_AUTH_SECRET_ARN: { Ref: expect.stringMatching(/^AccessRedisAuthToken/) },
+    });
+    // Both AZs keep their NAT gateway: the cache is Multi-AZ.
+    template.resourceCountIs('AWS::EC2::NatGateway', 2);
+  });
+
+  it("cacheDurability: Valkey 9.0's transaction log on a sharded group, written whatever aws-cdk-lib knows of it", () => {
+    const template = Template.fromStack(
+      build({
+        cacheDurability: 'sync',
+        cacheEngine: 'valkey',
+        redisShards: 2,
+        cacheNodeType: 'cache.r7g.large',
+      }).stack,
+    );
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      Durability: 'sync',
+      Engine: 'valkey',
+      EngineVersion: '9.0',
+      ClusterMode: 'enabled',
+      ReplicasPerNodeGroup: 1,
+      MultiAZEnabled: true,
+      TransitEncryptionEnabled: true,
+    });
+    template.hasResourceProperties('AWS::ElastiCache::ParameterGroup', {
+      CacheParameterGroupFamily: 'valkey9',
+    });
+    const plain = Template.fromStack(build({ cacheEngine: 'valkey', redisShards: 2 }).stack);
+    plain.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      Durability: Match.absent(),
+      EngineVersion: '8.0',
     });
   });
 

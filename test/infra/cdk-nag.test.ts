@@ -50,6 +50,17 @@ const SETTINGS: [string, Record<string, string>][] = [
       serverlessLimits: '{"maxDataStorageGb":10,"maxEcpuPerSecond":20000}',
     },
   ],
+  [
+    'a durable ElastiCache cache',
+    {
+      serviceId: '2555417735060',
+      cacheEngine: 'valkey',
+      redisShards: '2',
+      cacheNodeType: 'cache.r7g.large',
+      cacheDurability: 'sync',
+    },
+  ],
+  ['a MemoryDB cluster', { serviceId: '2555417735060', memoryDb: '{"shards":2}', cacheEngine: 'valkey' }],
   ['the SOAP route', { serviceId: '2555417735060', soapBackendUrl: 'https://soap.example.com/quotes' }],
   ['OAuth with the built-in issuer', { serviceId: '2555417735062', credentialMode: 'oauth' }],
   [

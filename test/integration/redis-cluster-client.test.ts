@@ -5,14 +5,8 @@
  * nodes announced by address) connects to every primary.
  */
 
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import Redis, { Cluster, type ClusterOptions } from 'ioredis';
-import { generate } from 'selfsigned';
+import { Cluster, type ClusterOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLUSTER_RETRY_DELAY_MS,
@@ -28,12 +22,12 @@ import type { RedisSettings } from '../../core/settings/config';
 import {
   type ClusterNodeProcess,
   findOnPath,
-  freePort,
   type LocalRedisCluster,
-  spawnRedisServer,
+  startRedisCluster,
   terminateProcess,
 } from '../../local/redis';
 import { startTcpProxy, type TcpProxy } from '../reliability/support/tcp-proxy';
+import { certificateFor } from '../support/certificate';
 import { ClusterAdmin, type ClusterMember } from '../support/cluster-admin';
 import { startRedisTopology, type TestRedis } from '../support/redis-topology';
 
@@ -277,49 +271,25 @@ describe('cluster client on a TLS + AUTH cluster, as ElastiCache runs one', () =
   const TOKEN = 'local-auth-token-0123456789';
   /** The certificate names `localhost` only, as ElastiCache's names its endpoints, never an address. */
   const ENDPOINT = 'localhost';
-  let directory: string;
   let certificate: string;
-  let nodes: ClusterNodeProcess[] = [];
+  let cluster: LocalRedisCluster | undefined;
+  let nodes: readonly ClusterNodeProcess[] = [];
 
   beforeAll(async () => {
-    const binary = findOnPath('redis-server') ?? '/usr/bin/redis-server';
-    directory = await mkdtemp(join(tmpdir(), 'redis-tls-cluster-'));
-    const pems = await generate([{ name: 'commonName', value: ENDPOINT }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: ENDPOINT }] }],
+    const pems = await certificateFor(ENDPOINT);
+    certificate = pems.certificate;
+    cluster = await startRedisCluster(findOnPath('redis-server') ?? '/usr/bin/redis-server', {
+      security: {
+        ...pems,
+        serverName: ENDPOINT,
+        adminPassword: TOKEN,
+      },
     });
-    certificate = pems.cert;
-    const certFile = join(directory, 'cert.pem');
-    const keyFile = join(directory, 'key.pem');
-    await writeFile(certFile, pems.cert);
-    await writeFile(keyFile, pems.private);
-    for (let i = 0; i < 3; i++) {
-      const port = await freePort();
-      const child = await spawnRedisServer(binary, port, [
-        ...['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes'],
-        ...['--tls-cert-file', certFile, '--tls-key-file', keyFile, '--tls-ca-cert-file', certFile],
-        ...['--tls-auth-clients', 'no', '--requirepass', TOKEN, '--masterauth', TOKEN],
-        ...['--cluster-enabled', 'yes', '--dir', directory, '--cluster-config-file', `nodes-${port}.conf`],
-      ]);
-      nodes.push({ host: '127.0.0.1', port, child });
-    }
-    const cli = findOnPath('redis-cli') ?? '/usr/bin/redis-cli';
-    await promisify(execFile)(
-      cli,
-      [
-        ...['--tls', '--cacert', certFile, '--insecure', '-a', TOKEN, '--no-auth-warning'],
-        ...['--cluster', 'create', ...nodes.map((node) => `${node.host}:${node.port}`), '--cluster-yes'],
-      ],
-      { timeout: 30_000 },
-    );
-    await waitUntilOk(nodes, { password: TOKEN, tls: { ca: certificate, servername: ENDPOINT } });
+    nodes = cluster.nodes;
   });
 
   afterAll(async () => {
-    await Promise.all(nodes.map((node) => terminateProcess(node.child, 'SIGTERM')));
-    nodes = [];
-    if (directory) await rm(directory, { recursive: true, force: true });
+    await cluster?.stop();
   });
 
   /** The product's options for the endpoint, plus trust in the local certificate (ElastiCache's is public). */
@@ -373,26 +343,6 @@ function firstWrite(client: Cluster, key: string): Promise<string> {
       () => 'answered',
       (error: Error) => error.message,
     );
-}
-
-async function waitUntilOk(
-  nodes: readonly ClusterNodeProcess[],
-  options: { password: string; tls: { ca: string; servername: string } },
-): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  const admins = nodes.map(
-    (node) => new Redis({ host: node.host, port: node.port, lazyConnect: true, ...options }),
-  );
-  try {
-    for (;;) {
-      const states = await Promise.all(admins.map((admin) => admin.cluster('INFO')));
-      if (states.every((info) => info.includes('cluster_state:ok'))) return;
-      if (Date.now() > deadline) throw new Error('the TLS cluster did not become ok');
-      await sleep(100);
-    }
-  } finally {
-    for (const admin of admins) admin.disconnect();
-  }
 }
 
 describe('cluster client through a failover', () => {

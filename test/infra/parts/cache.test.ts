@@ -1,6 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { SecurityGroup } from 'aws-cdk-lib/aws-ec2';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { AccessAlarms } from '../../../lib/parts/alarms';
 import {
@@ -307,5 +308,19 @@ describe('ExistingRedisCache in cluster mode', () => {
       tls: true,
       mode: 'cluster',
     });
+  });
+
+  it("hands the functions the ACL user of the provider's own MemoryDB", () => {
+    const { stack, scope } = partScope();
+    const network = networkIn(scope);
+    const securityGroup = new SecurityGroup(stack, 'ProviderMemoryDbGroup', { vpc: network.vpc });
+    const part = new ExistingRedisCache(network, {
+      host: 'clustercfg.provider.memorydb.us-east-1.amazonaws.com',
+      securityGroup,
+      mode: 'cluster',
+      username: 'access-management',
+      authSecret: new Secret(stack, 'UserPassword'),
+    });
+    expect(part.endpoint).toMatchObject({ mode: 'cluster', tls: true, username: 'access-management' });
   });
 });

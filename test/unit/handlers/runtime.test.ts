@@ -1,3 +1,4 @@
+import type { Cluster } from 'ioredis';
 import '../core/aws-matchers';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -116,6 +117,27 @@ describe('loadRuntime', () => {
 });
 
 describe('oncePerContainer', () => {
+  it('connects to MemoryDB as its ACL user: cluster mode, TLS, the name from the environment, the password from the secret', async () => {
+    const runtime = await loadRuntime('test', {
+      [ENV.serviceId]: 's1',
+      [ENV.platformCredentialSecretArn]: PLATFORM_SECRET,
+      [ENV.redisMode]: 'cluster',
+      [ENV.redisHost]: 'clustercfg.memorydb.example',
+      [ENV.redisUsername]: 'access-management',
+      [ENV.redisAuthSecretArn]: REDIS_SECRET,
+      [ENV.redisTls]: 'true',
+    });
+    started.push(runtime);
+    const cluster = runtime.redis as Cluster;
+    expect(cluster.isCluster).toBe(true);
+    expect(cluster.options.redisOptions).toMatchObject({
+      username: 'access-management',
+      password: 'redis-token',
+      tls: { servername: 'clustercfg.memorydb.example' },
+    });
+    expect(JSON.stringify(runtime.config)).not.toContain('redis-token');
+  });
+
   it('builds once, and builds again after a failed build', async () => {
     let builds = 0;
     const get = oncePerContainer(async () => {

@@ -89,6 +89,27 @@ describe('settingsFromEnv', () => {
     });
   });
 
+  it('takes an ACL user name from REDIS_URL (MemoryDB), percent-decoded as the password is', () => {
+    expect(
+      pluginConfigOf(
+        { serviceId: 's1', redis: 'rediss://access%2Dmgmt:p%40ss@cache.example.com' },
+        {
+          THREESCALE_PROVIDER_KEY: 'pk',
+        },
+      ).redis,
+    ).toEqual({
+      kind: 'settings',
+      settings: {
+        mode: 'standalone',
+        host: 'cache.example.com',
+        port: 6379,
+        tls: true,
+        username: 'access-mgmt',
+        password: 'p@ss',
+      },
+    });
+  });
+
   it('names a variable that is not a boolean', () => {
     expect(problemOf(() => settingsFromEnv({ SERVICE_ID: 's1', ACCESS_TRACING: 'maybe' }))).toEqual({
       setting: 'ACCESS_TRACING',

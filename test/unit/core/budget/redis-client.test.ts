@@ -65,6 +65,15 @@ describe('redis client settings', () => {
     ).toBe('from-secret');
   });
 
+  it('authenticate as the ACL user when a user name is configured, and as the default user otherwise', () => {
+    const options = redisOptions(
+      { host: 'h', port: 1, tls: true, username: 'access-management' },
+      { password: 'from-secret' },
+    );
+    expect(options).toMatchObject({ username: 'access-management', password: 'from-secret' });
+    expect(redisOptions({ host: 'h', port: 1, tls: true, password: 'p' }).username).toBeUndefined();
+  });
+
   it('keep retrying to reconnect, with a bounded delay', () => {
     const retry = redisOptions({ host: 'h', port: 1, tls: false }).retryStrategy;
     expect(retry?.(1)).toBe(100);

@@ -65,6 +65,27 @@ describe('redis settings', () => {
     expect(configToEnv(parseConfig({ ...BASE, redis: { host: 'h' } }))).not.toHaveProperty(ENV.redisSeeds);
   });
 
+  it('carry an ACL user name through the Lambda environment, its password only as a secret ARN', () => {
+    const config = parseConfig({
+      ...BASE,
+      redis: {
+        mode: 'cluster',
+        host: 'clustercfg.memorydb.example',
+        tls: true,
+        username: 'access-management',
+        authSecretArn: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:cache-user',
+      },
+    });
+    const env = configToEnv(config);
+    expect(env).toMatchObject({
+      [ENV.redisUsername]: 'access-management',
+      [ENV.redisAuthSecretArn]: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:cache-user',
+    });
+    expect(configFromEnv(env).redis).toEqual(config.redis);
+    expect(configToEnv(parseConfig({ ...BASE, redis: { host: 'h' } }))).not.toHaveProperty(ENV.redisUsername);
+    expect(() => parseConfig({ ...BASE, redis: { host: 'h', username: '' } })).toThrow(/redis.username/);
+  });
+
   it('name the variable of a malformed seed list', () => {
     const env = { [ENV.serviceId]: 's1', [ENV.redisHost]: 'h', [ENV.redisMode]: 'cluster' };
     expect(() => configFromEnv({ ...env, [ENV.redisSeeds]: '10.0.0.1' })).toThrow(

@@ -59,6 +59,24 @@ describe('priceTemplate', () => {
     expect(shared.total).toBeLessThan(priced('two-services-shared-vpc').total);
   }, 120_000);
 
+  it('prices the MemoryDB layout: a primary and a replica of the shard, in place of the ElastiCache pair', () => {
+    const durable = priced('durable-memorydb');
+    const item = (name: string) => durable.lines.find((line) => line.item === name);
+    expect(item('MemoryDB redis db.t4g.small node')).toMatchObject({ quantity: 2, monthly: 2 * 0.054 * 730 });
+    expect(durable.lines.some((line) => line.item.startsWith('ElastiCache'))).toBe(false);
+    expect(durable.total).toBeGreaterThan(priced('default').total);
+    const shards = {
+      Type: 'AWS::MemoryDB::Cluster',
+      Properties: { Engine: 'valkey', NodeType: 'db.t4g.small', NumShards: 3, NumReplicasPerShard: 1 },
+    };
+    expect(priceTemplate({ Resources: { Cache: shards } }).lines[0]).toMatchObject({
+      item: 'MemoryDB valkey db.t4g.small node',
+      quantity: 6,
+    });
+    const unknownType = { ...shards, Properties: { ...shards.Properties, NodeType: 'db.x9.large' } };
+    expect(() => priceTemplate({ Resources: { Cache: unknownType } })).toThrow(/db.x9.large/);
+  }, 120_000);
+
   it('refuses a template with a resource the list neither prices nor calls free, naming its type', () => {
     const template = {
       Resources: {
