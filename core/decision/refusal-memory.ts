@@ -61,11 +61,13 @@ export class RefusalMemory {
   /** The refusal memory holds for this call, if any. */
   refusalOf(credentialId: string, keyId: string, usage: Usage, now: number): RememberedRefusal | undefined {
     if (this.boundMs <= 0) return undefined;
-    const invalidUntil = this.invalid.get(invalidKey(credentialId, keyId));
+    const invalidUntil = this.invalid.size === 0 ? undefined : this.invalid.get(invalidKey(credentialId, keyId));
     if (invalidUntil !== undefined) {
       if (now < invalidUntil) return { kind: 'invalid' };
       this.invalid.delete(invalidKey(credentialId, keyId));
     }
+    // Nothing remembered (an instance whose calls pass): no key to build, every call of the hot path.
+    if (this.limited.size === 0 && this.throttled.size === 0) return undefined;
     const key = limitedKey(credentialId, keyId, usage);
     const entry = heldEntry(this.limited, key, usage, now);
     if (entry !== undefined) return { kind: 'limited', plan: entry.plan, limit: entry.limit };
