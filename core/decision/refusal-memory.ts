@@ -61,7 +61,8 @@ export class RefusalMemory {
   /** The refusal memory holds for this call, if any. */
   refusalOf(credentialId: string, keyId: string, usage: Usage, now: number): RememberedRefusal | undefined {
     if (this.boundMs <= 0) return undefined;
-    const invalidUntil = this.invalid.size === 0 ? undefined : this.invalid.get(invalidKey(credentialId, keyId));
+    const invalidUntil =
+      this.invalid.size === 0 ? undefined : this.invalid.get(invalidKey(credentialId, keyId));
     if (invalidUntil !== undefined) {
       if (now < invalidUntil) return { kind: 'invalid' };
       this.invalid.delete(invalidKey(credentialId, keyId));
