@@ -296,10 +296,12 @@ export class AccessAuthorizer {
 
   /**
    * Keeps a refusal over a limit or a throttle, or of a credential the platform refused, in the instance's
-   * memory.
+   * memory; an allowed call (a re-check that passed) ends what it kept for the call's metrics.
    */
   private remembered(facts: RequestFacts, decision: AccessDecision): AccessDecision {
-    if (decision.effect === 'unauthorized') {
+    if (decision.effect === 'allow') {
+      this.refusals.forget(facts.credentialId, facts.keyId, facts.usage);
+    } else if (decision.effect === 'unauthorized') {
       this.refusals.rememberInvalid(facts.credentialId, facts.keyId, facts.now);
     } else if (decision.reason === 'limits_exceeded' && decision.limit !== undefined) {
       this.refusals.rememberLimited(
