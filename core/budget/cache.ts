@@ -342,25 +342,11 @@ export function totalUsage(buckets: readonly UsageBucket[]): Usage {
   return total;
 }
 
-/** The last minute periodStarts worked out, and its starts: every call of one minute has the same. */
-let startsOfMinute: { readonly from: number; readonly to: number; readonly starts: readonly number[] } = {
-  from: 0,
-  to: 0,
-  starts: [],
-};
-
-/**
- * The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. A
- * minute lies within one hour, day, week, month and year (UTC), so its starts are worked out once.
- */
-function periodStarts(now: number): readonly number[] {
-  if (now >= startsOfMinute.from && now < startsOfMinute.to) return startsOfMinute.starts;
-  const minute = periodWindow('minute', now);
-  const starts = (['minute', 'hour', 'day', 'week', 'month', 'year'] as const).map(
+/** The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. */
+function periodStarts(now: number): number[] {
+  return (['minute', 'hour', 'day', 'week', 'month', 'year'] as const).map(
     (period) => periodWindow(period, now).start,
   );
-  startsOfMinute = { from: minute.start, to: minute.end ?? minute.start, starts };
-  return starts;
 }
 
 /** The bucket of usage admitted unchecked: the minute, as nothing tells which periods the plan limits. */
