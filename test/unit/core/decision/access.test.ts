@@ -247,12 +247,18 @@ describe("refusals kept in the instance's memory", () => {
     return { count: () => counted.calls.length };
   }
 
-  it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
+  /** An authorizer with the memory on, whose application has spent its one call of the hour and was refused. */
+  async function refusedOverItsLimit(): Promise<ReturnType<typeof authorizer>> {
     platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
-    const sent = countRedisCalls();
     const decide = authorizer({ refusalMemoryMs: 1000 });
     await decide.decide(event());
     expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    return decide;
+  }
+
+  it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
+    const sent = countRedisCalls();
+    const decide = await refusedOverItsLimit();
     const before = sent.count();
     clock += 999;
     expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
@@ -264,11 +270,8 @@ describe("refusals kept in the instance's memory", () => {
   });
 
   it('past the bound, send one of the calls that come at once to Redis, and refuse the others from memory', async () => {
-    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
     const sent = countRedisCalls();
-    const decide = authorizer({ refusalMemoryMs: 1000 });
-    await decide.decide(event());
-    expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    const decide = await refusedOverItsLimit();
     clock += 1000;
     const before = sent.count();
     const calls = await Promise.all([decide.decide(event()), decide.decide(event()), decide.decide(event())]);
@@ -286,10 +289,7 @@ describe("refusals kept in the instance's memory", () => {
   });
 
   it('let a call through once its re-check is allowed: the calls refused while it ran are not refused after', async () => {
-    platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
-    const decide = authorizer({ refusalMemoryMs: 1000 });
-    await decide.decide(event());
-    expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    const decide = await refusedOverItsLimit();
     // The limit was raised: the budget is asked of the platform again, which allows.
     await redis.del(credentialKeys(ID).app);
     platform.authrepAnswer = () => authorized([hourly('hits', 100, 2, END)]);
