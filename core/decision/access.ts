@@ -296,12 +296,11 @@ export class AccessAuthorizer {
 
   /**
    * Keeps a refusal over a limit or a throttle, or of a credential the platform refused, in the instance's
-   * memory; an allowed call (a re-check that passed) ends what it kept for the call's metrics.
+   * memory; any other answer (allowed, or refused for another reason) ends what it kept for the call's
+   * metrics, so the calls after a re-check get the re-check's answer.
    */
   private remembered(facts: RequestFacts, decision: AccessDecision): AccessDecision {
-    if (decision.effect === 'allow') {
-      this.refusals.forget(facts.credentialId, facts.keyId, facts.usage);
-    } else if (decision.effect === 'unauthorized') {
+    if (decision.effect === 'unauthorized') {
       this.refusals.rememberInvalid(facts.credentialId, facts.keyId, facts.now);
     } else if (decision.reason === 'limits_exceeded' && decision.limit !== undefined) {
       this.refusals.rememberLimited(
@@ -321,6 +320,8 @@ export class AccessAuthorizer {
         decision.throttle,
         facts.now,
       );
+    } else {
+      this.refusals.forget(facts.credentialId, facts.keyId, facts.usage);
     }
     return decision;
   }

@@ -22,8 +22,8 @@
  * Past the bound, a limit or throttle refusal is re-checked by one call, not by every call that comes at
  * once: the first goes to Redis, and the others are refused for `RECHECK_GRACE_MS` while it does, never
  * past the limit's reset or the moment the throttle lets the call pass. The re-check's answer replaces
- * the entry (refused again) or removes it (allowed: `forget`), so a raised limit lets the calls through
- * from the re-check's answer on.
+ * the entry (refused again) or removes it (any other answer: `forget`), so the calls after it get the
+ * re-check's answer: a raised limit lets them through, a suspension refuses them as such.
  */
 import type { LimitInfo, ThrottleInfo, ThrottleRefusal } from '../budget/cache';
 import type { Usage } from '../platform/types';
@@ -147,7 +147,7 @@ export class RefusalMemory {
     trim(this.throttled, this.maxEntries);
   }
 
-  /** A call with this budget, key and metrics was allowed: no limit or throttle refusal kept for them holds. */
+  /** A call with this budget, key and metrics was answered otherwise: no limit or throttle refusal kept holds. */
   forget(credentialId: string, keyId: string, usage: Usage): void {
     if (this.limited.size === 0 && this.throttled.size === 0) return;
     const key = limitedKey(credentialId, keyId, usage);

@@ -300,6 +300,18 @@ describe("refusals kept in the instance's memory", () => {
     expect(await decide.decide(event())).toMatchObject({ effect: 'allow' });
   });
 
+  it('end a limit refusal when its re-check is refused for another reason: the calls after it get that answer', async () => {
+    const decide = await refusedOverItsLimit();
+    // The application was suspended meanwhile: the platform is asked again, and refuses it.
+    await redis.del(credentialKeys(ID).app);
+    platform.authrepAnswer = () => denied('application_not_active');
+    clock += 1000;
+    const [recheck, during] = await Promise.all([decide.decide(event()), decide.decide(event())]);
+    expect(recheck).toEqual(refused('application_not_active'));
+    expect(during).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(await decide.decide(event())).toEqual(refused('application_not_active'));
+  });
+
   it('refuse a throttled call again without Redis until the bound, saying how long is left, then ask Redis', async () => {
     platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
     const sent = countRedisCalls();
