@@ -112,6 +112,9 @@ const UNCHECKED: AccessOutcome = {
   settle: async () => undefined,
 };
 
+/** The settle of an allowed call whose usage stays counted however it ends (`countFailedResponses`). */
+const settleCounted = async (_end: CallEnd): Promise<void> => undefined;
+
 /** Settings that fail to build the plugin throw here, a ConfigError naming the setting. */
 export function createAccessControl(settings: AccessControlSettings): AccessControl {
   const plugin = pluginConfigOf(settings);
@@ -122,13 +125,21 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   if (redis && plugin.tracing) traceRedisScripts(redis);
 
   let built: Promise<Parts> | undefined;
+  // The parts once built: a call then decides without waiting on the promise (one microtask hop fewer).
+  let ready: Parts | undefined;
   let closing: Promise<void> | undefined;
   const parts = (): Promise<Parts> => {
-    built ??= buildParts(plugin, { redis, logger, metrics, now }).catch((error: unknown) => {
-      // A secret that could not be read is read again on the next call.
-      built = undefined;
-      throw error;
-    });
+    built ??= buildParts(plugin, { redis, logger, metrics, now }).then(
+      (done) => {
+        ready = done;
+        return done;
+      },
+      (error: unknown) => {
+        // A secret that could not be read is read again on the next call.
+        built = undefined;
+        throw error;
+      },
+    );
     return built;
   };
   // Connect and read the secret now, so the first call does not pay for them; failures show on a call.
@@ -167,65 +178,66 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     }
   };
 
-  const outcomeOf = async (built: Parts, decision: AccessDecision): Promise<AccessOutcome> => {
+  const outcomeOf = (built: Parts, decision: AccessDecision): AccessOutcome | Promise<AccessOutcome> => {
     const at = now();
     if (decision.effect !== 'allow') {
       const answer = answerOfRefusal(decision, built.config, at);
       return withCallback(refusalReasonOf(decision), answer, decision);
     }
     const limits = decisionLimits(decision, at);
-    const settle = async (end: CallEnd) => {
-      if (plugin.countFailedResponses || !(end === 'threw' || end >= 500)) return;
-      try {
-        await built.access.giveBack(decision);
-      } catch (error) {
-        // Left counted: over, never under.
-        logger.warn('usage of a failed call not given back', { error: errorMessage(error) });
-      }
-    };
+    const settle = plugin.countFailedResponses
+      ? settleCounted
+      : async (end: CallEnd) => {
+          if (!(end === 'threw' || end >= 500)) return;
+          try {
+            await built.access.giveBack(decision);
+          } catch (error) {
+            // Left counted: over, never under.
+            logger.warn('usage of a failed call not given back', { error: errorMessage(error) });
+          }
+        };
     return { allowed: true, grant: grantOf(decision, at), headers: rateLimitHeaders(limits), settle };
   };
 
   const decideRead = async (request: AccessRequest): Promise<AccessOutcome> => {
     try {
-      const built = await parts();
-      const decision = await built.access.decide(request);
-      return await outcomeOf(built, decision);
+      const built = ready ?? (await parts());
+      return await outcomeOf(built, await built.access.decide(request));
     } catch (error) {
       return unchecked(error);
     }
   };
 
-  const traced = (work: () => Promise<AccessOutcome>): Promise<AccessOutcome> =>
+  /** With tracing on, `work` runs in the decision's span; off, it runs as it is (no closure, no span). */
+  const traced = <T>(work: (input: T) => Promise<AccessOutcome>) =>
     plugin.tracing
-      ? inSpan('access.decide', async (span) => {
-          const outcome = await work();
-          span.setAttribute('access.allowed', outcome.allowed);
-          if (!outcome.allowed) span.setAttribute('access.reason', outcome.reason);
-          return outcome;
-        })
-      : work();
+      ? (input: T) =>
+          inSpan('access.decide', async (span) => {
+            const outcome = await work(input);
+            span.setAttribute('access.allowed', outcome.allowed);
+            if (!outcome.allowed) span.setAttribute('access.reason', outcome.reason);
+            return outcome;
+          })
+      : work;
 
-  const decide = (request: AccessRequest): Promise<AccessOutcome> =>
-    traced(async () => {
-      const problem = problemOf(request);
-      if (problem !== undefined) return withCallback(problem, refusalAnswer(problem));
-      if (plugin.unprotected.entryFor(request.method, request.path) !== undefined) return UNCHECKED;
-      return decideRead(request);
-    });
+  const decide = traced(async (request: AccessRequest): Promise<AccessOutcome> => {
+    const problem = problemOf(request);
+    if (problem !== undefined) return withCallback(problem, refusalAnswer(problem));
+    if (plugin.unprotected.entryFor(request.method, request.path) !== undefined) return UNCHECKED;
+    return decideRead(request);
+  });
 
-  const check = (raw: RawRequest): Promise<AccessOutcome> =>
-    traced(async () => {
-      let read: ReturnType<typeof readRequest>;
-      try {
-        read = readRequest(raw);
-      } catch (error) {
-        return unchecked(error);
-      }
-      if (!read.ok) return withCallback(read.problem, refusalAnswer(read.problem));
-      if (plugin.unprotected.entryFor(read.request.method, read.request.path) !== undefined) return UNCHECKED;
-      return decideRead(read.request);
-    });
+  const check = traced(async (raw: RawRequest): Promise<AccessOutcome> => {
+    let read: ReturnType<typeof readRequest>;
+    try {
+      read = readRequest(raw);
+    } catch (error) {
+      return unchecked(error);
+    }
+    if (!read.ok) return withCallback(read.problem, refusalAnswer(read.problem));
+    if (plugin.unprotected.entryFor(read.request.method, read.request.path) !== undefined) return UNCHECKED;
+    return decideRead(read.request);
+  });
 
   const close = (): Promise<void> => {
     closing ??= (async () => {

@@ -308,7 +308,8 @@ export class AccessAuthorizer {
 
   /**
    * Keeps a refusal over a limit or a throttle, or of a credential the platform refused, in the instance's
-   * memory.
+   * memory; any other answer (allowed, or refused for another reason) ends what it kept for the call's
+   * metrics, so the calls after a re-check get the re-check's answer.
    */
   private remembered(facts: RequestFacts, decision: AccessDecision): AccessDecision {
     if (decision.effect === 'unauthorized') {
@@ -331,6 +332,8 @@ export class AccessAuthorizer {
         decision.throttle,
         facts.now,
       );
+    } else {
+      this.refusals.forget(facts.credentialId, facts.keyId, facts.usage);
     }
     return decision;
   }

@@ -18,6 +18,12 @@
  *
  * `boundMs` (setting `refusalMemoryMs`, default 1 s) keeps the propagation of a raised limit, a plan
  * change or a new key within about one second, as the webhooks promise.
+ *
+ * Past the bound, a limit or throttle refusal is re-checked by one call, not by every call that comes at
+ * once: the first goes to Redis, and the others are refused for `RECHECK_GRACE_MS` while it does, never
+ * past the limit's reset or the moment the throttle lets the call pass. The re-check's answer replaces
+ * the entry (refused again) or removes it (any other answer: `forget`), so the calls after it get the
+ * re-check's answer: a raised limit lets them through, a suspension refuses them as such.
  */
 import type { LimitInfo, ThrottleInfo, ThrottleRefusal } from '../budget/cache';
 import type { Usage } from '../platform/types';
@@ -25,23 +31,32 @@ import type { Usage } from '../platform/types';
 /** Entries an instance keeps at most: beyond it, the oldest goes (a flood of distinct refusals). */
 export const MAX_REMEMBERED_REFUSALS = 10_000;
 
+/**
+ * How long the other calls keep a refusal past its bound while one call re-checks it: a Redis round
+ * trip, with room for a loaded machine; the next call re-checks when no answer came by then.
+ */
+export const RECHECK_GRACE_MS = 100;
+
 export type RememberedRefusal =
   | { readonly kind: 'limited'; readonly plan: string; readonly limit: LimitInfo }
   | { readonly kind: 'invalid' }
   | { readonly kind: 'throttled'; readonly plan: string; readonly throttle: ThrottleRefusal };
 
-interface LimitedEntry {
+interface HeldRefusal {
+  /** Until when the refusal is kept (its bound, then the grace of a re-check). */
   readonly until: number;
+  /** The latest it may ever be kept: the limit's reset, or when the throttle lets the call pass. */
+  readonly latest: number;
   /** The amounts the refused call added, per metric. */
   readonly usage: Usage;
+}
+
+interface LimitedEntry extends HeldRefusal {
   readonly plan: string;
   readonly limit: LimitInfo;
 }
 
-interface ThrottledEntry {
-  readonly until: number;
-  /** The amounts the refused call added, per metric. */
-  readonly usage: Usage;
+interface ThrottledEntry extends HeldRefusal {
   readonly plan: string;
   readonly throttle: ThrottleInfo;
   /** When the GCRA said the refused call could pass (the Retry-After a remembered refusal tells). */
@@ -61,15 +76,19 @@ export class RefusalMemory {
   /** The refusal memory holds for this call, if any. */
   refusalOf(credentialId: string, keyId: string, usage: Usage, now: number): RememberedRefusal | undefined {
     if (this.boundMs <= 0) return undefined;
-    const invalidUntil = this.invalid.get(invalidKey(credentialId, keyId));
+    const invalidUntil =
+      this.invalid.size === 0 ? undefined : this.invalid.get(invalidKey(credentialId, keyId));
     if (invalidUntil !== undefined) {
       if (now < invalidUntil) return { kind: 'invalid' };
       this.invalid.delete(invalidKey(credentialId, keyId));
     }
+    // Nothing remembered (an instance whose calls pass): no key to build, every call of the hot path.
+    if (this.limited.size === 0 && this.throttled.size === 0) return undefined;
     const key = limitedKey(credentialId, keyId, usage);
-    const entry = heldEntry(this.limited, key, usage, now);
+    const graceMs = Math.min(RECHECK_GRACE_MS, this.boundMs);
+    const entry = heldEntry(this.limited, key, usage, now, graceMs);
     if (entry !== undefined) return { kind: 'limited', plan: entry.plan, limit: entry.limit };
-    const throttled = heldEntry(this.throttled, key, usage, now);
+    const throttled = heldEntry(this.throttled, key, usage, now, graceMs);
     if (throttled === undefined) return undefined;
     return {
       kind: 'throttled',
@@ -87,12 +106,13 @@ export class RefusalMemory {
     limit: LimitInfo,
     now: number,
   ): void {
-    const until = Math.min(now + this.boundMs, limit.resetAt ?? Number.POSITIVE_INFINITY);
+    const latest = limit.resetAt ?? Number.POSITIVE_INFINITY;
+    const until = Math.min(now + this.boundMs, latest);
     if (until <= now) return;
     const key = limitedKey(credentialId, keyId, usage);
     const known = this.limited.get(key)?.usage ?? usage;
     this.limited.delete(key);
-    this.limited.set(key, { until, usage: smallestOf(usage, known), plan, limit });
+    this.limited.set(key, { until, latest, usage: smallestOf(usage, known), plan, limit });
     trim(this.limited, this.maxEntries);
   }
 
@@ -109,14 +129,30 @@ export class RefusalMemory {
     now: number,
   ): void {
     const retryAt = now + throttle.retryInMs;
-    const until = Math.min(now + this.boundMs, retryAt - 1);
+    const latest = retryAt - 1;
+    const until = Math.min(now + this.boundMs, latest);
     if (until <= now) return;
     const key = limitedKey(credentialId, keyId, usage);
     const known = this.throttled.get(key)?.usage ?? usage;
     this.throttled.delete(key);
     const { retryInMs: _, ...info } = throttle;
-    this.throttled.set(key, { until, usage: smallestOf(usage, known), plan, throttle: info, retryAt });
+    this.throttled.set(key, {
+      until,
+      latest,
+      usage: smallestOf(usage, known),
+      plan,
+      throttle: info,
+      retryAt,
+    });
     trim(this.throttled, this.maxEntries);
+  }
+
+  /** A call with this budget, key and metrics was answered otherwise: no limit or throttle refusal kept holds. */
+  forget(credentialId: string, keyId: string, usage: Usage): void {
+    if (this.limited.size === 0 && this.throttled.size === 0) return;
+    const key = limitedKey(credentialId, keyId, usage);
+    this.limited.delete(key);
+    this.throttled.delete(key);
   }
 
   /** The platform said this credential (budget and key) is not valid. */
@@ -138,18 +174,22 @@ function smallestOf(usage: Usage, known: Usage): Usage {
 
 /**
  * The entry kept under `key` while it holds at `now` for a call adding `usage`: one adding at least the
- * refused amounts to each metric. An entry past its time is dropped.
+ * refused amounts to each metric. An entry past its time is this call's to re-check: the others keep it
+ * for `graceMs` more, never past its latest, when it is dropped.
  */
-function heldEntry<Entry extends { readonly until: number; readonly usage: Usage }>(
+function heldEntry<Entry extends HeldRefusal>(
   entries: Map<string, Entry>,
   key: string,
   usage: Usage,
   now: number,
+  graceMs: number,
 ): Entry | undefined {
   const entry = entries.get(key);
   if (entry === undefined) return undefined;
   if (now >= entry.until) {
-    entries.delete(key);
+    const until = Math.min(now + graceMs, entry.latest);
+    if (until > now) entries.set(key, { ...entry, until });
+    else entries.delete(key);
     return undefined;
   }
   const atLeastRefused = Object.entries(entry.usage).every(

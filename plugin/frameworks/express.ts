@@ -35,23 +35,20 @@ export type ExpressMiddleware = (
 
 export function expressMiddleware(control: Pick<AccessControl, 'check'>): ExpressMiddleware {
   return async (req, res, next) => {
+    const clientAddress = req.ip ?? req.socket?.remoteAddress;
     const outcome = await control.check({
       method: req.method ?? 'GET',
       url: req.originalUrl ?? req.url ?? '/',
       headers: req.headers,
-      ...(clientAddressOf(req) !== undefined && { clientAddress: clientAddressOf(req) as string }),
+      ...(clientAddress !== undefined && { clientAddress }),
     });
     if (!outcome.allowed) {
       sendAnswer(res, outcome.answer);
       return;
     }
-    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
     req.access = outcome.grant;
     res.once('finish', () => void outcome.settle(res.statusCode));
     next();
   };
-}
-
-function clientAddressOf(req: ExpressRequest): string | undefined {
-  return req.ip ?? req.socket?.remoteAddress;
 }

@@ -14,6 +14,7 @@ import {
   type DenyReason,
 } from '../../../../core/decision/access';
 import { firstCallCounterKey } from '../../../../core/decision/first-call-gate';
+import { RECHECK_GRACE_MS } from '../../../../core/decision/refusal-memory';
 import type { AuthOutcome } from '../../../../core/platform/types';
 import { type ReportMessage, reportMessage } from '../../../../core/reporting/message';
 import type { AccessConfigInput } from '../../../../core/settings/config';
@@ -246,12 +247,18 @@ describe("refusals kept in the instance's memory", () => {
     return { count: () => counted.calls.length };
   }
 
-  it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
+  /** An authorizer with the memory on, whose application has spent its one call of the hour and was refused. */
+  async function refusedOverItsLimit(): Promise<ReturnType<typeof authorizer>> {
     platform.authrepAnswer = () => authorized([hourly('hits', 1, 1, END)]);
-    const sent = countRedisCalls();
     const decide = authorizer({ refusalMemoryMs: 1000 });
     await decide.decide(event());
     expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
+    return decide;
+  }
+
+  it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
+    const sent = countRedisCalls();
+    const decide = await refusedOverItsLimit();
     const before = sent.count();
     clock += 999;
     expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
@@ -260,6 +267,49 @@ describe("refusals kept in the instance's memory", () => {
     clock += 1;
     expect(await decide.decide(event())).toEqual(refused('limits_exceeded', 'Basic'));
     expect(sent.count()).toBeGreaterThan(before);
+  });
+
+  it('past the bound, send one of the calls that come at once to Redis, and refuse the others from memory', async () => {
+    const sent = countRedisCalls();
+    const decide = await refusedOverItsLimit();
+    clock += 1000;
+    const before = sent.count();
+    const calls = await Promise.all([decide.decide(event()), decide.decide(event()), decide.decide(event())]);
+    expect(calls).toEqual(Array(3).fill(refused('limits_exceeded', 'Basic')));
+    expect(metrics.counts.RefusedFromMemory).toBe(2);
+    const oneCheck = sent.count() - before;
+    expect(oneCheck).toBeGreaterThan(0);
+    // Refused again: the re-check's answer is kept for another bound, then one call re-checks again.
+    clock += RECHECK_GRACE_MS;
+    await decide.decide(event());
+    expect(sent.count() - before).toBe(oneCheck);
+    clock += 1000 - RECHECK_GRACE_MS;
+    await Promise.all([decide.decide(event()), decide.decide(event())]);
+    expect(sent.count() - before).toBe(2 * oneCheck);
+  });
+
+  it('let a call through once its re-check is allowed: the calls refused while it ran are not refused after', async () => {
+    const decide = await refusedOverItsLimit();
+    // The limit was raised: the budget is asked of the platform again, which allows.
+    await redis.del(credentialKeys(ID).app);
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 2, END)]);
+    clock += 1000;
+    const [recheck, during] = await Promise.all([decide.decide(event()), decide.decide(event())]);
+    expect(recheck).toMatchObject({ effect: 'allow' });
+    expect(during).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(await decide.decide(event())).toMatchObject({ effect: 'allow' });
+  });
+
+  it('end a limit refusal when its re-check is refused for another reason: the calls after it get that answer', async () => {
+    const decide = await refusedOverItsLimit();
+    // The application was suspended meanwhile: the platform is asked again, and refuses it.
+    await redis.del(credentialKeys(ID).app);
+    platform.authrepAnswer = () => denied('application_not_active');
+    clock += 1000;
+    const [recheck, during] = await Promise.all([decide.decide(event()), decide.decide(event())]);
+    expect(recheck).toEqual(refused('application_not_active'));
+    expect(during).toEqual(refused('limits_exceeded', 'Basic'));
+    expect(await decide.decide(event())).toEqual(refused('application_not_active'));
   });
 
   it('refuse a throttled call again without Redis until the bound, saying how long is left, then ask Redis', async () => {

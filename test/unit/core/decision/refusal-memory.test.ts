@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LimitInfo, ThrottleRefusal } from '../../../../core/budget/cache';
-import { RefusalMemory } from '../../../../core/decision/refusal-memory';
+import { RECHECK_GRACE_MS, RefusalMemory } from '../../../../core/decision/refusal-memory';
 
 const BUDGET = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
@@ -115,6 +115,48 @@ describe('RefusalMemory', () => {
     const memory = new RefusalMemory(1000);
     memory.rememberThrottled(BUDGET, '', { hits: 1 }, 'basic', throttledFor(1), T0);
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
+  });
+
+  it('past the bound, lets the first call re-check and refuses the others for the grace, then the next re-checks', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(T0 + 60_000), T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS - 1)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)?.kind).toBe('limited');
+  });
+
+  it("never keeps a refusal past its limit's reset, nor a throttle's past the moment the call can pass", () => {
+    const memory = new RefusalMemory(1000);
+    const resetAt = T0 + 1000 + RECHECK_GRACE_MS / 2;
+    memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(resetAt), T0);
+    memory.rememberThrottled(
+      BUDGET,
+      '',
+      { search: 1 },
+      'basic',
+      throttledFor(1000 + RECHECK_GRACE_MS / 2),
+      T0,
+    );
+    for (const usage of [{ hits: 1 }, { search: 1 }] as Record<string, number>[]) {
+      expect(memory.refusalOf(BUDGET, '', usage, T0 + 1000)).toBeUndefined();
+      expect(memory.refusalOf(BUDGET, '', usage, T0 + 1000)).toBeDefined();
+    }
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, resetAt)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, resetAt)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { search: 1 }, resetAt - 1)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { search: 1 }, resetAt - 1)).toBeUndefined();
+  });
+
+  it('forgets what it kept for the budget, key and metrics of an allowed call', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberLimited(BUDGET, 'key-1', { hits: 1 }, 'basic', perMinute(), T0);
+    memory.rememberThrottled(BUDGET, 'key-1', { hits: 1 }, 'basic', throttledFor(500), T0);
+    memory.rememberLimited(BUDGET, 'key-1', { search: 1 }, 'basic', perMinute(), T0);
+    memory.forget(BUDGET, 'key-1', { hits: 1 });
+    expect(memory.refusalOf(BUDGET, 'key-1', { hits: 1 }, T0)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, 'key-1', { search: 1 }, T0)?.kind).toBe('limited');
   });
 
   it('keeps at most its maximum of entries, dropping the oldest', () => {
