@@ -291,7 +291,7 @@ describe("refusals kept in the instance's memory", () => {
   it('let a call through once its re-check is allowed: the calls refused while it ran are not refused after', async () => {
     const decide = await refusedOverItsLimit();
     // The limit was raised: the budget is asked of the platform again, which allows.
-    await redis.del(credentialKeys(ID).app);
+    await redis.del(credentialKeys(SERVICE, ID).app);
     platform.authrepAnswer = () => authorized([hourly('hits', 100, 2, END)]);
     clock += 1000;
     const [recheck, during] = await Promise.all([decide.decide(event()), decide.decide(event())]);
@@ -303,7 +303,7 @@ describe("refusals kept in the instance's memory", () => {
   it('end a limit refusal when its re-check is refused for another reason: the calls after it get that answer', async () => {
     const decide = await refusedOverItsLimit();
     // The application was suspended meanwhile: the platform is asked again, and refuses it.
-    await redis.del(credentialKeys(ID).app);
+    await redis.del(credentialKeys(SERVICE, ID).app);
     platform.authrepAnswer = () => denied('application_not_active');
     clock += 1000;
     const [recheck, during] = await Promise.all([decide.decide(event()), decide.decide(event())]);
