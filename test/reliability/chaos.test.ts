@@ -64,7 +64,9 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     const name = `${topology}${durable ? ' durable' : ''}`;
     const seed = reliabilitySeed(`chaos ${name}`);
     const random = seededRandom(seed);
-    redis = await startChaosRedis(topology);
+    // The durable store's log does not live on the replicas: two keep a replica to confirm writes right
+    // after a promotion, where one would leave the promoted node without any until the killed one synced.
+    redis = await startChaosRedis(topology, { replicas: durable ? 2 : 1 });
     const chaos = await startChaosWorld({
       redis,
       apps: 40,
@@ -140,7 +142,8 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
         `wrong allows over a hard limit ${figures.wrongAllows}; resent maybe-sent ${figures.resentMaybeSent} ` +
         `batches (${figures.unitsResentMaybeSent} units), settled by the sent mark ${figures.settledByMark}, ` +
         `units in crashed POSTs ${figures.unitsInCrashedPosts}, calls answered through the platform for a ` +
-        `Redis failure ${figures.cacheFallbacks}, allowed with usage recorded nowhere ${figures.unrecorded}; seconds spent ${JSON.stringify(Object.fromEntries([...spent].map(([k, v]) => [k, Math.round(v / 1000)])))}`,
+        `Redis failure ${figures.cacheFallbacks} (script may have run ${figures.cacheAnswersLost}), ` +
+        `counted twice beyond the crashed POSTs ${Math.max(0, figures.countedTwice - figures.unitsInCrashedPosts)}, allowed with usage recorded nowhere ${figures.unrecorded}; seconds spent ${JSON.stringify(Object.fromEntries([...spent].map(([k, v]) => [k, Math.round(v / 1000)])))}`,
     );
     expect(chaos.errors).toEqual([]);
     expect(left).toEqual([]);
@@ -156,11 +159,13 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     expect(figures.lost).toBe(0);
     // The reporter's share: a crash inside a POST counts that report twice at most; nothing else it
     // does (a crash before the POST or after the mark, a redelivery, an outage, a failover) counts
-    // twice. The hot path's share: a call answered through the platform for a Redis failure whose
-    // script had run (over, never under), each at most once.
+    // twice. The hot path's share: 0.05 % of the allowed calls (the target), or, on a machine too slow
+    // for it, the calls answered through the platform whose script may have run (a timeout, a connection
+    // closed after the write), each counted twice at most once; a call whose script certainly did not
+    // run (never sent, refused by Redis, past its deadline) counts once (command-fate.ts).
     const failoverAllowance = Math.max(
       Math.floor(FAILOVER_DOUBLE_SHARE * figures.allowed),
-      figures.cacheFallbacks,
+      figures.cacheAnswersLost,
     );
     expect(figures.countedTwice).toBeLessThanOrEqual(figures.unitsInCrashedPosts + failoverAllowance);
   });
