@@ -115,6 +115,7 @@ export class ShutdownTasks {
         clearTimeout(timer);
       }
     }
+    logger.info('clean stop: shutdown tasks done', { tasks: this.tasks.length });
   }
 }
 

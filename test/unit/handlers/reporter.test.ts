@@ -225,6 +225,49 @@ describe('reporter', () => {
   });
 });
 
+describe('a clean stop', () => {
+  it('close() gives back the leases a failed settlement left, so a live reporter takes their usage at once', async () => {
+    const { authorize } = handlers();
+    await authorize(authorizerEvent());
+    await authorize(authorizerEvent());
+    const messages = sqsEvent(published());
+    // The platform refuses the report, and Redis then refuses to give the lease back (a failover).
+    platform.reportAnswer = () => UNAVAILABLE;
+    let redisUp = false;
+    const flaky = new Proxy(redis, {
+      get: (target, property, receiver) =>
+        property === 'accessRelease' && !redisUp
+          ? () => Promise.reject(new Error('Connection is closed.'))
+          : Reflect.get(target, property, receiver),
+    });
+    const stopping = createReporterHandler({
+      config: accessConfig(),
+      redis: flaky,
+      platform,
+      now: () => clock,
+      logger,
+      metrics,
+    });
+    expect((await stopping(messages)).batchItemFailures).toHaveLength(1);
+    const keys = credentialKeys(ID);
+    expect(await redis.exists(keys.lease)).toBe(1);
+    redisUp = true;
+    await stopping.close();
+    expect(await redis.exists(keys.lease)).toBe(0);
+    platform.reportAnswer = () => ({ kind: 'accepted', requests: 1 });
+    const live = createReporterHandler({
+      config: accessConfig(),
+      redis,
+      platform,
+      now: () => clock,
+      logger,
+      metrics,
+    });
+    expect(await live(messages)).toEqual({ batchItemFailures: [] });
+    expect(await redis.exists(keys.pending, keys.inFlight, keys.lease)).toBe(0);
+  });
+});
+
 describe('usage alerts', () => {
   const alertingReporter = (alertLevels: AlertLevel[], alertPublisher: AlertPublisher) =>
     createReporterHandler({
