@@ -41,6 +41,10 @@ export interface ChaosRedis {
   keys(pattern: string): Promise<string[]>;
   /** Deletes keys by name, each on its primary. */
   del(keys: readonly string[]): Promise<void>;
+  /** primary-replica only: `used_memory` of every node, the primary first (bytes). */
+  usedMemory?(): Promise<number[]>;
+  /** primary-replica only: the primary's keys that have no TTL (every key of ours must have one). */
+  keysWithoutTtl?(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -189,6 +193,28 @@ async function startPrimaryReplica(replicaCount: number): Promise<ChaosRedis> {
         await waitUntil('replicas in sync', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
       }
       return { promotedAfterMs };
+    },
+    async usedMemory() {
+      return Promise.all(
+        [primary, ...replicas].map(async (server) => {
+          const connection = adminConnection(server.port);
+          try {
+            return Number(/used_memory:(\d+)/.exec(await connection.info('memory'))?.[1]);
+          } finally {
+            connection.disconnect();
+          }
+        }),
+      );
+    },
+    async keysWithoutTtl() {
+      const connection = inspector();
+      try {
+        const keys = await connection.keys('*');
+        const ttls = await Promise.all(keys.map((key) => connection.pttl(key)));
+        return keys.filter((_, i) => ttls[i] === -1);
+      } finally {
+        connection.disconnect();
+      }
     },
     async cut(ms) {
       endpoint.cut();
