@@ -16,9 +16,10 @@
  * (with and without durable writes); `RELIABILITY_LONG=1` runs 200 of each on every set-up.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type ChaosRedis, type ChaosTopology, startChaosRedis } from './support/chaos-redis';
-import { type ChaosWorld, type CrashPoint, startChaosWorld } from './support/chaos-world';
+import { describe, expect, it } from 'vitest';
+import { type ChaosTopology, startChaosRedis } from './support/chaos-redis';
+import { stoppedAfterEach } from './support/chaos-run';
+import { type CrashPoint, startChaosWorld } from './support/chaos-world';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
 const LONG = process.env.RELIABILITY_LONG === '1';
@@ -28,15 +29,7 @@ const HARD_LIMIT = 150;
 const CALLERS = 8;
 const CRASH_POINTS: readonly CrashPoint[] = ['before-post', 'inside-post', 'after-mark'];
 
-let redis: ChaosRedis | undefined;
-let world: ChaosWorld | undefined;
-
-afterEach(async () => {
-  await world?.stop();
-  await redis?.stop();
-  world = undefined;
-  redis = undefined;
-});
+const run = stoppedAfterEach();
 
 type Fault = 'failover' | 'crash' | 'platform-down' | 'cut';
 
@@ -66,7 +59,8 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     const random = seededRandom(seed);
     // The durable store's log does not live on the replicas: two keep a replica to confirm writes right
     // after a promotion, where one would leave the promoted node without any until the killed one synced.
-    redis = await startChaosRedis(topology, { replicas: durable ? 2 : 1 });
+    const redis = await startChaosRedis(topology, { replicas: durable ? 2 : 1 });
+    run.redis = redis;
     const chaos = await startChaosWorld({
       redis,
       apps: 40,
@@ -78,7 +72,7 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
       duplicateDelivery: 0.05,
       durable,
     });
-    world = chaos;
+    run.world = chaos;
     chaos.startTraffic(CALLERS);
     await sleep(1000);
     // Two fault lines at once, each in a seeded order: Redis failovers, and everything else between
@@ -99,12 +93,11 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
       await work();
       spent.set(fault, (spent.get(fault) ?? 0) + performance.now() - faultStartedAt);
     };
-    const chaosRedis = redis;
     const startedAt = performance.now();
     await Promise.all([
       (async () => {
         for (let i = 0; i < FAILOVERS; i++) {
-          await timed('failover', () => chaosRedis.failover(() => Math.floor(random() * 1000)));
+          await timed('failover', () => redis.failover(() => Math.floor(random() * 1000)));
           await pauses();
         }
       })(),
@@ -120,7 +113,7 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
               chaos.platformLine.setFault('pass');
             });
           } else {
-            await timed(fault, () => chaosRedis.cut?.(300 + Math.floor(random() * 700)) ?? Promise.resolve());
+            await timed(fault, () => redis.cut?.(300 + Math.floor(random() * 700)) ?? Promise.resolve());
           }
           await pauses();
         }

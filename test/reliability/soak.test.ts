@@ -10,10 +10,11 @@
  * which says nothing of memory: the figures are printed. Figures: docs/reliability.md (load held).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { credentialKeys } from '../../core/budget/keys';
-import { type ChaosRedis, startChaosRedis } from './support/chaos-redis';
-import { type ChaosWorld, startChaosWorld } from './support/chaos-world';
+import { startChaosRedis } from './support/chaos-redis';
+import { stoppedAfterEach } from './support/chaos-run';
+import { startChaosWorld } from './support/chaos-world';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
 const LONG = process.env.RELIABILITY_LONG === '1';
@@ -32,15 +33,7 @@ const KEPT_WHILE_USAGE_WAITS = /:(app|pending|inflight|since)$/;
 const KEYS_PER_BUDGET = Object.keys(credentialKeys('x')).length + 2;
 const FLAT = 0.1;
 
-let redis: ChaosRedis | undefined;
-let world: ChaosWorld | undefined;
-
-afterEach(async () => {
-  await world?.stop();
-  await redis?.stop();
-  world = undefined;
-  redis = undefined;
-});
+const run = stoppedAfterEach();
 
 interface Sample {
   readonly atS: number;
@@ -69,8 +62,8 @@ describe('soak', () => {
     timeout: DURATION_MS + 300_000,
   }, async () => {
     const seed = reliabilitySeed('soak');
-    redis = await startChaosRedis('primary-replica');
-    const chaosRedis = redis;
+    const chaosRedis = await startChaosRedis('primary-replica');
+    run.redis = chaosRedis;
     const soak = await startChaosWorld({
       redis: chaosRedis,
       apps: APPS,
@@ -81,7 +74,7 @@ describe('soak', () => {
       random: seededRandom(seed),
       duplicateDelivery: 0,
     });
-    world = soak;
+    run.world = soak;
     const startedAt = performance.now();
     soak.startTraffic(8);
     const samples: Sample[] = [];

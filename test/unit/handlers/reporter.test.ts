@@ -22,6 +22,7 @@ import {
   FakePlatform,
   hourly,
   invalidCredential,
+  releaseRefusing,
   UNAVAILABLE,
   usageIn,
 } from '../core/fakes';
@@ -233,37 +234,25 @@ describe('a clean stop', () => {
     const messages = sqsEvent(published());
     // The platform refuses the report, and Redis then refuses to give the lease back (a failover).
     platform.reportAnswer = () => UNAVAILABLE;
-    let redisUp = false;
-    const flaky = new Proxy(redis, {
-      get: (target, property, receiver) =>
-        property === 'accessRelease' && !redisUp
-          ? () => Promise.reject(new Error('Connection is closed.'))
-          : Reflect.get(target, property, receiver),
-    });
-    const stopping = createReporterHandler({
-      config: accessConfig(),
-      redis: flaky,
-      platform,
-      now: () => clock,
-      logger,
-      metrics,
-    });
+    const flaky = releaseRefusing(redis);
+    const reporterOn = (client: Redis) =>
+      createReporterHandler({
+        config: accessConfig(),
+        redis: client,
+        platform,
+        now: () => clock,
+        logger,
+        metrics,
+      });
+    const stopping = reporterOn(flaky.client);
     expect((await stopping(messages)).batchItemFailures).toHaveLength(1);
     const keys = credentialKeys(ID);
     expect(await redis.exists(keys.lease)).toBe(1);
-    redisUp = true;
+    flaky.heal();
     await stopping.close();
     expect(await redis.exists(keys.lease)).toBe(0);
     platform.reportAnswer = () => ({ kind: 'accepted', requests: 1 });
-    const live = createReporterHandler({
-      config: accessConfig(),
-      redis,
-      platform,
-      now: () => clock,
-      logger,
-      metrics,
-    });
-    expect(await live(messages)).toEqual({ batchItemFailures: [] });
+    expect(await reporterOn(redis)(messages)).toEqual({ batchItemFailures: [] });
     expect(await redis.exists(keys.pending, keys.inFlight, keys.lease)).toBe(0);
   });
 });
