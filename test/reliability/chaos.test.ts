@@ -4,14 +4,16 @@
  * its replica promoted, a reporter killed before its POST, inside it (after the platform's 202) or after
  * its sent mark, a report delivered twice (an SQS redelivery), the platform down a while, the network
  * to Redis cut a while. Each run prints its figures as one line with its seed
- * (`RELIABILITY_SEED=<seed>` replays the faults' order; timing differs), and asserts the targets:
- * - 0 lost with durable writes; without, at most the calls acknowledged by a primary but not yet on its
- *   replica when it died (one per caller per failover: replication is asynchronous);
+ * (`RELIABILITY_SEED=<seed>` replays the faults' order; timing differs). Every set-up asserts no
+ * error, nothing left in flight and no allowed call recorded nowhere. The durable one (writes confirmed
+ * by a replica, two replicas) also asserts the targets:
+ * - 0 lost;
  * - counted twice at most the units of the reports a reporter died inside of (one report per such
  *   crash; none for a crash before the POST or after the mark, none for a redelivery), plus 0.05 % of
- *   the allowed calls for the failovers (a call whose script ran on a dying primary, its answer lost,
- *   also goes to the platform);
- * - no allow past a hard limit beyond those failover calls.
+ *   the allowed calls, or the calls answered through the platform whose script may have run where
+ *   that is more (a slow machine's timeouts; command-fate.ts).
+ * Without durable writes what a promotion loses or counts twice depends on the calls a second and the
+ * replication lag: printed, not bounded (docs/reliability.md). Wrong allows over a hard limit are printed.
  * CI runs 20 failovers and 20 reporter crashes on the cluster, 10 of each on the primary and replica
  * (with and without durable writes); `RELIABILITY_LONG=1` runs 200 of each on every set-up.
  */
