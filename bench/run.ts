@@ -430,7 +430,10 @@ async function primaryOfKeys(redis: RedisUnderTest, keys: readonly string[]) {
   }
   const owners = new Map<string, string>();
   for (const key of keys) {
-    const credential = credentialKeys(credentialIdOf(BENCH_SERVICE_ID, { kind: 'user_key', userKey: key }));
+    const credential = credentialKeys(
+      BENCH_SERVICE_ID,
+      credentialIdOf(BENCH_SERVICE_ID, { kind: 'user_key', userKey: key }),
+    );
     owners.set(key, ownerOf(Number(await first.admin.call('CLUSTER', 'KEYSLOT', credential.app))));
   }
   return { owners, slotsOf };

@@ -58,8 +58,10 @@ export async function loadRuntime(
   // (docs/operations.md).
   processShutdown.add(() => metrics.flush());
   exitCleanlyOnSigterm(logger, env);
-  // Only the reporter names applications in alerts: the authorizer never reads the admin token.
-  const adminTokenSecretArn = caller === 'reporter' ? configured.adminTokenSecretArn : undefined;
+  // The reporter names applications in alerts with the admin token; the authorizer reads it only to read
+  // the mapping rules from the platform (mappingRulesSource platform).
+  const readsAdminToken = caller === 'reporter' || configured.mappingRulesSource === 'platform';
+  const adminTokenSecretArn = readsAdminToken ? configured.adminTokenSecretArn : undefined;
   const needsSecrets =
     configured.platformCredentialSecretArn || configured.redis?.authSecretArn || adminTokenSecretArn;
   // Loaded only when a secret is configured, and not at module init (a local run has none).

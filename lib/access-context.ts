@@ -5,6 +5,7 @@ import { SETTINGS, type SettingNameIn, settingNamesIn } from '../core/settings/s
 import { SOAP_TUNING_SETTINGS } from '../core/soap/settings';
 import type { AccessManagementStackProps } from './access-stack';
 import { type ApiAccessAuthorizerProps, DURATION_PROPS } from './api-access-authorizer-props';
+import { MappingRulesSource } from './mapping-rules-source';
 import type { SoapRouteSettings } from './parts/soap';
 
 /** How a context value is read: `-c` gives text, cdk.json gives JSON values; both are accepted. */
@@ -37,7 +38,10 @@ const STACK_CONTEXT = {
 } as const satisfies { readonly [K in keyof AccessManagementStackProps]?: ContextKind };
 
 /** Context keys of the stack alone (its resources). */
-type StackContextKey = keyof typeof STACK_CONTEXT | SoapContextKey;
+type StackContextKey = keyof typeof STACK_CONTEXT | SoapContextKey | MappingRulesContextKey;
+
+/** Context keys of the mapping rules' source: `platform` reads them from the platform (MappingRulesSource). */
+type MappingRulesContextKey = 'mappingRulesSource' | 'mappingRulesEnvironment' | 'mappingRulesRefreshSeconds';
 
 /** Context keys of the SOAP route: `soapBackendUrl` adds it, the others tune it. */
 type SoapContextKey = 'soapBackendUrl' | 'soapPath' | (typeof SOAP_TUNING_SETTINGS)[number];
@@ -165,6 +169,29 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     };
   };
 
+  /** `-c mappingRulesSource=platform` and its tuning; the tuning without it is refused, not ignored. */
+  const mappingRulesSource = (): MappingRulesSource | undefined => {
+    const source = text('mappingRulesSource');
+    const environment = text('mappingRulesEnvironment');
+    const refresh = seconds('mappingRulesRefreshSeconds');
+    if (source === undefined || source === 'given') {
+      const tuning = environment !== undefined ? 'mappingRulesEnvironment' : 'mappingRulesRefreshSeconds';
+      if (environment === undefined && refresh === undefined) return undefined;
+      throw new ContextError(
+        tuning,
+        `Invalid context ${tuning}: applies to -c mappingRulesSource=platform only`,
+      );
+    }
+    if (source !== 'platform') throw invalid('mappingRulesSource', 'must be given or platform', source);
+    if (environment !== undefined && environment !== 'staging' && environment !== 'production') {
+      throw invalid('mappingRulesEnvironment', 'must be staging or production', environment);
+    }
+    return MappingRulesSource.platform({
+      ...(environment !== undefined && { environment }),
+      ...(refresh !== undefined && { refresh }),
+    });
+  };
+
   const serviceId = text('serviceId');
   if (serviceId === undefined || serviceId.trim() === '') {
     throw new ContextError('serviceId', `Missing context serviceId: run ${DEPLOY_HINT}`);
@@ -174,5 +201,6 @@ export function accessStackPropsFromContext(scope: Construct): AccessManagementS
     ...(stackProps as Partial<AccessManagementStackProps>),
     serviceId,
     soap: soapRoute(),
+    mappingRulesSource: mappingRulesSource(),
   };
 }

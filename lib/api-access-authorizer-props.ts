@@ -32,7 +32,9 @@ import {
   type SettingValues,
   settingNamesIn,
 } from '../core/settings/settings';
+import type { ApiAccessAuthorizer } from './api-access-authorizer';
 import { cacheNodeTypeProblem } from './cache-node-types';
+import type { MappingRulesSettings, MappingRulesSource } from './mapping-rules-source';
 import {
   CACHE_ENGINES,
   type CacheEngine,
@@ -106,10 +108,18 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    */
   readonly appKeyHeader?: string;
   /**
-   * Which calls count on which metric.
+   * Which calls count on which metric. Same as `mappingRulesSource: MappingRulesSource.given(rules)`.
    * @default none: every call counts 1 hit
    */
   readonly mappingRules?: readonly MappingRule[];
+  /**
+   * Where the mapping rules come from: `MappingRulesSource.given(rules)`, or
+   * `MappingRulesSource.platform({ environment, refresh })`, the service's proxy configuration read from the
+   * platform with the admin token (needs `adminApiUrl` and `adminTokenSecretArn`; the authorizer then reads
+   * the token too).
+   * @default MappingRulesSource.given(mappingRules)
+   */
+  readonly mappingRulesSource?: MappingRulesSource;
   /**
    * Per-application throttles by plan system name, enforced at the edge by GCRA in the authorization
    * script: `{ "Pro": { rate: 10, burst: 20 } }` allows each application of plan Pro 20 calls at once and
@@ -162,6 +172,17 @@ export interface ApiAccessAuthorizerProps extends SettingProps, DurationProps {
    * @default 100
    */
   readonly tokenGuessesPerClient?: number;
+  /**
+   * Another instance whose network (VPC, NAT gateways) and cache this one uses: two services, or dev
+   * beside prod, in one account and Region with one NAT and one Redis. This instance's functions get a
+   * security group of their own in that VPC, admitted to that Redis; budgets never mix (Redis keys carry
+   * the service id). The other instance keeps the cache's alarms. Not with the props of a network or a
+   * cache of its own: `vpc`, `natGateways`, `functionSubnets`, `cacheSubnets`, `redis`, `multiAz`,
+   * `cacheNodeType`, `cacheEngine`, `redisShards`, `replicasPerShard`, `redisServerless`,
+   * `serverlessLimits` (docs/construct-library.md, "Several services").
+   * @default none: the instance builds its own network and cache, or uses `vpc` and `redis`
+   */
+  readonly shareNetworkAndCacheOf?: ApiAccessAuthorizer;
   /**
    * The VPC for the Lambdas and the cache. Needs private subnets with egress to reach the platform.
    * @default a new VPC: two AZs, public subnets with NAT gateways, private subnets for the Lambdas,
@@ -376,8 +397,10 @@ type ResourcePropName = Exclude<
 
 /** Every resource prop, so a misspelt prop from JavaScript is refused, not dropped (the compiler keeps it whole). */
 const RESOURCE_PROPS: Record<ResourcePropName, true> = {
+  mappingRulesSource: true,
   platformCredential: true,
   platformCredentialKey: true,
+  shareNetworkAndCacheOf: true,
   vpc: true,
   natGateways: true,
   functionSubnets: true,
@@ -462,6 +485,7 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
       `must be an https:// URL in AWS: over http:// the provider key would cross the internet in clear (got ${config.platformUrl})`,
     );
   }
+  validateSharing(props);
   if (props.natGateways !== undefined) {
     if (props.vpc) throw new ConfigError('natGateways', 'applies to a new VPC, and the vpc prop is given');
     integer('natGateways', props.natGateways, 1, VPC_AZS);
@@ -493,6 +517,41 @@ export function validateResourceProps(props: ApiAccessAuthorizerProps, config: A
         `is given, so ${newCacheSettings.join(', ')} (new-cache settings) must not be`,
       );
     }
+  }
+}
+
+/** The props of a network and a cache of the instance's own: with `shareNetworkAndCacheOf`, another's are used. */
+const SHARED_NETWORK_AND_CACHE_PROPS = [
+  'vpc',
+  'natGateways',
+  'functionSubnets',
+  'cacheSubnets',
+  'redis',
+  'multiAz',
+  'cacheNodeType',
+  'cacheEngine',
+  'redisShards',
+  'replicasPerShard',
+  'redisServerless',
+  'serverlessLimits',
+] as const satisfies readonly (keyof ApiAccessAuthorizerProps)[];
+
+/** `shareNetworkAndCacheOf` names an instance, and no prop of a network or cache of this one's own. */
+function validateSharing(props: ApiAccessAuthorizerProps): void {
+  const shared = props.shareNetworkAndCacheOf;
+  if (shared === undefined) return;
+  if (typeof shared !== 'object' || shared === null || !('networkAndCache' in shared)) {
+    throw new ConfigError(
+      'shareNetworkAndCacheOf',
+      `must be another ApiAccessAuthorizer of the app; got ${shared === null ? 'null' : typeof shared}`,
+    );
+  }
+  const given = SHARED_NETWORK_AND_CACHE_PROPS.filter((prop) => props[prop] !== undefined);
+  if (given.length > 0) {
+    throw new ConfigError(
+      'shareNetworkAndCacheOf',
+      `is given (${shared.node.path}), so ${given.join(', ')} must not be: the network and the cache are that instance's`,
+    );
   }
 }
 
@@ -569,5 +628,23 @@ export function configInputOf(props: ApiAccessAuthorizerProps): AccessConfigInpu
     }
     return [name, props[name as keyof SettingProps]];
   });
-  return Object.fromEntries(settings) as AccessConfigInput;
+  return { ...(Object.fromEntries(settings) as AccessConfigInput), ...mappingRulesSettingsOf(props) };
+}
+
+function mappingRulesSettingsOf(props: ApiAccessAuthorizerProps): MappingRulesSettings {
+  const source = props.mappingRulesSource;
+  if (source === undefined) return {};
+  if (typeof source !== 'object' || source === null || typeof source.settings !== 'object') {
+    throw new ConfigError(
+      'mappingRulesSource',
+      'must be MappingRulesSource.given(rules) or MappingRulesSource.platform({ environment })',
+    );
+  }
+  if (props.mappingRules !== undefined) {
+    throw new ConfigError(
+      'mappingRules',
+      'is given beside mappingRulesSource: give the rules as MappingRulesSource.given(rules) only',
+    );
+  }
+  return source.settings;
 }

@@ -28,6 +28,7 @@ import {
   ExistingRedisCache,
   ReplicationGroupCache,
   ServerlessRedisCache,
+  sharedEndpointOf,
 } from './parts/cache';
 import { UsageDashboard } from './parts/dashboard';
 import { AccessDocs } from './parts/docs';
@@ -94,6 +95,8 @@ export class ApiAccessAuthorizer extends Construct {
   /** Calls allowed and denied, and usage alerts, per platform metric; undefined with `dashboard: false`. */
   public readonly dashboard?: Dashboard;
   private readonly parts: readonly AccessPart[];
+  /** What an instance given this one as `shareNetworkAndCacheOf` uses. */
+  private readonly networkAndCache: { readonly network: AccessNetwork; readonly cache: AccessCache };
   private readonly authorizerPart: AuthorizerFunction;
   private readonly protections = new Set<ApiProtection | HttpApiProtection>();
 
@@ -117,14 +120,18 @@ export class ApiAccessAuthorizer extends Construct {
     const logRetention = props.logRetention ?? DEFAULT_LOG_RETENTION;
     const tracing = props.tracing ?? false;
 
+    const shared = props.shareNetworkAndCacheOf?.networkAndCache;
     const network = new AccessNetwork(this, {
-      vpc: props.vpc,
-      functionSubnets: props.functionSubnets,
+      vpc: shared?.network.vpc ?? props.vpc,
+      functionSubnets: shared?.network.functionSubnets ?? props.functionSubnets,
       natGateways: props.natGateways ?? (multiAz ? VPC_AZS : 1),
       platformUrl: this.config.platformUrl,
       logRetention,
     });
-    const cache = newOrExistingCache(this, network, props);
+    const cache = shared
+      ? new ExistingRedisCache(network, sharedEndpointOf(shared.cache))
+      : newOrExistingCache(this, network, props);
+    this.networkAndCache = { network, cache };
     const bindings = new AccessBindings({
       config: this.config,
       platformCredential: props.platformCredential,

@@ -15,6 +15,7 @@ export {
   type LimitMode,
   type MappingRule,
   type PlatformAuthKind,
+  type ProxyEnvironment,
 } from '../core/settings/config';
 export { accessStackPropsFromContext } from './access-context';
 export {
@@ -24,6 +25,11 @@ export {
 } from './access-stack';
 export { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from './api-access-authorizer';
 export { HTTP_ACCESS_LOG_FORMAT } from './demo-http-api';
+export {
+  type MappingRulesSettings,
+  MappingRulesSource,
+  type PlatformMappingRulesOptions,
+} from './mapping-rules-source';
 export { AccessAlarms, type AccessAlarmsProps } from './parts/alarms';
 export { AuthorizerFunction, type AuthorizerFunctionProps } from './parts/authorizer-function';
 export {

@@ -26,7 +26,11 @@ import { THROTTLE_LUA } from './throttle-script';
 
 /**
  * The functions of the hot path (CHECK_SCRIPT), which the other scripts share. Notes kept here rather
- * than as Lua comments, which the bundle would carry:
+ * than as Lua comments, which the bundle would carry. A script's body runs on every call, and each
+ * `local function` it defines is a closure made again each time (about 0.1 µs, docs/performance.md): what
+ * only the check script's slower paths need (a snapshot read whole, usage of metrics whose ancestors are
+ * unknown, a snapshot without a bucket field, a throttle whose rate changed) is defined or written out
+ * where those paths run, not here.
  *
  * read_call_snapshot:
  * What a call of the metrics ARGV[first..] (metric/delta pairs) needs of an active snapshot, read by name
@@ -41,7 +45,7 @@ import { THROTTLE_LUA } from './throttle-script';
  * only chooses what is read and saves its parse: the need read decides, and when one differs the needs
  * read are parsed and the fields the hints missed read with a second HMGET. The hash's size (the sealed
  * credential, the other metrics' fields) costs the call nothing. `known`: the metrics whose ancestors
- * are in `parents` (see add_unknown); `needs`: metric, need, ... of the metrics whose hint was wrong.
+ * are in `parents` (see add_usage); `needs`: metric, need, ... of the metrics whose hint was wrong.
  * nil when the snapshot is not active or has no `bucket` field (stored before the hot path read it by
  * name): the caller reads it whole.
  *
@@ -54,12 +58,9 @@ import { THROTTLE_LUA } from './throttle-script';
  * add_usage:
  * Adds the usage of a pending or in-flight hash into `buckets` (bucket start -> metric -> usage), up to
  * each metric's ancestors. `held`, when given, gets the fields as read (field -> value). The usage of
- * metrics whose ancestors the snapshot does not know yet (see add_unknown) is set aside in
- * `unknown` ({bucket start, metric, amount} each, added by add_unknown). Returns whether the hash held any.
- *
- * add_unknown:
- * Adds the usage add_usage set aside, once the ancestors of its metrics are known: read with one HMGET of
- * their `need:` fields (a metric without one has none).
+ * metrics whose ancestors the snapshot does not know yet is set aside in `unknown` ({bucket start,
+ * metric, amount} each); CHECK_SCRIPT adds it once the ancestors of its metrics are known, read with one
+ * HMGET of their `need:` fields (a metric without one has none). Returns whether the hash held any.
  *
  * record_usage:
  * Adds the usage pairs ARGV[first..] to the bucket (its start as text), marks the oldest unreported usage
@@ -107,38 +108,6 @@ local function limit_entry(field, period, metric, value)
   }
 end
 
--- The whole snapshot (one HGETALL): every limit and the whole metric tree.
-local function read_snapshot(app_key)
-  local fields = redis.call('HGETALL', app_key)
-  local snapshot = { plan = '', parents = {}, limits = {}, throttles = {} }
-  for i = 1, #fields, 2 do
-    local name, value = fields[i], fields[i + 1]
-    if name == 'state' then
-      snapshot.state = value
-    elseif name == 'plan' then
-      snapshot.plan = value
-    elseif name == 'synced' then
-      snapshot.synced = value
-    elseif name == 'window' then
-      snapshot.window = value
-    elseif name == 'bucket' then
-      snapshot.bucket = value
-    elseif name ~= 'cred' then
-      local head = string.byte(name, 1)
-      if head == THROTTLE_FIELD then
-        snapshot.throttles[name] = value
-      elseif head == PARENT_FIELD then
-        snapshot.parents[string.sub(name, 8)] = value
-      elseif head == LIMIT_FIELD then
-        -- limit:<period>:<metric>
-        local colon = string.find(name, ':', 7, true)
-        local limit = colon and limit_entry(name, string.sub(name, 7, colon - 1), string.sub(name, colon + 1), value)
-        if limit then snapshot.limits[#snapshot.limits + 1] = limit end
-      end
-    end
-  end
-  return snapshot
-end
 
 -- A value of an HMGET reply, nil for a missing field (Redis gives false, ioredis-mock's fengari an object).
 local function field_value(values, i)
@@ -296,28 +265,6 @@ local function add_usage(key, snapshot, buckets, held, unknown)
   return #fields > 0
 end
 
--- Adds the usage add_usage set aside (see HOT_PRELUDE).
-local function add_unknown(app_key, snapshot, buckets, unknown)
-  if #unknown == 0 then return end
-  local metrics, fields = {}, {}
-  for _, item in ipairs(unknown) do
-    if not snapshot.known[item[2]] then
-      snapshot.known[item[2]] = true
-      metrics[#metrics + 1] = item[2]
-      fields[#fields + 1] = 'need:' .. item[2]
-    end
-  end
-  local needs = redis.call('HMGET', app_key, unpack(fields))
-  for i, metric in ipairs(metrics) do
-    local need = field_value(needs, i)
-    if need then take_need(snapshot, metric, need) end
-  end
-  for _, item in ipairs(unknown) do
-    buckets[item[1]] = buckets[item[1]] or {}
-    add_up(buckets[item[1]], snapshot.parents, item[2], item[3])
-  end
-end
-
 -- The start of the period now is in, as ARGV[6..11] has it (see HOT_PRELUDE).
 local function period_start_text(period)
   if period == 'minute' then return ARGV[6] end
@@ -326,39 +273,6 @@ local function period_start_text(period)
   if period == 'week' then return ARGV[9] end
   if period == 'month' then return ARGV[10] end
   return ARGV[11]
-end
-
--- The first instant of the limit's current period: its own while it lasts, then the period now is in.
--- nil for eternity: every bucket counts.
-local function window_start(limit, now)
-  if limit.period_end < 0 then return nil end
-  if now < limit.period_end then return limit.period_start end
-  return tonumber(period_start_text(limit.period))
-end
-
--- Once a period has ended the platform's counter for it starts again from 0.
-local function current_of(limit, now)
-  if limit.period_end >= 0 and now >= limit.period_end then return 0 end
-  return limit.current
-end
-
-local function used_in_window(buckets, metric, since)
-  local used = 0
-  for start, totals in pairs(buckets) do
-    if since == nil or start >= since then used = used + (totals[metric] or 0) end
-  end
-  return used
-end
-
--- The bucket of new usage: the smallest limited period that nests in every other (see the module note).
-local function bucket_period(snapshot)
-  local rank = { minute = 1, hour = 2, day = 3 }
-  local smallest = 'day'
-  for _, limit in ipairs(snapshot.limits) do
-    local r = rank[limit.period]
-    if r and r < rank[smallest] then smallest = limit.period end
-  end
-  return smallest
 end
 
 -- Opens the report window (the snapshot's \`window\` field, its end) unless a message is on its way
@@ -397,10 +311,49 @@ end
 `;
 
 /**
- * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
- * script's body runs on every call, and each \`local function\` it defines is a closure made again each time.
+ * read_snapshot, which a hit never calls: the hot path defines it only in the branch that reads a snapshot
+ * whole, the other scripts in PRELUDE.
  */
-export const PRELUDE = `${HOT_PRELUDE}
+const READ_SNAPSHOT = `
+-- The whole snapshot (one HGETALL): every limit and the whole metric tree.
+local function read_snapshot(app_key)
+  local fields = redis.call('HGETALL', app_key)
+  local snapshot = { plan = '', parents = {}, limits = {}, throttles = {} }
+  for i = 1, #fields, 2 do
+    local name, value = fields[i], fields[i + 1]
+    if name == 'state' then
+      snapshot.state = value
+    elseif name == 'plan' then
+      snapshot.plan = value
+    elseif name == 'synced' then
+      snapshot.synced = value
+    elseif name == 'window' then
+      snapshot.window = value
+    elseif name == 'bucket' then
+      snapshot.bucket = value
+    elseif name ~= 'cred' then
+      local head = string.byte(name, 1)
+      if head == THROTTLE_FIELD then
+        snapshot.throttles[name] = value
+      elseif head == PARENT_FIELD then
+        snapshot.parents[string.sub(name, 8)] = value
+      elseif head == LIMIT_FIELD then
+        -- limit:<period>:<metric>
+        local colon = string.find(name, ':', 7, true)
+        local limit = colon and limit_entry(name, string.sub(name, 7, colon - 1), string.sub(name, colon + 1), value)
+        if limit then snapshot.limits[#snapshot.limits + 1] = limit end
+      end
+    end
+  end
+  return snapshot
+end
+`;
+
+/**
+ * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
+ * script's body runs on every call, and each `local function` it defines is a closure made again each time.
+ */
+export const PRELUDE = `${HOT_PRELUDE}${READ_SNAPSHOT}
 local function parse_limit(value)
   local period_start, period_end, max, current = limit_texts(value)
   if not period_start then return nil end
@@ -530,11 +483,21 @@ else
   if negative then return {'cached', negative, '0'} end
   key_known = presented_key()
   if type(key_known) == 'table' then return key_known end
+  ${READ_SNAPSHOT}
   snapshot = read_snapshot(KEYS[2])
   if not snapshot.state then
     if ARGV[14] == '' then return {'miss', '0'} end
     local claimed = redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX')
     return {'miss', claimed and '1' or '0'}
+  end
+  -- Stored before the bucket field: the smallest limited period that nests in every other (module note).
+  if not snapshot.bucket then
+    local rank, smallest = { minute = 1, hour = 2, day = 3 }, 'day'
+    for _, limit in ipairs(snapshot.limits) do
+      local r = rank[limit.period]
+      if r and r < rank[smallest] then smallest = limit.period end
+    end
+    snapshot.bucket = smallest
   end
 end
 if not key_known then return {'key_unknown'} end
@@ -546,13 +509,41 @@ for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], ton
 local buckets, pending, unknown = {}, {}, {}
 local reporting = add_usage(KEYS[5], snapshot, buckets, nil, unknown)
 local pending_before = add_usage(KEYS[4], snapshot, buckets, pending, unknown) or reporting
-add_unknown(KEYS[2], snapshot, buckets, unknown)
+-- The usage add_usage set aside, once the ancestors of its metrics are read (see HOT_PRELUDE).
+if #unknown > 0 then
+  local metrics, fields = {}, {}
+  for _, item in ipairs(unknown) do
+    if not snapshot.known[item[2]] then
+      snapshot.known[item[2]] = true
+      metrics[#metrics + 1] = item[2]
+      fields[#fields + 1] = 'need:' .. item[2]
+    end
+  end
+  local needs = redis.call('HMGET', KEYS[2], unpack(fields))
+  for i, metric in ipairs(metrics) do
+    local need = field_value(needs, i)
+    if need then take_need(snapshot, metric, need) end
+  end
+  for _, item in ipairs(unknown) do
+    buckets[item[1]] = buckets[item[1]] or {}
+    add_up(buckets[item[1]], snapshot.parents, item[2], item[3])
+  end
+end
 local exceeded, tightest, tightest_left = nil, nil, nil
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
   if amount then
-    local since = window_start(limit, now)
-    local left = limit.max - current_of(limit, now) - used_in_window(buckets, limit.metric, since) - amount
+    -- Its period's count and buckets: its own period while it lasts, then the period now is in (the
+    -- platform's counter starts again from 0); every bucket for eternity.
+    local current, since = limit.current, nil
+    if limit.period_end >= 0 then
+      since = limit.period_start
+      if now >= limit.period_end then current, since = 0, tonumber(period_start_text(limit.period)) end
+    end
+    local left = limit.max - current - amount
+    for start, totals in pairs(buckets) do
+      if since == nil or start >= since then left = left - (totals[limit.metric] or 0) end
+    end
     if left < 0 and not exceeded then exceeded = limit end
     -- The fewest calls left; of two alike, the longer period (it resets later), as the platform's headers.
     if not tightest or left < tightest_left or (left == tightest_left and limit.period_end < 0) or
@@ -577,7 +568,7 @@ local throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2],
 if throttle == 'refused' then
   return {'deny', 'rate_limited', snapshot.plan, '0', throttle_field, throttle_a}
 end
-local bucket = period_start_text(snapshot.bucket or bucket_period(snapshot))
+local bucket = period_start_text(snapshot.bucket)
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before, pending)
 local over = exceeded and '1' or '0'

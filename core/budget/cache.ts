@@ -15,13 +15,7 @@ import {
   STORE_SCRIPT,
 } from './cache-scripts';
 import { CommandNotSentError } from './command-fate';
-import {
-  credentialIdOfKey,
-  credentialIdOfSinceKey,
-  credentialKeys,
-  REJECTED_KEY_PATTERN,
-  SINCE_KEY_PATTERN,
-} from './keys';
+import { type ServiceKeys, serviceKeys } from './keys';
 import { periodWindow } from './periods';
 import {
   commandTimeoutOf,
@@ -267,6 +261,8 @@ export interface RejectedUsage {
 }
 
 export interface AccessCacheOptions {
+  /** The service whose budgets the cache holds: its keys (keys.ts) are the only ones it reads or finds. */
+  readonly serviceId: string;
   readonly negativeTtlMs: number;
   /** Lease of a reporter on a credential's in-flight usage; longer than one flush can take. */
   readonly leaseMs: number;
@@ -580,11 +576,13 @@ export class AccessCache {
   private readonly hotPathDeadlineMs: number | undefined;
   private readonly throttles: ThrottleTable;
   private readonly needHints = new NeedHints();
+  private readonly keys: ServiceKeys;
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly options: AccessCacheOptions,
   ) {
+    this.keys = serviceKeys(options.serviceId);
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
     this.wallClock = options.wallClock ?? Date.now;
     this.throttles = throttleTable(options.throttles ?? {});
@@ -602,7 +600,7 @@ export class AccessCache {
 
   /** The hot path: one script, one round trip. */
   async check(request: CheckRequest): Promise<CheckResult> {
-    const keys = credentialKeys(request.credentialId);
+    const keys = this.keys.budget(request.credentialId);
     const reply = strings(
       await this.run(
         CHECK_SCRIPT,
@@ -643,7 +641,7 @@ export class AccessCache {
   }
 
   async store(answer: StoredAnswer): Promise<void> {
-    const keys = credentialKeys(answer.credentialId);
+    const keys = this.keys.budget(answer.credentialId);
     const { budget, key, admittedUsage } = answer;
     const throttled = admittedUsage !== undefined && this.throttles.text !== '';
     const takenUsage = throttled ? usagePairs(admittedUsage) : [];
@@ -708,14 +706,14 @@ export class AccessCache {
   /** The sealed credentials of the budget's keys the platform last said were valid. */
   async validKeyCredentials(credentialId: string): Promise<string[]> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const facts = await this.redis.hvals(credentialKeys(credentialId).keys);
+    const facts = await this.redis.hvals(this.keys.budget(credentialId).keys);
     return facts.map(validKeyCredential).filter((sealed): sealed is string => sealed !== undefined);
   }
 
   /** Whether the cache holds an answer about the budget (so a change at the platform has something to reach). */
   async hasBudget(credentialId: string): Promise<boolean> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    return (await this.redis.exists(credentialKeys(credentialId).app)) === 1;
+    return (await this.redis.exists(this.keys.budget(credentialId).app)) === 1;
   }
 
   /**
@@ -724,7 +722,7 @@ export class AccessCache {
    */
   async forgetKeysExcept(credentialId: string, keptKeyIds: readonly string[]): Promise<number> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const key = credentialKeys(credentialId).keys;
+    const key = this.keys.budget(credentialId).keys;
     const kept = new Set(keptKeyIds);
     const gone = (await this.redis.hkeys(key)).filter((keyId) => !kept.has(keyId));
     return gone.length === 0 ? 0 : this.redis.hdel(key, ...gone);
@@ -737,18 +735,18 @@ export class AccessCache {
    */
   async forgetRefusals(credentialId: string, keyIds: readonly string[]): Promise<void> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const keys = credentialKeys(credentialId);
+    const keys = this.keys.budget(credentialId);
     await this.redis.eval(FORGET_REFUSALS_SCRIPT, 2, keys.negative, keys.keys, ...keyIds);
   }
 
   /** Gives the budget's first-call lock back, when a first call ends without storing an answer. */
   async releaseFirstCall(credentialId: string, token: string): Promise<void> {
-    await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).firstCall], [token]);
+    await this.run(RELEASE_SCRIPT, [this.keys.budget(credentialId).firstCall], [token]);
   }
 
   /** Records usage without any check; returns whether the caller must publish the report message. */
   async admit(credentialId: string, sealedCredential: string, usage: Usage, now: number, windowMs: number) {
-    const keys = credentialKeys(credentialId);
+    const keys = this.keys.budget(credentialId);
     const reply = await this.run(
       ADMIT_SCRIPT,
       [keys.app, keys.pending, keys.since],
@@ -762,7 +760,7 @@ export class AccessCache {
    * was taken back. Usage a reporter took meanwhile stays counted: it is on its way to the platform.
    */
   async giveBack(credentialId: string, recorded: RecordedUsage): Promise<Usage> {
-    const keys = credentialKeys(credentialId);
+    const keys = this.keys.budget(credentialId);
     const reply = strings(
       await this.run(
         GIVE_BACK_SCRIPT,
@@ -778,7 +776,7 @@ export class AccessCache {
    */
   async drain(credentialId: string, leaseToken: string, options: DrainOptions = {}): Promise<DrainResult> {
     const now = options.now ?? (this.options.wallClock ?? Date.now)();
-    const keys = credentialKeys(credentialId);
+    const keys = this.keys.budget(credentialId);
     const reply = strings(
       await this.run(
         DRAIN_SCRIPT,
@@ -822,7 +820,7 @@ export class AccessCache {
   async markBatch(credentialId: string, batch: string, mark: BatchMark): Promise<boolean> {
     const reply = await this.run(
       MARK_BATCH_SCRIPT,
-      [credentialKeys(credentialId).batch],
+      [this.keys.budget(credentialId).batch],
       [batch, mark, BATCH_MARK_TTL_MS],
     );
     return String(reply) === '1';
@@ -833,7 +831,7 @@ export class AccessCache {
    * given back. Returns false when the batch had left already (acknowledged by its mark elsewhere).
    */
   async acknowledge(credentialId: string, leaseToken: string, batch: string, now: number): Promise<boolean> {
-    const keys = credentialKeys(credentialId);
+    const keys = this.keys.budget(credentialId);
     const reply = await this.run(
       ACKNOWLEDGE_SCRIPT,
       [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.batch],
@@ -843,13 +841,13 @@ export class AccessCache {
   }
 
   async release(credentialId: string, leaseToken: string): Promise<void> {
-    await this.run(RELEASE_SCRIPT, [credentialKeys(credentialId).lease], [leaseToken]);
+    await this.run(RELEASE_SCRIPT, [this.keys.budget(credentialId).lease], [leaseToken]);
   }
 
   /** Keeps usage the platform refuses to take (a metric it does not have), for a person to look at. */
   async keepRejected(credentialId: string, usage: Usage): Promise<void> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const key = credentialKeys(credentialId).rejected;
+    const key = this.keys.budget(credentialId).rejected;
     // Commands of their own, not a pipeline: see docs/redis-cluster.md on cluster pipelines.
     await Promise.all(Object.entries(usage).map(([metric, value]) => this.redis.hincrby(key, metric, value)));
   }
@@ -861,7 +859,7 @@ export class AccessCache {
   async rejectedUsage(): Promise<RejectedUsage[]> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
     const perPrimary = await Promise.all(
-      (await primariesOf(this.redis)).map((primary) => rejectedOn(primary)),
+      (await primariesOf(this.redis)).map((primary) => rejectedOn(primary, this.keys)),
     );
     return perPrimary.flat();
   }
@@ -874,7 +872,9 @@ export class AccessCache {
    */
   async unreportedSince(before: number, limit: number): Promise<string[]> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
-    const perPrimary = await onEveryPrimary(this.redis, (primary) => unreportedOn(primary, before, limit));
+    const perPrimary = await onEveryPrimary(this.redis, (primary) =>
+      unreportedOn(primary, this.keys, before, limit),
+    );
     const found = new Set<string>();
     for (let i = 0; found.size < limit && perPrimary.some((ids) => i < ids.length); i++) {
       for (const ids of perPrimary) {
@@ -906,11 +906,16 @@ async function* scanOn(node: Redis, pattern: string): AsyncGenerator<string[]> {
   } while (cursor !== '0');
 }
 
-/** One node's credentials with usage unreported since `before`, at most `limit`. */
-async function unreportedOn(node: Redis, before: number, limit: number): Promise<string[]> {
+/** One node's credentials of the service with usage unreported since `before`, at most `limit`. */
+async function unreportedOn(
+  node: Redis,
+  keyNames: ServiceKeys,
+  before: number,
+  limit: number,
+): Promise<string[]> {
   const found: string[] = [];
   const seen = new Set<string>();
-  for await (const keys of scanOn(node, SINCE_KEY_PATTERN)) {
+  for await (const keys of scanOn(node, keyNames.pattern('since'))) {
     const fresh = keys.filter((key) => !seen.has(key));
     for (const key of fresh) seen.add(key);
     // One GET per key in a pipeline: a multi-key MGET would cross slots on a sharded Redis.
@@ -918,7 +923,7 @@ async function unreportedOn(node: Redis, before: number, limit: number): Promise
     for (const key of fresh) pipeline.get(key);
     const values = fresh.length > 0 ? ((await pipeline.exec()) ?? []) : [];
     fresh.forEach((key, i) => {
-      const id = credentialIdOfSinceKey(key);
+      const id = keyNames.credentialIdOfSinceKey(key);
       const [error, value] = values[i] ?? [null, null];
       if (!id || error || typeof value !== 'string' || found.length >= limit) return;
       if (Number(value) <= before) found.push(id);
@@ -928,12 +933,12 @@ async function unreportedOn(node: Redis, before: number, limit: number): Promise
   return found;
 }
 
-/** One node's usage the platform refused to take, by budget. */
-async function rejectedOn(node: Redis): Promise<RejectedUsage[]> {
+/** One node's usage of the service the platform refused to take, by budget. */
+async function rejectedOn(node: Redis, keyNames: ServiceKeys): Promise<RejectedUsage[]> {
   const found = new Map<string, RejectedUsage>();
-  for await (const keys of scanOn(node, REJECTED_KEY_PATTERN)) {
+  for await (const keys of scanOn(node, keyNames.pattern('rejected'))) {
     for (const key of keys) {
-      const credentialId = credentialIdOfKey(key);
+      const credentialId = keyNames.credentialIdOfKey(key);
       if (credentialId === undefined || found.has(credentialId)) continue;
       const usage = pairsToUsage(Object.entries(await node.hgetall(key)).flat());
       if (Object.keys(usage).length > 0) found.set(credentialId, { credentialId, usage });

@@ -2,7 +2,9 @@
  * Redis key layout. A budget is what limits count against: the application (its user key in user_key
  * mode, its app id in app_id mode, whatever key or token it presents). Every key of one budget carries
  * the hash tag `{<credentialId>}`, so each Lua script touches a single slot and runs unchanged on a
- * sharded (cluster-mode) Redis.
+ * sharded (cluster-mode) Redis. Every key starts with `am:<service>:`, the service id (serviceSegment):
+ * several services sharing one Redis each find, scan and report their own budgets only. Below, `am:{id}`
+ * stands for `am:<service>:{<credentialId>}`.
  *
  *   am:{id}:neg       string, TTL negativeCacheTtlSeconds: `invalid:<code>` (401), a short-lived answer
  *                     that keeps a flood of bad credentials off the platform
@@ -53,6 +55,16 @@
  *   am:{id}:seen      set, EX 30 days from the last answer: the key ids ('' for the budget's own
  *                     credential) the platform said exist; it outlives the snapshot, so the first-call
  *                     gate never counts a known credential whose snapshot expired (seen-marks.ts)
+ *
+ * Keys of the service, not of a budget:
+ *   am:<service>:first-calls:<epoch second>[:<hash of the source address>]
+ *                                 the first-call gate's counters (decision/first-call-gate.ts), each service
+ *                                 with its own bound
+ *   am:<service>:rules            string, no TTL (mappingRulesSource platform, decision/platform-mapping-rules.ts):
+ *                                 the mapping rules last read from the platform, JSON {readAt, version, rules};
+ *                                 the last good ones outlive a platform outage
+ *   am:<service>:rules:refresh    string, PX: the token of the one instance reading the platform's rules;
+ *                                 a failed read keeps it to its expiry, so instances retry once per lease
  */
 
 export const KEY_PREFIX = 'am';
@@ -74,51 +86,109 @@ export interface CredentialKeys {
   readonly seen: string;
 }
 
-export function credentialKeys(credentialId: string): CredentialKeys {
-  const base = `${KEY_PREFIX}:{${credentialId}}`;
+/** Characters a service id keeps as they are in a key; letters, digits, `_`, `.`, `-` (3scale's ids are digits). */
+const PLAIN_SERVICE_CHARACTER = /[A-Za-z0-9_.-]/;
+
+/**
+ * The service id as it stands in a key: every other character percent-encoded (UTF-8), `%` included, so
+ * no two services share a segment, and the segment never holds `{`, `}` (a hash tag), `:` or a glob
+ * character of SCAN's MATCH.
+ */
+export function serviceSegment(serviceId: string): string {
+  if (serviceId === '') throw new Error('a service id is required to name Redis keys');
+  let segment = '';
+  for (const character of serviceId) {
+    segment += PLAIN_SERVICE_CHARACTER.test(character)
+      ? character
+      : [...Buffer.from(character, 'utf8')]
+          .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)
+          .join('');
+  }
+  return segment;
+}
+
+/** Every key name of one layout: its budgets, its SCAN patterns and its first-call counters. */
+export interface LayoutKeys {
+  /** The keys of one budget (credentialIdOf). */
+  budget(credentialId: string): CredentialKeys;
+  /** The mark of one usage alert (`<period>:<metric>:<period start>:<level>`, a field of the alerts hash). */
+  alertMark(credentialId: string, alert: string): string;
+  /** The application a user_key budget belongs to, as the admin API named it (platform/application-directory.ts). */
+  applicationName(credentialId: string): string;
+  /**
+   * SCAN pattern of one kind of the service's budget keys (braces are literal in Redis glob patterns):
+   * `since` finds the budgets with unreported usage, `rejected` those with usage the platform refused.
+   */
+  pattern(kind: keyof CredentialKeys): string;
+  /** The credential id of a `since` key of the service; undefined for any other key. */
+  credentialIdOfSinceKey(key: string): string | undefined;
+  /** The credential id of any budget key of the service; undefined for another service's key or layout. */
+  credentialIdOfKey(key: string): string | undefined;
+  /** The first-call gate's counter of one second. */
+  firstCallCounter(second: number): string;
+  /** The first-call gate's counter of one source address (its hash) in one second. */
+  addressCounter(second: number, addressHash: string): string;
+}
+
+/** The key names of one service. */
+export interface ServiceKeys extends LayoutKeys {
+  readonly serviceId: string;
+}
+
+export function serviceKeys(serviceId: string): ServiceKeys {
+  return { serviceId, ...keysUnder(`${KEY_PREFIX}:${serviceSegment(serviceId)}`) };
+}
+
+/**
+ * The layout before keys carried the service (`am:{<credentialId>}:<kind>`, 0.1.x), when one Redis served
+ * one instance: the sweep adopts what an earlier version left there (legacy-layout.ts).
+ */
+export const LEGACY_KEYS: LayoutKeys = keysUnder(KEY_PREFIX);
+
+function keysUnder(prefix: string): LayoutKeys {
+  const budgetBase = (credentialId: string) => `${prefix}:{${credentialId}}`;
+  const budget = (credentialId: string): CredentialKeys => {
+    const base = budgetBase(credentialId);
+    return {
+      negative: `${base}:neg`,
+      app: `${base}:app`,
+      keys: `${base}:keys`,
+      pending: `${base}:pending`,
+      inFlight: `${base}:inflight`,
+      rejected: `${base}:rejected`,
+      refusals: `${base}:refusals`,
+      alerts: `${base}:alerts`,
+      since: `${base}:since`,
+      lease: `${base}:lease`,
+      batch: `${base}:batch`,
+      firstCall: `${base}:first`,
+      tokensNotBefore: `${base}:nbf`,
+      seen: `${base}:seen`,
+    };
+  };
+  const patterns = budget('*');
+  const literalPrefix = prefix.replace(/[.]/g, '\\.');
+  const sinceKey = new RegExp(`^${literalPrefix}:\\{([0-9a-f]{64})\\}:since$`);
+  const anyKey = new RegExp(`^${literalPrefix}:\\{([0-9a-f]{64})\\}:`);
   return {
-    negative: `${base}:neg`,
-    app: `${base}:app`,
-    keys: `${base}:keys`,
-    pending: `${base}:pending`,
-    inFlight: `${base}:inflight`,
-    rejected: `${base}:rejected`,
-    refusals: `${base}:refusals`,
-    alerts: `${base}:alerts`,
-    since: `${base}:since`,
-    lease: `${base}:lease`,
-    batch: `${base}:batch`,
-    firstCall: `${base}:first`,
-    tokensNotBefore: `${base}:nbf`,
-    seen: `${base}:seen`,
+    budget,
+    alertMark: (credentialId, alert) => `${budgetBase(credentialId)}:alert:${alert}`,
+    applicationName: (credentialId) => `${budgetBase(credentialId)}:appname`,
+    pattern: (kind) => patterns[kind],
+    credentialIdOfSinceKey: (key) => sinceKey.exec(key)?.[1],
+    credentialIdOfKey: (key) => anyKey.exec(key)?.[1],
+    firstCallCounter: (second) => `${prefix}:first-calls:${second}`,
+    addressCounter: (second, addressHash) => `${prefix}:first-calls:${second}:${addressHash}`,
   };
 }
 
-/** The mark of one usage alert (`<period>:<metric>:<period start>:<level>`, a field of the alerts hash). */
-export function alertMarkKey(credentialId: string, alert: string): string {
-  return `${KEY_PREFIX}:{${credentialId}}:alert:${alert}`;
+/** The keys of one budget of a service. */
+export function credentialKeys(serviceId: string, credentialId: string): CredentialKeys {
+  return serviceKeys(serviceId).budget(credentialId);
 }
 
-/** The application a user_key budget belongs to, as the admin API named it (platform/application-directory.ts). */
-export function applicationNameKey(credentialId: string): string {
-  return `${KEY_PREFIX}:{${credentialId}}:appname`;
-}
-
-/** SCAN pattern of the keys that mark unreported usage (braces are literal in Redis glob patterns). */
-export const SINCE_KEY_PATTERN = `${KEY_PREFIX}:{*}:since`;
-
-/** SCAN pattern of the keys that hold usage the platform refused to take. */
-export const REJECTED_KEY_PATTERN = `${KEY_PREFIX}:{*}:rejected`;
-
-const SINCE_KEY = new RegExp(`^${KEY_PREFIX}:\\{([0-9a-f]{64})\\}:since$`);
-const ANY_KEY = new RegExp(`^${KEY_PREFIX}:\\{([0-9a-f]{64})\\}:`);
-
-/** The credential id of a `since` key; undefined for any other key. */
-export function credentialIdOfSinceKey(key: string): string | undefined {
-  return SINCE_KEY.exec(key)?.[1];
-}
-
-/** The credential id of any key of the layout; undefined for a key of another layout. */
-export function credentialIdOfKey(key: string): string | undefined {
-  return ANY_KEY.exec(key)?.[1];
+/** The service's mapping rules read from the platform, and the lease of the one instance refreshing them. */
+export function mappingRulesKeys(serviceId: string): { readonly rules: string; readonly refresh: string } {
+  const prefix = `${KEY_PREFIX}:${serviceSegment(serviceId)}`;
+  return { rules: `${prefix}:rules`, refresh: `${prefix}:rules:refresh` };
 }

@@ -1,13 +1,13 @@
 /**
  * Marks of credentials the platform has said exist (docs/architecture.md, "Redis layout"): a set per
- * budget, `am:{id}:seen`, of the key ids answered for ('' for a budget's own credential), kept for
+ * budget, `am:<service>:{id}:seen`, of the key ids answered for ('' for a budget's own credential), kept for
  * SEEN_MARK_TTL_SECONDS from the last answer. It outlives the budget's snapshot (a day without an
  * answer) and costs a few bytes a credential, so a known credential whose snapshot expired or was
  * evicted is still known: the first-call gate (decision/first-call-gate.ts) never counts it.
  *
  * Only the first-call path reads or writes it: a cache hit never does.
  */
-import { credentialKeys } from './keys';
+import { serviceKeys } from './keys';
 import { ensureConnected, REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from './redis-client';
 
 /** How long a mark lasts after the platform's last answer for the credential. */
@@ -25,12 +25,13 @@ export interface SeenMarks {
   mark(credentialId: string, keyId: string): Promise<void>;
 }
 
-export function redisSeenMarks(redis: RedisConnection): SeenMarks {
+export function redisSeenMarks(redis: RedisConnection, serviceId: string): SeenMarks {
+  const keys = serviceKeys(serviceId);
   return {
     async has(credentialId, keyId) {
       try {
         await ensureConnected(redis, REDIS_COMMAND_TIMEOUT_MS);
-        return (await redis.sismember(credentialKeys(credentialId).seen, keyId)) === 1;
+        return (await redis.sismember(keys.budget(credentialId).seen, keyId)) === 1;
       } catch {
         // Unknown then: the gate decides, as for a credential never seen.
         return false;
@@ -38,7 +39,7 @@ export function redisSeenMarks(redis: RedisConnection): SeenMarks {
     },
     async mark(credentialId, keyId) {
       await ensureConnected(redis, REDIS_COMMAND_TIMEOUT_MS);
-      await redis.eval(MARK_SCRIPT, 1, credentialKeys(credentialId).seen, keyId, SEEN_MARK_TTL_SECONDS);
+      await redis.eval(MARK_SCRIPT, 1, keys.budget(credentialId).seen, keyId, SEEN_MARK_TTL_SECONDS);
     },
   };
 }

@@ -34,19 +34,6 @@ local function redis_time_us(clock)
   return time_us
 end
 
--- A throttle's TAT when its field holds none: its scope's bucket under another rate, the calls it holds
--- rescaled to \`interval\`, and that field's name; nil when there is none.
-local function tat_under_other_rate(stored, field, interval, now)
-  local scope = string.match(field, '^(.*@)')
-  for name, value in pairs(stored) do
-    if string.sub(name, 1, #scope) == scope then
-      local rate, tat = tonumber(string.sub(name, #scope + 1)), tonumber(value)
-      if rate and tat then return now + math.max(tat - now, 0) * rate / 1000000 * interval, name end
-    end
-  end
-  return nil
-end
-
 -- Takes the call's cells from every throttle of the plan that applies, or from none. The table's lines
 -- (ThrottleTable.text in throttles.ts) each start with a newline, so a plan's lines are found by a plain search,
 -- whatever the other plans. \`stored\` holds the snapshot's throttle fields; \`forced\` takes the cells
@@ -59,6 +46,19 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   local at = string.find(table_text, head, 1, true)
   if not at then return nil end
   local now = redis_time_us(clock)
+  -- A throttle's TAT when its field holds none: its scope's bucket under another rate, the calls it holds
+  -- rescaled to \`interval\`, and that field's name; nil when there is none. Defined here, past the returns
+  -- above: a call of a plan without throttles makes no closure of it.
+  local function tat_under_other_rate(field, interval)
+    local scope = string.match(field, '^(.*@)')
+    for name, value in pairs(stored) do
+      if string.sub(name, 1, #scope) == scope then
+        local rate, tat = tonumber(string.sub(name, #scope + 1)), tonumber(value)
+        if rate and tat then return now + math.max(tat - now, 0) * rate / 1000000 * interval, name end
+      end
+    end
+    return nil
+  end
   -- Per applying throttle: its field, its TAT before and after this call, the field it was converted from.
   local taken = {}
   -- An excess of a thousandth of a µs or less is the floats' rounding, not a refusal.
@@ -73,7 +73,7 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
       interval = tonumber(interval)
       local capacity = tonumber(burst) * interval
       local tat, converted_from = tonumber(stored[field] or ''), nil
-      if not tat then tat, converted_from = tat_under_other_rate(stored, field, interval, now) end
+      if not tat then tat, converted_from = tat_under_other_rate(field, interval) end
       local before = math.min(math.max(tat or now, now), now + capacity)
       local ahead = before - now + cells * interval
       local excess = ahead - capacity

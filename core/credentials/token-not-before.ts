@@ -5,7 +5,7 @@
  * Redis GET on the token path only (docs/oauth.md, "Tokens after their secret is deleted").
  */
 
-import { credentialKeys } from '../budget/keys';
+import { serviceKeys } from '../budget/keys';
 import { ensureConnected, REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
 import { errorMessage, type LogPort } from '../observability/observability';
 import { MAX_TOKEN_TTL_SECONDS } from '../settings/settings';
@@ -32,9 +32,10 @@ export function redisTokensNotBefore(
   serviceId: string,
   logger: LogPort,
 ): TokensNotBefore {
+  const keys = serviceKeys(serviceId);
   const keyOf = (appId: string) => {
     const credentialId = credentialIdOf(serviceId, { kind: 'app_id', appId });
-    return { credentialId, key: credentialKeys(credentialId).tokensNotBefore };
+    return { credentialId, key: keys.budget(credentialId).tokensNotBefore };
   };
   return {
     async refuses(appId, issuedAt) {

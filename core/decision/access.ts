@@ -54,7 +54,9 @@ import { type ReportPublisher, reportMessage } from '../reporting/message';
 import { type AccessConfig, ConfigError } from '../settings/config';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { FirstCallGate } from './first-call-gate';
-import { compileMappingRules, type QueryParameters, type UsageMapper } from './mapping';
+import type { QueryParameters } from './mapping';
+import { givenMappingRules, type MappingRulesPort } from './mapping-rules-source';
+import { platformMappingRulesOf } from './platform-mapping-rules';
 import { RefusalMemory } from './refusal-memory';
 import type { GatewayRequest } from './request';
 import { retryAfterSecondsOf } from './retry-after';
@@ -123,6 +125,8 @@ export interface AccessAuthorizerDeps {
   readonly now: () => number;
   readonly logger: LogPort;
   readonly metrics: MetricsPort;
+  /** @default the rules the configuration's mappingRulesSource names */
+  readonly mappingRules?: MappingRulesPort;
 }
 
 /** Lease of a reporter on a credential: longer than any flush (reports, resync) can take. */
@@ -150,6 +154,7 @@ export function accessCacheOf(
   readyWaitMs?: number,
 ): AccessCache {
   return new AccessCache(redis, {
+    serviceId: config.serviceId,
     negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
     leaseMs: reportLeaseMs(config),
     throttles: config.throttles,
@@ -196,7 +201,7 @@ interface CacheParts {
 }
 
 export class AccessAuthorizer {
-  private readonly mapper: UsageMapper;
+  private readonly rules: MappingRulesPort;
   private readonly windowMs: number;
   private readonly softLimits: boolean;
   private readonly failureMode: FailureModeHandler;
@@ -214,7 +219,11 @@ export class AccessAuthorizer {
       config,
       deps.redis && { tokensNotBefore: redisTokensNotBefore(deps.redis, config.serviceId, deps.logger) },
     );
-    this.mapper = compileMappingRules(config.mappingRules);
+    this.rules =
+      deps.mappingRules ??
+      (config.mappingRulesSource === 'platform'
+        ? platformMappingRulesOf(config, deps)
+        : givenMappingRules(config.mappingRules));
     this.windowMs = config.reportWindowSeconds * 1000;
     this.softLimits = config.limitMode === 'soft';
     this.failureMode = FAILURE_MODE_HANDLERS[config.failureMode];
@@ -228,8 +237,8 @@ export class AccessAuthorizer {
         cache: accessCacheOf(deps.redis, config, REDIS_COMMAND_TIMEOUT_MS),
         publisher: deps.publisher,
         sealer: sealerOf(config),
-        firstCallGate: new FirstCallGate(deps.redis, config.unseenCredentialCallsPerSecond),
-        seen: redisSeenMarks(deps.redis),
+        firstCallGate: new FirstCallGate(deps.redis, config.serviceId, config.unseenCredentialCallsPerSecond),
+        seen: redisSeenMarks(deps.redis, config.serviceId),
       };
   }
 
@@ -258,17 +267,20 @@ export class AccessAuthorizer {
   async decideCall(request: AccessRequest): Promise<AccessDecision> {
     const { config } = this.deps;
     const { credential } = request;
-    const usage = this.mapper.usageOf(request);
+    const now = this.deps.now();
+    const mapper = await this.rules.mapperAt(now);
+    const usage = mapper?.usageOf(request);
     const facts: RequestFacts = {
       credential,
       credentialId: credentialIdOf(config.serviceId, credential),
       keyId: keyIdOf(config.serviceId, credential),
       usage: usage ?? {},
-      now: this.deps.now(),
+      now,
       metrics: Object.keys(usage ?? {}).join(','),
       ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
       ...(request.sourceAddress !== undefined && { sourceAddress: request.sourceAddress }),
     };
+    if (!mapper) return this.withoutRules(facts);
     if (!usage) {
       this.count(METRIC.noMappingRule);
       return this.deny(facts, 'no_mapping_rule');
@@ -530,6 +542,15 @@ export class AccessAuthorizer {
         credential: credentialIdPrefix(facts.credentialId),
       },
     );
+    return this.deny(facts, 'platform_misconfigured');
+  }
+
+  /** mappingRulesSource platform, no rules ever read: every call is refused, loudly (the alarm). */
+  private withoutRules(facts: RequestFacts): AccessDecision {
+    this.count(METRIC.platformMisconfigured);
+    this.deps.logger.error('no mapping rules read from the platform yet: call refused', {
+      credential: credentialIdPrefix(facts.credentialId),
+    });
     return this.deny(facts, 'platform_misconfigured');
   }
 

@@ -19,18 +19,18 @@
  * without asking Redis. A call without a source address meets the whole bound only.
  */
 import { createHash } from 'node:crypto';
-import { KEY_PREFIX } from '../budget/keys';
+import { type ServiceKeys, serviceKeys } from '../budget/keys';
 import type { RedisConnection } from '../budget/redis-client';
 
 /** The counter of one second; it outlives its second a little, so a late INCRBY never starts it again. */
-export function firstCallCounterKey(now: number): string {
-  return `${KEY_PREFIX}:first-calls:${Math.floor(now / 1000)}`;
+export function firstCallCounterKey(keys: ServiceKeys, now: number): string {
+  return keys.firstCallCounter(Math.floor(now / 1000));
 }
 
 /** The counter of one source address in one second. */
-export function addressCounterKey(now: number, address: string): string {
+export function addressCounterKey(keys: ServiceKeys, now: number, address: string): string {
   const hash = createHash('sha256').update(address).digest('hex').slice(0, 32);
-  return `${KEY_PREFIX}:first-calls:${Math.floor(now / 1000)}:${hash}`;
+  return keys.addressCounter(Math.floor(now / 1000), hash);
 }
 
 const COUNTER_TTL_MS = 2000;
@@ -71,12 +71,16 @@ export class FirstCallGate {
   /** Addresses refused in `refusedSecond`. */
   private refused = new Set<string>();
   private refusedSecond = -1;
+  private readonly keys: ServiceKeys;
 
   constructor(
     private readonly redis: RedisConnection,
+    /** The service whose first calls are counted: each service has its own counters and bound. */
+    serviceId: string,
     /** Setting `unseenCredentialCallsPerSecond`. */
     private readonly perSecond: number,
   ) {
+    this.keys = serviceKeys(serviceId);
     this.maxLease = Math.max(1, Math.floor(perSecond / LEASE_SHARE_OF_BOUND));
     this.perAddress = addressShareOf(perSecond);
   }
@@ -126,7 +130,7 @@ export class FirstCallGate {
     if (second === this.refusedSecond && this.refused.has(address)) return false;
     let count: number;
     try {
-      const key = addressCounterKey(second * 1000, address);
+      const key = addressCounterKey(this.keys, second * 1000, address);
       count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, 1, COUNTER_TTL_MS));
     } catch {
       return true;
@@ -140,7 +144,7 @@ export class FirstCallGate {
   /** Leases the next calls of the lease's second from the shared counter. */
   private async extend(lease: Lease): Promise<void> {
     const size = lease.next;
-    const key = firstCallCounterKey(lease.second * 1000);
+    const key = firstCallCounterKey(this.keys, lease.second * 1000);
     const count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, size, COUNTER_TTL_MS));
     const granted = Math.max(0, Math.min(size, this.perSecond - (count - size)));
     lease.left += granted;

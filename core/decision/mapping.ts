@@ -12,7 +12,8 @@
  *   (APIcast compares the last one only, so `?a=2&a=1` would evade a rule on `a=1`), a `{x}` value only
  *   needs the parameter to be present;
  * - method `ANY` matches every method;
- * - every matching rule adds its delta to its metric.
+ * - every matching rule adds its delta to its metric; a matching rule marked `last` ends the matching
+ *   (APIcast's mapping_rules_matcher.lua).
  * One deliberate difference: APIcast escapes only `.` and leaves other regular-expression characters
  * of a pattern live; here every character but `{name}` and the trailing `$` is literal.
  */
@@ -39,6 +40,7 @@ interface CompiledRule {
   readonly query: readonly (readonly [name: string, expected: string])[];
   readonly metric: string;
   readonly delta: number;
+  readonly last: boolean;
 }
 
 function escapeRegExp(text: string): string {
@@ -148,6 +150,7 @@ function compileRule(rule: MappingRule): CompiledRule {
     query: at < 0 ? [] : compileQuery(rule.pattern.slice(at + 1)),
     metric: rule.metric,
     delta: rule.delta,
+    last: rule.last === true,
   };
 }
 
@@ -179,6 +182,7 @@ export function compileMappingRules(rules: readonly MappingRule[]): UsageMapper 
         if (!rule.path.test(path) || !queryMatches(rule.query, request.query)) continue;
         matched = true;
         usage[rule.metric] = (usage[rule.metric] ?? 0) + rule.delta;
+        if (rule.last) break;
       }
       return matched ? usage : undefined;
     },

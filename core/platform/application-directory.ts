@@ -10,7 +10,7 @@
  * alert then names the key by its last characters), and none of them logs the key.
  */
 import type http from 'node:http';
-import { applicationNameKey } from '../budget/keys';
+import { type ServiceKeys, serviceKeys } from '../budget/keys';
 import type { RedisConnection } from '../budget/redis-client';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
 import { errorMessage, type LogPort } from '../observability/observability';
@@ -78,15 +78,17 @@ export interface ApplicationDirectoryDeps {
 export class ApplicationDirectory {
   private readonly agent: http.Agent;
   private readonly findUrl: URL;
+  private readonly keys: ServiceKeys;
 
   constructor(private readonly deps: ApplicationDirectoryDeps) {
+    this.keys = serviceKeys(deps.serviceId);
     this.findUrl = new URL('/admin/api/applications/find.xml', deps.admin.url);
     this.agent = deps.agent ?? keepAliveAgent(this.findUrl.protocol);
   }
 
   /** The application holding `userKey`, from the cache or the platform; undefined when unknown. */
   async find(credentialId: string, userKey: string): Promise<ApplicationIdentity | undefined> {
-    const cacheKey = applicationNameKey(credentialId);
+    const cacheKey = this.keys.applicationName(credentialId);
     const cached = await this.cached(cacheKey);
     if (cached !== undefined)
       return cached === UNKNOWN ? undefined : (JSON.parse(cached) as ApplicationIdentity);

@@ -18,7 +18,7 @@ export type ExchangeResult =
   | { readonly ok: false; readonly failure: Unavailable };
 
 /** Answers of the Service Management API are a few kilobytes; anything this large is not one. */
-const MAX_ANSWER_BYTES = 1024 * 1024;
+export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /**
  * Idle keep-alive sockets are closed after this long, before the load balancers in front of a
@@ -57,6 +57,7 @@ function attempt(
   agent: http.Agent,
   remainingMs: number,
   timeoutMs: number,
+  maxBytes: number,
 ): Promise<Attempt> {
   return new Promise((resolve) => {
     let settled = false;
@@ -91,7 +92,7 @@ function attempt(
       let size = 0;
       response.on('data', (data: Buffer) => {
         size += data.length;
-        if (size > MAX_ANSWER_BYTES) {
+        if (size > maxBytes) {
           fail({ kind: 'unavailable', cause: 'network', message: 'platform answer is too large' });
           return;
         }
@@ -128,11 +129,12 @@ export async function exchange(
   request: PlatformRequest,
   agent: http.Agent,
   timeoutMs: number,
+  maxBytes = MAX_ANSWER_BYTES,
 ): Promise<ExchangeResult> {
   const startedAt = performance.now();
-  const first = await attempt(request, agent, timeoutMs, timeoutMs);
+  const first = await attempt(request, agent, timeoutMs, timeoutMs, maxBytes);
   if (!first.staleSocket) return first.result;
   const left = Math.floor(timeoutMs - (performance.now() - startedAt));
   if (left <= 0) return { ok: false, failure: timeoutFailure(timeoutMs) };
-  return (await attempt(request, agent, left, timeoutMs)).result;
+  return (await attempt(request, agent, left, timeoutMs, maxBytes)).result;
 }

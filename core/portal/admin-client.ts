@@ -49,6 +49,8 @@ export interface NewApplication {
   readonly name: string;
   readonly description?: string;
   readonly applicationKey?: string;
+  /** In user_key services: the key to give the application (porta generates one when absent). */
+  readonly userKey?: string;
 }
 
 export interface AdminClientOptions {
@@ -177,7 +179,18 @@ export class AdminClient {
         name: app.name,
         ...(app.description !== undefined && { description: app.description }),
         ...(app.applicationKey !== undefined && { application_key: app.applicationKey }),
+        ...(app.userKey !== undefined && { user_key: app.userKey }),
       },
+      applicationOf,
+    );
+  }
+
+  /** The service's application whose user key this is: porta's `applications/find.xml`, not_found for none. */
+  findApplicationByUserKey(serviceId: string, userKey: string): Promise<AdminResult<Application>> {
+    return this.call(
+      'GET',
+      'applications/find.xml',
+      { user_key: userKey, service_id: serviceId },
       applicationOf,
     );
   }

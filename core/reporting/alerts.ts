@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { bucketsOf, type LimitRefusal, type UsageBucket } from '../budget/cache';
-import { alertMarkKey, credentialKeys } from '../budget/keys';
+import { type ServiceKeys, serviceKeys } from '../budget/keys';
 import { periodWindow } from '../budget/periods';
 import type { RedisConnection } from '../budget/redis-client';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
@@ -361,7 +361,13 @@ type ScriptCall = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 /** The Redis side of alerts: marks, the unsent-alerts hash, pending usage; all in the budget's slot. */
 export class AlertMarks {
-  constructor(private readonly redis: RedisConnection) {
+  private readonly keys: ServiceKeys;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    serviceId: string,
+  ) {
+    this.keys = serviceKeys(serviceId);
     const commands = redis as unknown as Record<string, unknown>;
     for (const script of ALERT_SCRIPTS) {
       if (typeof commands[script.name] !== 'function') {
@@ -372,7 +378,7 @@ export class AlertMarks {
 
   /** Pending usage per bucket and the fields of unsent alerts, in one round trip. */
   async inputs(credentialId: string): Promise<{ pending: UsageBucket[]; unsent: string[] }> {
-    const keys = credentialKeys(credentialId);
+    const keys = this.keys.budget(credentialId);
     const [pendingPairs, unsent] = (await this.call(INPUTS_SCRIPT.name, [keys.pending, keys.alerts], [])) as [
       string[],
       string[],
@@ -385,7 +391,7 @@ export class AlertMarks {
     due: DueAlert,
     token: string,
   ): Promise<'claimed' | 'taken' | 'superseded'> {
-    const keys = [alertMarkKey(credentialId, due.field), credentialKeys(credentialId).alerts];
+    const keys = [this.keys.alertMark(credentialId, due.field), this.keys.budget(credentialId).alerts];
     const reply = await this.call(CLAIM_SCRIPT.name, keys, [
       token,
       ALERT_SEND_LEASE_MS,
@@ -393,7 +399,7 @@ export class AlertMarks {
       JSON.stringify(due.alert),
       due.field,
       Math.max(UNSENT_TTL_MS, due.ttlMs ?? 0),
-      alertMarkKey(credentialId, ''),
+      this.keys.alertMark(credentialId, ''),
       ...due.higherFields,
     ]);
     return String(reply) as 'claimed' | 'taken' | 'superseded';
@@ -401,7 +407,7 @@ export class AlertMarks {
 
   /** An unsent alert taken for a retry, or undefined when there is nothing to send. */
   async take(credentialId: string, field: string, token: string): Promise<UsageAlert | undefined> {
-    const keys = [alertMarkKey(credentialId, field), credentialKeys(credentialId).alerts];
+    const keys = [this.keys.alertMark(credentialId, field), this.keys.budget(credentialId).alerts];
     const reply = await this.call(TAKE_SCRIPT.name, keys, [token, ALERT_SEND_LEASE_MS, field]);
     return typeof reply === 'string' ? (JSON.parse(reply) as UsageAlert) : undefined;
   }
@@ -413,7 +419,7 @@ export class AlertMarks {
     outcome: 'sent' | 'out',
     ttlMs: number | undefined,
   ): Promise<void> {
-    const keys = [alertMarkKey(credentialId, field), credentialKeys(credentialId).alerts];
+    const keys = [this.keys.alertMark(credentialId, field), this.keys.budget(credentialId).alerts];
     await this.call(SETTLE_SCRIPT.name, keys, [token, outcome, ttlMs ?? 0, field]);
   }
 
@@ -448,7 +454,7 @@ export class UsageAlerts {
   private readonly marks: AlertMarks;
 
   constructor(private readonly deps: UsageAlertsDeps) {
-    this.marks = new AlertMarks(deps.redis);
+    this.marks = new AlertMarks(deps.redis, deps.serviceId);
   }
 
   /**

@@ -1,9 +1,13 @@
 /**
  * The sweep: finds budgets whose unreported usage is older than its message should have taken (the
- * message was lost, or went to the dead-letter queue) and flushes them.
+ * message was lost, or went to the dead-letter queue) and flushes them. It first adopts the service's
+ * budgets an earlier version left under the key layout without the service.
  */
-import { accessCacheOf } from '../decision/access';
-import { METRIC } from '../observability/observability';
+import { serviceKeys } from '../budget/keys';
+import { adoptLegacyBudgets } from '../budget/legacy-layout';
+import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
+import { accessCacheOf, sealerOf } from '../decision/access';
+import { errorMessage, METRIC } from '../observability/observability';
 import type { AccessConfig } from '../settings/config';
 import type { ReportingDeps, UsageFlusher } from './flush-types';
 
@@ -40,6 +44,7 @@ export async function sweepUnreported(
   flusher: UsageFlusher,
   minAgeMs = sweepMinAgeMs(deps.config),
 ): Promise<SweepResult> {
+  await adoptEarlierLayout(deps);
   const cache = accessCacheOf(deps.redis, deps.config);
   const ids = await cache.unreportedSince(deps.now() - minAgeMs, SWEEP_MAX_CREDENTIALS);
   const totals = { found: ids.length, flushed: 0, discarded: 0, failed: 0, busy: 0, unreadable: 0 };
@@ -55,4 +60,42 @@ export async function sweepUnreported(
   deps.metrics.addMetric(METRIC.sweepFlushed, 'Count', totals.flushed);
   if (totals.found > 0) deps.logger.info('sweep done', totals);
   return totals;
+}
+
+/**
+ * Clients whose sweep found no budget of the earlier layout: once the upgrade is behind, a process stops
+ * paying a second SCAN of the keyspace every run (a new process looks once more).
+ */
+const earlierLayoutGone = new WeakSet<ReportingDeps['redis']>();
+
+/**
+ * Moves the service's budgets an earlier version left under the layout without the service to its names
+ * (budget/legacy-layout.ts), so this run reports them. A failure is logged: the next run tries again.
+ */
+async function adoptEarlierLayout(deps: ReportingDeps): Promise<void> {
+  if (earlierLayoutGone.has(deps.redis)) return;
+  const sealer = sealerOf(deps.config);
+  const owns = (credentialId: string, sealed: string) => {
+    try {
+      sealer.unseal(credentialId, sealed);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    await ensureConnected(deps.redis, REDIS_CONNECT_TIMEOUT_MS);
+    const result = await adoptLegacyBudgets(
+      deps.redis,
+      serviceKeys(deps.config.serviceId),
+      owns,
+      SWEEP_MAX_CREDENTIALS,
+    );
+    if (result.found > 0) deps.logger.info('budgets of the earlier key layout adopted', { ...result });
+    else earlierLayoutGone.add(deps.redis);
+  } catch (error) {
+    deps.logger.warn('budgets of the earlier key layout not adopted: the next sweep tries again', {
+      error: errorMessage(error),
+    });
+  }
 }

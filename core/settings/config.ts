@@ -16,11 +16,15 @@ export {
   type CredentialLocation,
   type CredentialMode,
   DEFAULT_PLATFORM_URL,
+  DEFAULT_PROXY_ENVIRONMENT,
+  DEFAULT_RULES_REFRESH_SECONDS,
   type FailureMode,
   type LimitMode,
   MAX_REPORT_WINDOW_SECONDS,
   type MappingRule,
+  type MappingRulesSource,
   type PlatformAuthKind,
+  type ProxyEnvironment,
   TOKEN_ALGORITHMS,
   type TokenAlgorithm,
   type TokenClientIdClaim,
@@ -136,6 +140,39 @@ function parseSettings(input: Readonly<Record<string, unknown>>): SettingValues 
   return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as SettingValues;
 }
 
+/**
+ * The settings the mapping rules' source makes apply or not: rules given beside rules read from the
+ * platform would be one of them silently ignored, and the platform's rules need its admin origin and token.
+ */
+function checkMappingRulesSource(input: AccessConfigInput, settings: SettingValues): void {
+  if (settings.mappingRulesSource === 'given') {
+    for (const name of ['mappingRulesEnvironment', 'mappingRulesRefreshSeconds'] as const) {
+      if (settings[name] !== undefined) {
+        throw new ConfigError(name, 'applies to mappingRulesSource platform only');
+      }
+    }
+    return;
+  }
+  if (settings.mappingRules.length > 0) {
+    throw new ConfigError(
+      'mappingRules',
+      'cannot be given with mappingRulesSource platform: the rules are read from the platform',
+    );
+  }
+  if (settings.adminApiUrl === undefined) {
+    throw new ConfigError(
+      'adminApiUrl',
+      "is required with mappingRulesSource platform: the admin portal's origin serves the proxy configuration",
+    );
+  }
+  if (settings.adminTokenSecretArn === undefined && input.adminAccessToken === undefined) {
+    throw new ConfigError(
+      'adminTokenSecretArn',
+      'is required with mappingRulesSource platform: an Account Management API access token reads the proxy configuration',
+    );
+  }
+}
+
 /** Applies defaults and validates; throws ConfigError naming the first bad setting. */
 export function parseConfig(input: AccessConfigInput): AccessConfig {
   const redis = parseRedis(input.redis);
@@ -154,6 +191,7 @@ export function parseConfig(input: AccessConfigInput): AccessConfig {
     );
   }
   checkThrottlesAgainstRules(settings.throttles, settings.mappingRules);
+  checkMappingRulesSource(input, settings);
   return {
     ...settings,
     ...(input.platformCredential !== undefined && {

@@ -41,6 +41,20 @@ export type CredentialLocation = (typeof CREDENTIAL_LOCATIONS)[number];
 export const TOKEN_CLIENT_ID_CLAIMS = ['client_id', 'azp'] as const;
 export type TokenClientIdClaim = (typeof TOKEN_CLIENT_ID_CLAIMS)[number];
 /**
+ * Where the mapping rules come from: `given` (the `mappingRules` setting) or `platform` (the service's proxy
+ * configuration on the platform, read with the admin access token and refreshed, as APIcast reads it).
+ */
+export const MAPPING_RULES_SOURCES = ['given', 'platform'] as const;
+export type MappingRulesSource = (typeof MAPPING_RULES_SOURCES)[number];
+/** The proxy configuration environments (porta's `staging`, stored as `sandbox`, and `production`). */
+export const PROXY_ENVIRONMENTS = ['staging', 'production'] as const;
+export type ProxyEnvironment = (typeof PROXY_ENVIRONMENTS)[number];
+/** mappingRulesSource platform: APIcast's own default environment (THREESCALE_DEPLOYMENT_ENV). */
+export const DEFAULT_PROXY_ENVIRONMENT: ProxyEnvironment = 'production';
+/** mappingRulesSource platform: how old the rules may get before they are read again (5 minutes). */
+export const DEFAULT_RULES_REFRESH_SECONDS = 300;
+export const RULES_REFRESH_BOUNDS = { min: 1, max: 86_400 } as const;
+/**
  * Signature algorithms an access token may use: asymmetric ones only. `none` would accept anything, and an
  * HMAC (HS*) key would have to be the issuer's public key, which anyone can fetch and sign with.
  */
@@ -88,6 +102,8 @@ export interface MappingRule {
   readonly metric: string;
   /** Usage added per match; a non-negative integer. */
   readonly delta: number;
+  /** When it matches, the rules after it are not tried (APIcast's `last`). */
+  readonly last?: boolean;
 }
 
 /**
@@ -123,6 +139,14 @@ type Sourced<T, E extends Entry> = Setting<T> & {
 
 const asString = (_setting: string, text: string): unknown => text;
 
+function numberText(name: string, text: string): unknown {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) {
+    throw new ConfigError(name, `must be a number (got ${JSON.stringify(text)})`);
+  }
+  return value;
+}
+
 function setting<T, const E extends Entry>(
   entry: E,
   parse: Setting<T>['parse'],
@@ -156,13 +180,7 @@ function wholeNumber<const E extends Entry>(
   return setting(
     entry,
     (name, value) => integer(name, value ?? fallback, bounds.min, bounds.max),
-    (name, text) => {
-      const value = Number(text);
-      if (text.trim() === '' || !Number.isFinite(value)) {
-        throw new ConfigError(name, `must be a number (got ${JSON.stringify(text)})`);
-      }
-      return value;
-    },
+    numberText,
   );
 }
 
@@ -197,6 +215,17 @@ function optionalChoice<T extends string, const E extends Entry>(
   allowed: readonly T[],
 ): Sourced<T | undefined, E> {
   return setting(entry, (name, value) => (value === undefined ? undefined : oneOf(name, value, allowed)));
+}
+
+function optionalWholeNumber<const E extends Entry>(
+  entry: E,
+  bounds: { min: number; max: number },
+): Sourced<number | undefined, E> {
+  return setting(
+    entry,
+    (name, value) => (value === undefined ? undefined : integer(name, value, bounds.min, bounds.max)),
+    numberText,
+  );
 }
 
 function optionalUrl<const E extends Entry>(entry: E): Sourced<string | undefined, E> {
@@ -247,7 +276,13 @@ export function validateMappingRules(rules: unknown, setting = 'mappingRules'): 
   if (!Array.isArray(rules)) throw new ConfigError(setting, 'must be an array of mapping rules');
   return rules.map((value: unknown, i) => {
     const at = `${setting}[${i}]`;
-    const rule: Partial<MappingRule> = knownFields(at, value, ['method', 'pattern', 'metric', 'delta']);
+    const rule: Partial<MappingRule> = knownFields(at, value, [
+      'method',
+      'pattern',
+      'metric',
+      'delta',
+      'last',
+    ]);
     const method = nonEmpty(`${at}.method`, rule.method).toUpperCase();
     if (!HTTP_METHODS.has(method)) {
       throw new ConfigError(`${at}.method`, `must be an HTTP method or ANY (got ${rule.method})`);
@@ -257,7 +292,10 @@ export function validateMappingRules(rules: unknown, setting = 'mappingRules'): 
       throw new ConfigError(`${at}.pattern`, `must start with / (got ${pattern})`);
     const metric = nonEmpty(`${at}.metric`, rule.metric);
     const delta = integer(`${at}.delta`, rule.delta ?? 1, 0, 1_000_000);
-    return { method, pattern, metric, delta };
+    if (rule.last !== undefined && typeof rule.last !== 'boolean') {
+      throw new ConfigError(`${at}.last`, `must be true or false (got ${JSON.stringify(rule.last)})`);
+    }
+    return { method, pattern, metric, delta, ...(rule.last === true && { last: true }) };
   });
 }
 
@@ -411,6 +449,32 @@ export const SETTINGS = {
       description: 'which calls count on which metric; none: every call counts 1 hit',
     },
     (name, value): readonly MappingRule[] => validateMappingRules(value ?? [], name),
+  ),
+  mappingRulesSource: choice(
+    {
+      env: 'MAPPING_RULES_SOURCE',
+      sources: ['stackFile'],
+      description:
+        "`given`: the `mappingRules` setting; `platform`: the service's proxy configuration on the platform, read with the admin access token (`adminApiUrl`, `adminTokenSecretArn`), kept in Redis and refreshed (docs/deploy.md)",
+    },
+    MAPPING_RULES_SOURCES,
+    'given',
+  ),
+  mappingRulesEnvironment: optionalChoice(
+    {
+      env: 'MAPPING_RULES_ENVIRONMENT',
+      sources: ['stackFile'],
+      description: `mappingRulesSource platform: the proxy configuration read, \`staging\` or \`production\`; default ${DEFAULT_PROXY_ENVIRONMENT}`,
+    },
+    PROXY_ENVIRONMENTS,
+  ),
+  mappingRulesRefreshSeconds: optionalWholeNumber(
+    {
+      env: 'MAPPING_RULES_REFRESH_SECONDS',
+      sources: ['stackFile'],
+      description: `mappingRulesSource platform: how old the rules may get before one instance reads them again (a promotion takes effect within it); default ${DEFAULT_RULES_REFRESH_SECONDS}`,
+    },
+    RULES_REFRESH_BOUNDS,
   ),
   failureMode: choice(
     {

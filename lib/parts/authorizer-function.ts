@@ -33,7 +33,7 @@ export class AuthorizerFunction implements AccessPart {
         memorySize: 512,
         timeout: Duration.seconds(10),
       },
-      { publishTo: props.topic },
+      { publishTo: props.topic, mapsCalls: true },
     );
     this.identitySources = identitySourcesOf(props.bindings.config).map((source) =>
       source.location === 'header'
@@ -72,7 +72,7 @@ export class AuthorizerFunction implements AccessPart {
       {
         id: 'PlatformMisconfigured',
         description:
-          "The platform refused our configuration on a first call (a wrong provider key or service token, service id, or a mapping rule's metric it does not have): every such call is a 403 platform_misconfigured. The authorizer's log names the platform's error code; fix the setting it names.",
+          "The platform refused our configuration on a first call (a wrong provider key or service token, service id, or a mapping rule's metric it does not have), or, with mappingRulesSource platform, no mapping rules could ever be read from the platform (no proxy configuration in the environment, a wrong admin token): every such call is a 403 platform_misconfigured. The authorizer's log names the platform's error code or the read's failure; fix the setting it names.",
         metric: accessMetric('authorizer', METRIC.platformMisconfigured, instance),
         threshold: 1,
       },

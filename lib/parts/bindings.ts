@@ -35,6 +35,11 @@ export interface AccessBindingsProps {
 export interface FunctionBindings {
   /** The topic the function publishes usage messages to. */
   readonly publishTo?: ITopic;
+  /**
+   * The function maps calls to metrics: with mappingRulesSource platform it reads the rules with the
+   * admin token, and may read that secret.
+   */
+  readonly mapsCalls?: boolean;
 }
 
 /**
@@ -72,5 +77,14 @@ export class AccessBindings {
     }
     redisAuthSecret?.grantRead(fn);
     bindings.publishTo?.grantPublish(fn);
+    if (bindings.mapsCalls && config.mappingRulesSource === 'platform' && config.adminTokenSecretArn) {
+      // What ISecret.grantRead grants, on the one secret the environment names.
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+          resources: [config.adminTokenSecretArn],
+        }),
+      );
+    }
   }
 }

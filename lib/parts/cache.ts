@@ -47,6 +47,17 @@ export interface AccessCache extends AccessPart {
   readonly endpoint: RedisEndpoint;
   /** The AUTH token, when the cache has one. */
   readonly authSecret?: ISecret;
+  /** The cache's security group: whichever functions it admits may reach it. */
+  readonly securityGroup: ISecurityGroup;
+}
+
+/** The cache as another instance sharing it reaches it: as a Redis that instance does not run. */
+export function sharedEndpointOf(cache: AccessCache): ExistingRedisEndpoint {
+  return {
+    ...cache.endpoint,
+    securityGroup: cache.securityGroup,
+    ...(cache.authSecret && { authSecret: cache.authSecret }),
+  };
 }
 
 /** A Redis the provider already runs. */
@@ -80,6 +91,7 @@ export class ExistingRedisCache implements AccessCache {
   public readonly alarms: readonly AlarmSpec[] = [];
   public readonly endpoint: RedisEndpoint;
   public readonly authSecret?: ISecret;
+  public readonly securityGroup: ISecurityGroup;
 
   constructor(network: AccessNetwork, existing: ExistingRedisEndpoint) {
     this.endpoint = {
@@ -89,6 +101,7 @@ export class ExistingRedisCache implements AccessCache {
       mode: existing.mode ?? 'standalone',
     };
     this.authSecret = existing.authSecret;
+    this.securityGroup = existing.securityGroup;
     network.admitFunctionsTo(existing.securityGroup, this.endpoint.port, 'Redis');
   }
 }
@@ -169,13 +182,14 @@ export class ReplicationGroupCache implements AccessCache {
   public readonly alarms: readonly AlarmSpec[];
   public readonly endpoint: RedisEndpoint;
   public readonly authSecret: Secret;
+  public readonly securityGroup: SecurityGroup;
   public readonly replicationGroup: CfnReplicationGroup;
 
   constructor(scope: Construct, props: ReplicationGroupCacheProps) {
     const { network, sharding } = props;
     const engine = CACHE_ENGINES[props.engine];
     this.authSecret = authTokenSecret(scope);
-    const securityGroup = cacheSecurityGroup(scope, network);
+    this.securityGroup = cacheSecurityGroup(scope, network);
     const subnetGroup = new CfnSubnetGroup(scope, 'RedisSubnets', {
       description: 'Subnets of the API access-management Redis',
       subnetIds: network.vpc.selectSubnets(props.subnets).subnetIds,
@@ -211,7 +225,7 @@ export class ReplicationGroupCache implements AccessCache {
       authToken: this.authSecret.secretValue.unsafeUnwrap(),
       cacheSubnetGroupName: subnetGroup.ref,
       cacheParameterGroupName: parameterGroup.ref,
-      securityGroupIds: [securityGroup.securityGroupId],
+      securityGroupIds: [this.securityGroup.securityGroupId],
       autoMinorVersionUpgrade: true,
     });
     acknowledgeNagRules(this.replicationGroup, [
@@ -335,13 +349,14 @@ export class ServerlessRedisCache implements AccessCache {
   public readonly alarms: readonly AlarmSpec[];
   public readonly endpoint: RedisEndpoint;
   public readonly authSecret: Secret;
+  public readonly securityGroup: SecurityGroup;
   public readonly cache: CfnServerlessCache;
 
   constructor(scope: Construct, props: ServerlessCacheProps) {
     const { network, limits } = props;
     const engine = CACHE_ENGINES[props.engine];
     this.authSecret = authTokenSecret(scope);
-    const securityGroup = cacheSecurityGroup(scope, network);
+    this.securityGroup = cacheSecurityGroup(scope, network);
     const user = new CfnUser(scope, 'RedisDefaultUser', {
       engine: engine.engine,
       userId: cacheIdentifier(scope, 'default'),
@@ -360,7 +375,7 @@ export class ServerlessRedisCache implements AccessCache {
       description: 'API access-management cache',
       engine: engine.engine,
       majorEngineVersion: engine.serverlessMajorVersion,
-      securityGroupIds: [securityGroup.securityGroupId],
+      securityGroupIds: [this.securityGroup.securityGroupId],
       subnetIds: network.vpc.selectSubnets(props.subnets).subnetIds,
       userGroupId: userGroup.ref,
       ...(limits && { cacheUsageLimits: usageLimits(limits) }),

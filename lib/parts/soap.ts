@@ -96,7 +96,7 @@ export class SoapProxyPart implements AccessPart {
         timeout: Duration.seconds(29),
         environment: soapSettingsToEnv(settings),
       },
-      { publishTo: props.topic },
+      { publishTo: props.topic, mapsCalls: true },
     );
     const backendPort = Number(new URL(settings.soapBackendUrl).port || 443);
     if (backendPort !== 443) {

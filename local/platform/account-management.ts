@@ -15,6 +15,7 @@ import {
 } from './applications-api';
 import { createKey, deleteKey, listKeys } from './keys-api';
 import { listPlans } from './plans-api';
+import { latestProxyConfig, promoteProxyConfig, showProxyConfig } from './proxy-configs-api';
 import { readSettings, updateSettings } from './settings-api';
 import { signup } from './signup';
 import type { Answer } from './transactor';
@@ -31,6 +32,7 @@ interface Route {
 
 const APPLICATIONS = 'accounts/([^/]+)/applications';
 const APPLICATION = `${APPLICATIONS}/([^/]+?)`;
+const PROXY_CONFIGS = 'services/([^/]+)/proxy/configs/([^/]+)';
 
 const ROUTES: readonly Route[] = [
   { method: 'POST', path: /^signup\.xml$/, access: 'write', handle: signup },
@@ -54,6 +56,24 @@ const ROUTES: readonly Route[] = [
   { method: 'PUT', path: /^settings\.json$/, access: 'write', handle: updateSettings },
   { method: 'PUT', path: /^webhooks\.json$/, access: 'write', handle: updateWebhook },
   { method: 'GET', path: /^application_plans\.xml$/, access: 'read', handle: listPlans },
+  {
+    method: 'GET',
+    path: new RegExp(`^${PROXY_CONFIGS}/latest\\.json$`),
+    access: 'read',
+    handle: latestProxyConfig,
+  },
+  {
+    method: 'GET',
+    path: new RegExp(`^${PROXY_CONFIGS}/(\\d+)\\.json$`),
+    access: 'read',
+    handle: showProxyConfig,
+  },
+  {
+    method: 'POST',
+    path: new RegExp(`^${PROXY_CONFIGS}/(\\d+)/promote\\.json$`),
+    access: 'write',
+    handle: promoteProxyConfig,
+  },
   { method: 'GET', path: /^services\/([^/]+)\/application_plans\.xml$/, access: 'read', handle: listPlans },
   { method: 'GET', path: new RegExp(`^${APPLICATIONS}\\.xml$`), access: 'read', handle: listApplications },
   { method: 'POST', path: new RegExp(`^${APPLICATIONS}\\.xml$`), access: 'write', handle: createApplication },

@@ -6,13 +6,8 @@
  * account's state change sends the account `updated` webhook; its deletion sends `deleted` for the account
  * and for each of its applications, whose credentials stop working at once.
  */
-import {
-  ACCOUNT_STATES,
-  type AccountEvent,
-  type AccountState,
-  type DeveloperAccount,
-  transition,
-} from './accounts';
+import type { AccountState } from '../../core/portal/admin-xml';
+import { ACCOUNT_STATES, type AccountEvent, type DeveloperAccount, transition } from './accounts';
 import { type AdminContext, text } from './admin-context';
 import { AdminApiError } from './admin-errors';
 import {

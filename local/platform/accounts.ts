@@ -5,13 +5,8 @@
  * transition via ..."). No password is kept: the platform needs none (the portal signs developers in).
  */
 
-export type AccountState =
-  | 'created'
-  | 'pending'
-  | 'approved'
-  | 'rejected'
-  | 'suspended'
-  | 'scheduled_for_deletion';
+import type { AccountState } from '../../core/portal/admin-xml';
+
 export const ACCOUNT_STATES: readonly AccountState[] = [
   'created',
   'pending',

@@ -12,9 +12,11 @@ import {
   httpUrl,
   integer,
   knownFields,
+  type MappingRule,
   nonEmpty,
   oneOf,
   optionalNonEmpty,
+  validateMappingRules,
 } from '../../core/settings/config';
 import { type AdminConfig, adminConfig, flag } from './admin-config';
 
@@ -80,6 +82,17 @@ export interface ServiceConfig {
   readonly metrics: readonly MetricConfig[];
   readonly plans: readonly PlanConfig[];
   readonly applications: readonly ApplicationConfig[];
+  /**
+   * The mapping rules of the service's proxy configuration (proxy-configs.ts): `production`'s are
+   * deployed to staging and promoted (version 1 in both); `staging`'s, when they differ, are deployed after
+   * (staging version 2, waiting for a promotion). None: no configuration, the endpoints answer 404.
+   */
+  readonly proxyConfig?: ProxyConfigRules;
+}
+
+export interface ProxyConfigRules {
+  readonly production: readonly MappingRule[];
+  readonly staging?: readonly MappingRule[];
 }
 
 export interface PlatformConfig {
@@ -209,6 +222,31 @@ function application(
   };
 }
 
+/** Rules of the proxy configuration, each on a metric of the service. */
+function proxyRules(setting: string, value: unknown, metrics: ReadonlySet<string>): MappingRule[] {
+  const rules = validateMappingRules(value, setting);
+  rules.forEach((rule, i) => {
+    if (!metrics.has(rule.metric)) {
+      throw new ConfigError(
+        `${setting}[${i}].metric`,
+        `names an unknown metric ${JSON.stringify(rule.metric)}`,
+      );
+    }
+  });
+  return rules;
+}
+
+function proxyConfig(setting: string, value: unknown, metrics: ReadonlySet<string>): ProxyConfigRules {
+  const fields = knownFields(setting, value, ['production', 'staging']);
+  const production = proxyRules(`${setting}.production`, fields.production, metrics);
+  return {
+    production,
+    ...(fields.staging !== undefined && {
+      staging: proxyRules(`${setting}.staging`, fields.staging, metrics),
+    }),
+  };
+}
+
 function service(setting: string, value: unknown): ServiceConfig {
   const fields = knownFields(setting, value, [
     'id',
@@ -219,6 +257,7 @@ function service(setting: string, value: unknown): ServiceConfig {
     'metrics',
     'plans',
     'applications',
+    'proxyConfig',
   ]);
   const id = nonEmpty(`${setting}.id`, fields.id);
   const providerKey = optionalNonEmpty(`${setting}.providerKey`, fields.providerKey);
@@ -263,6 +302,9 @@ function service(setting: string, value: unknown): ServiceConfig {
     metrics,
     plans,
     applications,
+    ...(fields.proxyConfig !== undefined && {
+      proxyConfig: proxyConfig(`${setting}.proxyConfig`, fields.proxyConfig, metricNames),
+    }),
   };
 }
 

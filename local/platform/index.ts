@@ -7,6 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { generate } from 'selfsigned';
 import { PERIODS } from '../../core/budget/periods';
 import type { Period } from '../../core/platform/types';
+import { type MappingRule, validateMappingRules } from '../../core/settings/config';
 import { version } from '../../package.json';
 import { closeServer, LOOPBACK, listenOnLoopback } from '../http-server';
 import { applicationEventXml } from './admin-xml';
@@ -83,6 +84,11 @@ export interface RunningPlatform {
   addWebhookUrl(url: string): void;
   /** Webhook deliveries done so far (URLs without their query), oldest first. */
   webhookDeliveries(): readonly WebhookDelivery[];
+  /**
+   * Deploys these mapping rules to the service's staging proxy configuration, as the admin portal's
+   * "Update staging" does (a new version when they changed); production changes only by a promotion.
+   */
+  deployStaging(serviceId: string, rules: readonly MappingRule[]): number;
   /** Sets the plan's limit on the metric for the period; undefined removes it. Applies at once. */
   setLimit(serviceId: string, plan: string, metric: string, period: Period, value: number | undefined): void;
 }
@@ -182,6 +188,12 @@ export async function startPlatform(options: StartPlatformOptions): Promise<Runn
     },
     addWebhookUrl: (url) => webhooks.addUrl(url),
     webhookDeliveries: () => webhooks.deliveries(),
+    deployStaging(serviceId, rules) {
+      const service = model.service(serviceId);
+      const checked = validateMappingRules(rules, 'rules');
+      for (const rule of checked) service.metric(rule.metric);
+      return service.proxyConfigs.deploy(checked).version;
+    },
     setLimit(serviceId, plan, metric, period, value) {
       checkPeriod(period);
       if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > MAX_LIMIT_VALUE)) {

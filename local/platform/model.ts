@@ -15,6 +15,7 @@ import type {
   ServiceConfig,
   ServiceState,
 } from './config';
+import { ProxyConfigs } from './proxy-configs';
 import { Tenant } from './tenant';
 
 /** What the Account Management API shows of a plan besides its limits. */
@@ -101,9 +102,16 @@ export class Service {
   readonly planInfo = new Map<string, PlanInfo>();
   readonly applications = new Map<string, Application>();
   readonly applicationsByUserKey = new Map<string, Application>();
+  readonly proxyConfigs: ProxyConfigs;
 
   constructor(config: ServiceConfig) {
     this.id = config.id;
+    this.proxyConfigs = new ProxyConfigs(config.id);
+    if (config.proxyConfig !== undefined) {
+      const deployed = this.proxyConfigs.deploy(config.proxyConfig.production);
+      this.proxyConfigs.promote(deployed, 'production');
+      if (config.proxyConfig.staging !== undefined) this.proxyConfigs.deploy(config.proxyConfig.staging);
+    }
     this.providerKey = config.providerKey;
     this.serviceToken = config.serviceToken;
     this.authentication = config.authentication;

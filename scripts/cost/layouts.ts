@@ -15,7 +15,7 @@ import {
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { accessStackPropsFromContext } from '../../lib/access-context';
 import { AccessManagementStack } from '../../lib/access-stack';
-import { ApiAccessAuthorizer } from '../../lib/api-access-authorizer';
+import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
 
 const SERVICE_ID = '2555417735060';
 
@@ -41,8 +41,11 @@ function inProviderVpc(vpcOf: (stack: Stack) => Vpc): Stack {
   return stack;
 }
 
-/** Two services in one stack, the second in the first one's VPC (docs/construct-library.md). */
-function twoServicesSharingAVpc(): Stack {
+/**
+ * Two services in one stack (docs/construct-library.md), the second given what it takes of the first:
+ * its VPC, or its network and cache.
+ */
+function twoServices(sharing: (first: ApiAccessAuthorizer) => Partial<ApiAccessAuthorizerProps>): Stack {
   const stack = new Stack(app(), 'ProviderStack');
   const first = new ApiAccessAuthorizer(stack, 'OrdersAccess', {
     serviceId: SERVICE_ID,
@@ -53,7 +56,7 @@ function twoServicesSharingAVpc(): Stack {
     serviceId: '2555417735071',
     platformCredential: new Secret(stack, 'BillingKey'),
     instanceName: 'billing',
-    vpc: first.vpc,
+    ...sharing(first),
   });
   return stack;
 }
@@ -118,7 +121,12 @@ export const LAYOUTS = {
   'two-services-shared-vpc': {
     description:
       "two services, each the default instance (Redis primary and replica, dashboard), the second in the first one's VPC: one pair of NAT gateways",
-    stack: twoServicesSharingAVpc,
+    stack: () => twoServices((first) => ({ vpc: first.vpc })),
+  },
+  'two-services-shared-cache': {
+    description:
+      "two services, the second using the first one's network and cache (shareNetworkAndCacheOf): one pair of NAT gateways and one Redis primary and replica for both, a dashboard each",
+    stack: () => twoServices((first) => ({ shareNetworkAndCacheOf: first })),
   },
 } as const satisfies Record<string, { description: string; stack: () => Stack }>;
 

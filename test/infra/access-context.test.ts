@@ -26,6 +26,53 @@ describe('context from `npx cdk deploy -c key=value`', () => {
     expect(props.reportWindow?.toSeconds()).toBe(Duration.seconds(30).toSeconds());
   });
 
+  it('reads -c mappingRulesSource=platform with its environment and bound into MappingRulesSource.platform', () => {
+    const props = accessStackPropsFromContext(
+      testApp({
+        serviceId: '42',
+        mappingRulesSource: 'platform',
+        mappingRulesEnvironment: 'staging',
+        mappingRulesRefreshSeconds: '60',
+      }),
+    );
+    expect(props.mappingRulesSource?.settings).toEqual({
+      mappingRulesSource: 'platform',
+      mappingRulesEnvironment: 'staging',
+      mappingRulesRefreshSeconds: 60,
+    });
+    expect(accessStackPropsFromContext(testApp({ serviceId: '42' })).mappingRulesSource).toBeUndefined();
+    const stack = stackFromContext({
+      serviceId: '42',
+      mappingRulesSource: 'platform',
+      adminApiUrl: 'https://acme-admin.3scale.net',
+      adminTokenSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin-AbC123',
+    });
+    const variables = Object.values(resourcesOfType(Template.fromStack(stack), 'AWS::Lambda::Function')).map(
+      (fn) =>
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+    );
+    expect(variables.filter((each) => each.MAPPING_RULES_SOURCE === 'platform').length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [{ mappingRulesSource: 'remote' }, /^Invalid context mappingRulesSource: must be given or platform/],
+    [
+      { mappingRulesEnvironment: 'staging' },
+      /^Invalid context mappingRulesEnvironment: applies to -c mappingRulesSource=platform only/,
+    ],
+    [
+      { mappingRulesSource: 'given', mappingRulesRefreshSeconds: '60' },
+      /^Invalid context mappingRulesRefreshSeconds: applies to -c mappingRulesSource=platform only/,
+    ],
+    [
+      { mappingRulesSource: 'platform', mappingRulesEnvironment: 'sandbox' },
+      /mappingRulesEnvironment: must be staging or production/,
+    ],
+    [{ mappingRulesSource: 'platform' }, /adminApiUrl is required with mappingRulesSource platform/],
+  ])('refuses mapping rules context %j, naming the key', (context, message) => {
+    expect(() => stackFromContext({ serviceId: '42', ...context })).toThrow(message);
+  });
+
   it.each([
     [{}, /^Missing context serviceId: run npx cdk deploy -c serviceId=<id> --parameters ProviderKey=<key>$/],
     [{ serviceId: '' }, /^Missing context serviceId/],

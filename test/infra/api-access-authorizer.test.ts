@@ -10,25 +10,11 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
-import { resourcesOfType, testApp, variablesOf } from './fixtures';
+import { accessInStack, resourcesOfType, testApp, variablesOf } from './fixtures';
 
 const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
-function build(
-  props: Partial<ApiAccessAuthorizerProps> | ((stack: Stack) => Partial<ApiAccessAuthorizerProps>) = {},
-) {
-  const stack = new Stack(testApp(), 'ProviderStack');
-  const access = new ApiAccessAuthorizer(stack, 'Access', {
-    serviceId: '2555417735060',
-    platformCredential: Secret.fromSecretCompleteArn(
-      stack,
-      'ProviderKey',
-      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123',
-    ),
-    ...(typeof props === 'function' ? props(stack) : props),
-  });
-  return { stack, access };
-}
+const build = accessInStack;
 
 type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
 
@@ -483,5 +469,108 @@ describe('two instances in one app (two services, or dev beside prod)', () => {
 
   it('refuse an instanceName a dimension value cannot carry, naming the prop', () => {
     expect(() => build({ instanceName: 'dev prod' })).toThrow(/instanceName must be 1 to 100 letters/);
+  });
+});
+
+describe('two instances sharing one network and cache (shareNetworkAndCacheOf)', () => {
+  const credential = (stack: Stack, id: string) =>
+    Secret.fromSecretCompleteArn(
+      stack,
+      id,
+      `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${id.toLowerCase()}-AbC123`,
+    );
+
+  /** Orders builds the network and cache; Billing, in the same stack or a stack of its own, uses them. */
+  function sharedApp(
+    place: 'same stack' | 'own stack',
+    billingProps: Partial<ApiAccessAuthorizerProps> = {},
+  ) {
+    const app = testApp();
+    const ordersStack = new Stack(app, 'OrdersStack');
+    const orders = new ApiAccessAuthorizer(ordersStack, 'Orders', {
+      serviceId: '111',
+      platformCredential: credential(ordersStack, 'OrdersKey'),
+    });
+    const billingStack = place === 'same stack' ? ordersStack : new Stack(app, 'BillingStack');
+    const billing = new ApiAccessAuthorizer(billingStack, 'Billing', {
+      serviceId: '222',
+      platformCredential: credential(billingStack, 'BillingKey'),
+      shareNetworkAndCacheOf: orders,
+      ...billingProps,
+    });
+    const stacks = [...new Set([ordersStack, billingStack])];
+    return { orders, billing, templates: stacks.map((stack) => Template.fromStack(stack)) };
+  }
+
+  /** Every resource of one type in the app's stacks, by logical id. */
+  const allOfType = (templates: readonly Template[], type: string) =>
+    templates.flatMap((template) => Object.entries(resourcesOfType(template, type)));
+
+  /** Whether a reference (Ref, GetAtt, or a cross-stack import) names the resource `logicalId`. */
+  const names = (reference: unknown, logicalId: string) => JSON.stringify(reference).includes(logicalId);
+
+  for (const place of ['same stack', 'own stack'] as const) {
+    describe(`in the ${place}`, () => {
+      const { templates } = sharedApp(place);
+      const redisId = allOfType(templates, 'AWS::ElastiCache::ReplicationGroup')[0]?.[0] as string;
+      const groups = allOfType(templates, 'AWS::EC2::SecurityGroup').map(([id]) => id);
+      const redisGroup = groups.find((id) => id.startsWith('OrdersRedisSecurityGroup')) as string;
+      const functions = allOfType(templates, 'AWS::Lambda::Function').filter(
+        ([, fn]) => fn.Properties.VpcConfig,
+      );
+      const groupsOf = (prefix: string) =>
+        new Set(
+          functions
+            .filter(([id]) => id.startsWith(prefix))
+            .flatMap(
+              ([, fn]) => (fn.Properties.VpcConfig as { SecurityGroupIds: unknown[] }).SecurityGroupIds,
+            )
+            .map((reference) => groups.find((id) => names(reference, id))),
+        );
+
+      it('build one VPC, one pair of NAT gateways and one replication group', () => {
+        expect(allOfType(templates, 'AWS::EC2::VPC')).toHaveLength(1);
+        expect(allOfType(templates, 'AWS::EC2::NatGateway')).toHaveLength(2);
+        expect(allOfType(templates, 'AWS::ElastiCache::ReplicationGroup')).toHaveLength(1);
+      });
+
+      it("admit each instance's functions, in a security group of its own, to the one Redis", () => {
+        const [ordersGroups, billingGroups] = [groupsOf('Orders'), groupsOf('Billing')];
+        expect(ordersGroups.size).toBe(1);
+        expect(billingGroups.size).toBe(1);
+        expect([...ordersGroups][0]).not.toBe([...billingGroups][0]);
+        const admitted = allOfType(templates, 'AWS::EC2::SecurityGroupIngress')
+          .filter(([, rule]) => names(rule.Properties.GroupId, redisGroup))
+          .map(([, rule]) => {
+            expect(rule.Properties).toMatchObject({ FromPort: 6379, ToPort: 6379, IpProtocol: 'tcp' });
+            return groups.find((id) => names(rule.Properties.SourceSecurityGroupId, id));
+          });
+        expect(new Set(admitted)).toEqual(new Set([...ordersGroups, ...billingGroups]));
+        const reaching = functions.filter(([, fn]) => variablesOf(fn).REDIS_HOST !== undefined);
+        const instanceOf = (id: string) => ['Orders', 'Billing'].find((name) => id.startsWith(name));
+        expect(new Set(reaching.map(([id]) => instanceOf(id)))).toEqual(new Set(['Orders', 'Billing']));
+        expect(reaching.filter(([, fn]) => !names(variablesOf(fn).REDIS_HOST, redisId))).toEqual([]);
+      });
+
+      it("leave the cache's alarms to the instance that built it", () => {
+        const redisAlarms = allOfType(templates, 'AWS::CloudWatch::Alarm')
+          .map(([id]) => id)
+          .filter((id) => id.includes('Redis'));
+        expect(redisAlarms.length).toBeGreaterThan(0);
+        expect(redisAlarms.filter((id) => id.startsWith('Billing'))).toEqual([]);
+      });
+    });
+  }
+
+  it('refuse a prop of a network or cache of its own beside it, naming both', () => {
+    expect(() => sharedApp('own stack', { redisShards: 2, natGateways: 1 })).toThrow(
+      /shareNetworkAndCacheOf is given \(OrdersStack\/Orders\), so natGateways, redisShards must not be/,
+    );
+  });
+
+  it('refuse something other than an instance, from JavaScript', () => {
+    expect(() => build({ shareNetworkAndCacheOf: { vpc: {} } as never })).toThrow(
+      /shareNetworkAndCacheOf must be another ApiAccessAuthorizer of the app; got object/,
+    );
   });
 });

@@ -5,15 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { type App, AspectPriority, Aspects, Validations } from 'aws-cdk-lib';
+import { type App, AspectPriority, Aspects, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import {
   AwsSolutionsChecks as AwsSolutionsChecksV3,
   ServerlessChecks as ServerlessChecksV3,
 } from 'cdk-nag-v3';
 import { describe, expect, it } from 'vitest';
-import { stackFromContext } from './fixtures';
+import { ApiAccessAuthorizer } from '../../lib/api-access-authorizer';
+import { stackFromContext, testApp } from './fixtures';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123';
 const PORTAL = JSON.stringify({
@@ -87,16 +89,42 @@ const SETTINGS: [string, Record<string, string>][] = [
   ],
 ];
 
-describe.each(SETTINGS)('cdk-nag 2 on %s', (_, context) => {
-  const stack = stackFromContext(context);
-  Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });
-  Aspects.of(stack).add(new ServerlessChecks({ verbose: true }), { priority: AspectPriority.READONLY });
-  const annotations = Annotations.fromStack(stack);
+/** Two instances in two stacks of one app, the second using the first's network and cache. */
+function sharedNetworkAndCache(): Stack[] {
+  const app = testApp();
+  const stacks = ['Orders', 'Billing'].map((name) => new Stack(app, `${name}Stack`));
+  const [ordersStack, billingStack] = stacks as [Stack, Stack];
+  const orders = new ApiAccessAuthorizer(ordersStack, 'Orders', {
+    serviceId: '111',
+    platformCredential: Secret.fromSecretCompleteArn(ordersStack, 'Key', SECRET_ARN),
+  });
+  new ApiAccessAuthorizer(billingStack, 'Billing', {
+    serviceId: '222',
+    platformCredential: Secret.fromSecretCompleteArn(billingStack, 'Key', SECRET_ARN),
+    shareNetworkAndCacheOf: orders,
+  });
+  return stacks;
+}
+
+/** Each setting's stack, and the layouts no context builds. */
+const CASES: [string, () => Stack[]][] = [
+  ...SETTINGS.map(([name, context]): [string, () => Stack[]] => [name, () => [stackFromContext(context)]]),
+  ['two instances sharing one network and cache', sharedNetworkAndCache],
+];
+
+describe.each(CASES)('cdk-nag 2 on %s', (_, build) => {
+  const stacks = build();
+  for (const stack of stacks) {
+    Aspects.of(stack).add(new AwsSolutionsChecks({ verbose: true }), { priority: AspectPriority.READONLY });
+    Aspects.of(stack).add(new ServerlessChecks({ verbose: true }), { priority: AspectPriority.READONLY });
+  }
+  const annotations = stacks.map((stack) => Annotations.fromStack(stack));
 
   function findings(kind: 'error' | 'warning', pack: string): string[] {
     const pattern = Match.stringLikeRegexp(`${pack}-.*`);
-    const found =
-      kind === 'error' ? annotations.findError('*', pattern) : annotations.findWarning('*', pattern);
+    const found = annotations.flatMap((each) =>
+      kind === 'error' ? each.findError('*', pattern) : each.findWarning('*', pattern),
+    );
     return found.map((finding) => `${finding.id}: ${String(finding.entry.data).split('\n')[0]}`);
   }
 
@@ -126,9 +154,9 @@ interface ValidationReport {
   }[];
 }
 
-describe.each(SETTINGS)('cdk-nag 3 on %s', (_, context) => {
+describe.each(CASES)('cdk-nag 3 on %s', (_, build) => {
   it('finds no unacknowledged AwsSolutions or Serverless violation', () => {
-    const app = stackFromContext(context).node.root as App;
+    const app = build()[0]?.node.root as App;
     Validations.of(app).addPlugins(new AwsSolutionsChecksV3(app), new ServerlessChecksV3(app));
     const directory = app.synth().directory;
     const report = JSON.parse(

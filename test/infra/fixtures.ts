@@ -1,7 +1,9 @@
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { accessStackPropsFromContext } from '../../lib/access-context';
 import { AccessManagementStack } from '../../lib/access-stack';
+import { ApiAccessAuthorizer, type ApiAccessAuthorizerProps } from '../../lib/api-access-authorizer';
 
 /**
  * An App that points at the prebuilt Lambda bundles instead of copying them into each synthesis: template
@@ -9,6 +11,23 @@ import { AccessManagementStack } from '../../lib/access-stack';
  */
 export function testApp(context: Record<string, unknown> = {}): App {
   return new App({ context: { 'aws:cdk:disable-asset-staging': true, ...context } });
+}
+
+/** An ApiAccessAuthorizer of service 2555417735060 in a provider's own stack, with these props beside. */
+export function accessInStack(
+  props: Partial<ApiAccessAuthorizerProps> | ((stack: Stack) => Partial<ApiAccessAuthorizerProps>) = {},
+) {
+  const stack = new Stack(testApp(), 'ProviderStack');
+  const access = new ApiAccessAuthorizer(stack, 'Access', {
+    serviceId: '2555417735060',
+    platformCredential: Secret.fromSecretCompleteArn(
+      stack,
+      'ProviderKey',
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:provider-key-AbC123',
+    ),
+    ...(typeof props === 'function' ? props(stack) : props),
+  });
+  return { stack, access };
 }
 
 /** The stack exactly as `npx cdk synth -c key=value ...` builds it from context. */

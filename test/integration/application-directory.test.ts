@@ -6,7 +6,7 @@
  */
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { applicationNameKey } from '../../core/budget/keys';
+import { serviceKeys } from '../../core/budget/keys';
 import { createRedisClient, ensureConnected } from '../../core/budget/redis-client';
 import { type AdminApiSettings, ApplicationDirectory } from '../../core/platform/application-directory';
 import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../core/reporting/alerts';
@@ -106,7 +106,7 @@ describe('alerts naming a user_key application', () => {
       plan: 'Basic',
     });
 
-    const cached = applicationNameKey(ID);
+    const cached = serviceKeys(SERVICE).applicationName(ID);
     expect(cached).toContain(`{${ID}}`);
     expect(await redis.ttl(cached)).toBeGreaterThan(0);
     expect(await redis.get(cached)).not.toContain(USER_KEY);

@@ -5,7 +5,7 @@
  */
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { credentialKeys } from '../../core/budget/keys';
+import { credentialKeys, serviceKeys } from '../../core/budget/keys';
 import { createRedisClient, ensureConnected } from '../../core/budget/redis-client';
 import type { UsageReport } from '../../core/platform/types';
 import { type AlertPublisher, type UsageAlert, UsageAlerts } from '../../core/reporting/alerts';
@@ -105,7 +105,13 @@ describe('usage alerts on redis-server', () => {
 
   it('counts pending usage in Redis: crossing a level with usage not yet reported fires it', async () => {
     const [alerts] = reporters();
-    await clients[0]?.hset(credentialKeys(ID).pending, `${HOUR}:hits`, '10', `t:${HOUR}`, String(HOUR));
+    await clients[0]?.hset(
+      credentialKeys(SERVICE, ID).pending,
+      `${HOUR}:hits`,
+      '10',
+      `t:${HOUR}`,
+      String(HOUR),
+    );
     await alerts?.observe(usage(hourly('hits', 100, 75, END)));
     expect(publisher.sent.map((alert) => [alert.level, alert.current])).toEqual([[80, 85]]);
   });
@@ -128,7 +134,7 @@ describe('usage alerts on redis-server', () => {
       `${new Date(END).toISOString()} hits 100`,
     ]);
     // Marks expire one period after their instance ended.
-    const ttl = await clients[0]?.pttl(`am:{${ID}}:alert:hour:hits:${HOUR}:100`);
+    const ttl = await clients[0]?.pttl(serviceKeys(SERVICE).alertMark(ID, `hour:hits:${HOUR}:100`));
     expect(ttl).toBeGreaterThan(3_600_000);
     expect(ttl).toBeLessThanOrEqual(2 * 3_600_000);
   });
@@ -144,7 +150,7 @@ describe('usage alerts on redis-server', () => {
     expect(logger.lines).toContainEqual(
       expect.objectContaining({ level: 'warn', message: expect.stringMatching(/not published: kept/) }),
     );
-    expect(await clients[0]?.hlen(credentialKeys(ID).alerts)).toBe(1);
+    expect(await clients[0]?.hlen(credentialKeys(SERVICE, ID).alerts)).toBe(1);
     // Still failing: still kept.
     expect(await all[1]?.observe(usage(hourly('hits', 100, 100, END)))).toBe('retry');
     publisher.failing = false;
@@ -154,7 +160,7 @@ describe('usage alerts on redis-server', () => {
     );
     expect(retried.every((verdict) => verdict === undefined)).toBe(true);
     expect(fired()).toEqual([`${new Date(HOUR).toISOString()} hits 100`]);
-    expect(await clients[0]?.hlen(credentialKeys(ID).alerts)).toBe(0);
+    expect(await clients[0]?.hlen(credentialKeys(SERVICE, ID).alerts)).toBe(0);
     await all[2]?.observe(usage(hourly('hits', 100, 100, END)));
     expect(publisher.sent).toHaveLength(1);
     expect(metrics.perMetric).toEqual({ 'AlertPublished/hits': 1 });
@@ -166,7 +172,7 @@ describe('usage alerts on redis-server', () => {
     publisher.failing = true;
     await alerts?.observe(usage(hourly('hits', 100, 100, END)));
     // As if the claim's owner had died: the mark is still "sending" under its lease.
-    const mark = `am:{${ID}}:alert:hour:hits:${HOUR}:100`;
+    const mark = serviceKeys(SERVICE).alertMark(ID, `hour:hits:${HOUR}:100`);
     await clients[0]?.set(mark, 'sending:dead-reporter', 'PX', 50);
     publisher.failing = false;
     await alerts?.observe(usage(hourly('hits', 100, 100, END)));

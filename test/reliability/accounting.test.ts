@@ -21,11 +21,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { serviceKeys } from '../../core/budget/keys';
 import { type LogAttributes, type LogPort, METRIC } from '../../core/observability/observability';
 import { defaultOf } from '../../core/settings/settings';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
-import type { Application } from './support/fixture';
+import { type Application, SERVICE_ID } from './support/fixture';
 import { type Harness, reporterDeath, startHarness } from './support/harness';
 import {
   boundOf,
@@ -387,7 +388,7 @@ async function accountingRun(options: RunOptions) {
   if (h.reporterContainer().dead) h.replaceReporter();
   if (ambiguous) {
     // Leases of dead reporters and of timed-out drains run out (a Redis PX of at least a minute).
-    const leases = await h.redisServer.inspector.keys('am:{*}:lease');
+    const leases = await h.redisServer.inspector.keys(serviceKeys(SERVICE_ID).pattern('lease'));
     if (leases.length > 0) await h.redisServer.inspector.del(...leases);
   }
   const unreported = await h.flush();

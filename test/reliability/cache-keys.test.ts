@@ -20,7 +20,8 @@ import { startTestRedis, type TestRedisServer } from './support/redis-server';
 import { reliabilitySeed } from './support/seed';
 
 const HOSTILE = [':', '{', '}', '*', '\n', '{}', '}{', '::', '*:*', '\r\n', '?', '[', ']', '\\', '"'];
-const KEY_NAME = /^am:\{[0-9a-f]{64}\}:[a-z]+$/;
+/** The service's segment holds no brace, colon or glob character, whatever its id (keys.ts serviceSegment). */
+const KEY_NAME = /^am:[A-Za-z0-9_.%-]+:\{[0-9a-f]{64}\}:[a-z]+$/;
 /** Any id, for counting the keys of a budget. */
 const ID_SHAPE = '0'.repeat(64);
 
@@ -70,6 +71,7 @@ const shiftedPair = fc
     ]),
   );
 
+const SERVICE = '2555417735060';
 const serviceId = fc.oneof(fc.constantFrom('2555417735060', '2555417735060:', '255541773506'), hostileText);
 
 /** What names a budget: the service and the user key, or the app id whatever key comes with it. */
@@ -96,7 +98,7 @@ describe('cache key names', () => {
           const id = credentialIdOf(service, c);
           if (!/^[0-9a-f]{64}$/.test(id)) malformed.push(`id ${id}`);
           ids.add(id);
-          for (const name of Object.values(credentialKeys(id))) {
+          for (const name of Object.values(credentialKeys(service, id))) {
             // Only the hex id and fixed parts: no raw credential byte, and the hash tag is the id.
             const tag = name.slice(name.indexOf('{') + 1, name.indexOf('}'));
             if (!KEY_NAME.test(name) || tag !== id) malformed.push(`key ${name} of ${id}`);
@@ -106,7 +108,7 @@ describe('cache key names', () => {
         expect(malformed).toEqual([]);
         compared += list.length;
         expect(ids.size).toBe(list.length);
-        expect(names.size).toBe(list.length * Object.keys(credentialKeys(ID_SHAPE)).length);
+        expect(names.size).toBe(list.length * Object.keys(credentialKeys('1', ID_SHAPE)).length);
       }),
       { seed, numRuns: 400 },
     );
@@ -171,7 +173,7 @@ describe('cache keys on a real redis-server', () => {
 
   it('keeps the usage of each hostile credential in its own keys, and the sweep finds each one', async () => {
     const seed = reliabilitySeed('cache keys on redis');
-    const cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 });
+    const cache = new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 60_000 });
     const batch = fc.uniqueArray(credential, {
       minLength: 10,
       maxLength: 25,
@@ -183,14 +185,14 @@ describe('cache keys on a real redis-server', () => {
         const now = Date.UTC(2024, 5, 1);
         const expected = new Map<string, number>();
         for (const [i, c] of credentials.entries()) {
-          const id = credentialIdOf('2555417735060', c);
+          const id = credentialIdOf(SERVICE, c);
           await cache.admit(id, sealer.seal(id, c), { hits: i + 1 }, now, 0);
           expected.set(id, i + 1);
         }
         for (const [id, hits] of expected) {
-          expect(await usageIn(server.inspector, credentialKeys(id).pending)).toEqual({ hits });
+          expect(await usageIn(server.inspector, credentialKeys(SERVICE, id).pending)).toEqual({ hits });
           expect(
-            sealer.unseal(id, (await server.inspector.hget(credentialKeys(id).app, 'cred')) ?? ''),
+            sealer.unseal(id, (await server.inspector.hget(credentialKeys(SERVICE, id).app, 'cred')) ?? ''),
           ).toEqual(credentials[hits - 1]);
         }
         const found = await cache.unreportedSince(now, 1000);

@@ -176,7 +176,8 @@ function startTraffic(url: string, apps: readonly Application[], seed: number): 
 }
 
 function slotKeyOf(app: Application): string {
-  return credentialKeys(credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey: app.userKey })).app;
+  return credentialKeys(SERVICE_ID, credentialIdOf(SERVICE_ID, { kind: 'user_key', userKey: app.userKey }))
+    .app;
 }
 
 describe('Redis Cluster under traffic', () => {

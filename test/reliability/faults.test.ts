@@ -14,6 +14,7 @@ import { THROTTLING } from '../../local/sns-endpoint';
 import { usageIn } from '../unit/core/fakes';
 import type { Answer } from './support/answers';
 import { countingMetrics } from './support/capture';
+import { SERVICE_ID } from './support/fixture';
 import { type Harness, type HarnessOptions, reporterDeath, startHarness } from './support/harness';
 
 /** Scheduling slack on a loaded 2-core CI machine, added to the product's own deadlines. */
@@ -270,7 +271,10 @@ describe('reporting faults', () => {
     expect(h.queue.stats().sent).toBe(0);
     for (const app of apps) {
       expect(
-        await usageIn(h.redisServer.inspector, credentialKeys(h.credentialId(app.userKey)).pending),
+        await usageIn(
+          h.redisServer.inspector,
+          credentialKeys(SERVICE_ID, h.credentialId(app.userKey)).pending,
+        ),
       ).toEqual({
         get_word: 7,
       });
@@ -301,7 +305,7 @@ describe('reporting faults', () => {
     const inFlightAtDeath = new Map<string, number>();
     for (const app of apps) {
       expect(h.reportedHits(app.id)).toBe(allowed.get(app.id));
-      const keys = credentialKeys(h.credentialId(app.userKey));
+      const keys = credentialKeys(SERVICE_ID, h.credentialId(app.userKey));
       const inFlight = (await usageIn(h.redisServer.inspector, keys.inFlight)).get_word;
       expect(inFlight).toBe(9);
       expect(await h.redisServer.inspector.exists(keys.lease)).toBe(1);
@@ -312,7 +316,7 @@ describe('reporting faults', () => {
     h.replaceReporter();
     // The dead container's lease runs out (fast-forwarded: it is a Redis PX of at least a minute).
     for (const app of apps)
-      await h.redisServer.inspector.del(credentialKeys(h.credentialId(app.userKey)).lease);
+      await h.redisServer.inspector.del(credentialKeys(SERVICE_ID, h.credentialId(app.userKey)).lease);
     await h.queue.drain();
     expect(h.queue.stats()).toMatchObject({ queued: 0, deadLetters: 0 });
     expect(await h.flush()).toEqual([]);

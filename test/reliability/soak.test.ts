@@ -30,7 +30,7 @@ const GLOBAL_KEYS = 20;
  */
 const KEPT_WHILE_USAGE_WAITS = /:(app|pending|inflight|since)$/;
 /** A budget's keys (keys.ts), and the alert and application-name marks beside them. */
-const KEYS_PER_BUDGET = Object.keys(credentialKeys('x')).length + 2;
+const KEYS_PER_BUDGET = Object.keys(credentialKeys('s', 'x')).length + 2;
 const FLAT = 0.1;
 
 const run = stoppedAfterEach();

@@ -15,6 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SCRIPTS } from '../../../core/budget/cache-scripts';
+import { serviceKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
 import { createRedisClient } from '../../../core/budget/redis-client';
 import { REPORT_BATCH_SCRIPTS } from '../../../core/budget/report-batch-scripts';
@@ -352,7 +353,7 @@ export async function startChaosWorld(options: ChaosWorldOptions): Promise<Chaos
       // Deliveries under way end; the messages still queued stay for the drain below.
       await Promise.all(queues.map((queue) => queue.stop()));
       // No live process holds a lease now: those left are the dead reporters', whose time runs out.
-      await redis.del(await redis.keys('am:{*}:lease'));
+      await redis.del(await redis.keys(serviceKeys(SERVICE_ID).pattern('lease')));
       // Every queue delivered until empty (dead containers are replaced on the way); what goes to the
       // dead-letter queue the sweep reports.
       await Promise.all(queues.map((queue) => queue.drain()));
@@ -361,10 +362,10 @@ export async function startChaosWorld(options: ChaosWorldOptions): Promise<Chaos
       const final = newContainer();
       for (let round = 0; round < 5; round++) {
         await final.sweepAll();
-        const left = await redis.keys('am:{*}:since');
+        const left = await redis.keys(serviceKeys(SERVICE_ID).pattern('since'));
         if (left.length === 0) return [];
       }
-      return redis.keys('am:{*}:since');
+      return redis.keys(serviceKeys(SERVICE_ID).pattern('since'));
     },
     figures() {
       let allowedTotal = 0;

@@ -14,7 +14,7 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
-import { SINCE_KEY_PATTERN } from '../../../core/budget/keys';
+import { serviceKeys } from '../../../core/budget/keys';
 import { createRedisClient } from '../../../core/budget/redis-client';
 import { credentialIdOf } from '../../../core/credentials';
 import { redisTokensNotBefore } from '../../../core/credentials/token-not-before';
@@ -302,7 +302,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       const [next, keys] = await redisServer.inspector.scan(
         cursor,
         'MATCH',
-        SINCE_KEY_PATTERN,
+        serviceKeys(SERVICE_ID).pattern('since'),
         'COUNT',
         1000,
       );

@@ -16,6 +16,7 @@ const HOUR = 3_600_000;
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
 const END = Date.UTC(2030, 0, 1, 11, 0, 0);
 const DAY_START = Date.UTC(2030, 0, 1);
+const SERVICE = 's1';
 const ID = 'c'.repeat(64);
 const KEY = 'k'.repeat(64);
 const SEALED = 'v1.sealed-credential';
@@ -56,7 +57,7 @@ export function describeAccessCache(target: () => TestRedis): void {
   let connected: RedisConnection | undefined;
   let redis: RedisConnection;
   let cache: AccessCache;
-  const keys = credentialKeys(ID);
+  const keys = credentialKeys(SERVICE, ID);
 
   function check(overrides: Partial<CheckRequest> = {}, on = cache) {
     return on.check({
@@ -87,7 +88,7 @@ export function describeAccessCache(target: () => TestRedis): void {
     connected ??= await target().client();
     redis = connected;
     await target().flushAll();
-    cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 30_000 });
+    cache = new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 30_000 });
   });
 
   describe('hot path check', () => {
@@ -309,7 +310,7 @@ export function describeAccessCache(target: () => TestRedis): void {
 
     it('counts pending usage of metrics outside the call against the ancestors they share', async () => {
       await storeActive([hourly('hits', 3, 0)]);
-      const other = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 30_000 });
+      const other = new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 30_000 });
       expect(await check({ usage: { post_word: 2 } }, other)).toMatchObject({ kind: 'allow' });
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({
         kind: 'allow',
@@ -387,6 +388,7 @@ export function describeAccessCache(target: () => TestRedis): void {
     it('a script that reaches Redis after its caller gave up changes nothing and says so', async () => {
       await storeActive([hourly('hits', 100, 1)]);
       const late = new AccessCache(redis, {
+        serviceId: SERVICE,
         negativeTtlMs: 60_000,
         leaseMs: 30_000,
         wallClock: () => Date.now() - 60_000,
@@ -801,6 +803,7 @@ export function describeAccessCache(target: () => TestRedis): void {
       const ids = ['1', '2', '3'].map((c) => c.repeat(64));
       for (const [i, id] of ids.entries()) await cache.admit(id, SEALED, { hits: 1 }, T0 + i * 1000, 0);
       await redis.set('am:{unrelated}:since', '0');
+      await redis.set(credentialKeys('another service', ids[0] ?? '').since, '0');
       expect((await cache.unreportedSince(T0 + 1000, 10)).sort()).toEqual([ids[0], ids[1]]);
       expect(await cache.unreportedSince(T0 - 1, 10)).toEqual([]);
       expect(await cache.unreportedSince(T0 + 5000, 2)).toHaveLength(2);

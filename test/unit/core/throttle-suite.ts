@@ -13,6 +13,7 @@ import type { Usage, UsageReport } from '../../../core/platform/types';
 import type { TestRedis } from '../../support/redis-topology';
 
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
+const SERVICE = 's1';
 const ID = 'e'.repeat(64);
 const HOURLY: UsageReport = {
   metric: 'hits',
@@ -28,12 +29,13 @@ const PRO: Throttles = { Pro: { rate: 10, burst: 20 } };
 export function describeThrottles(target: () => TestRedis): void {
   let redis: RedisConnection | undefined;
   let clock = T0;
-  const keys = credentialKeys(ID);
+  const keys = credentialKeys(SERVICE, ID);
 
   /** A cache with `throttles`, on the fake clock, or on Redis's TIME as in production. */
   function cacheWith(throttles: Throttles, time: 'fake clock' | 'redis TIME' = 'fake clock') {
     if (!redis) throw new Error('no Redis client');
     return new AccessCache(redis, {
+      serviceId: SERVICE,
       negativeTtlMs: 60_000,
       leaseMs: 30_000,
       throttles,

@@ -7,7 +7,7 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../adapters/powertools/observability';
 import { AUTHORIZER_ERROR } from '../../../contract/authorizer-context';
-import { credentialKeys, KEY_PREFIX } from '../../../core/budget/keys';
+import { credentialKeys, serviceKeys } from '../../../core/budget/keys';
 import { createRedisClient } from '../../../core/budget/redis-client';
 import { parseReportMessage } from '../../../core/reporting/message';
 import type { AccessConfigInput } from '../../../core/settings/config';
@@ -91,10 +91,10 @@ afterEach(() => {
 
 const HOUR = 3_600_000;
 
-/** The keys in Redis but the per-second count of first calls (core/decision/first-call-gate.ts). */
+/** The service's budget keys in Redis: not the per-second count of first calls (core/decision/first-call-gate.ts). */
 async function cacheKeys(): Promise<string[]> {
-  const counters = `${KEY_PREFIX}:first-calls:`;
-  return (await store.keys('*')).filter((key) => !key.startsWith(counters));
+  const keys = serviceKeys(SERVICE);
+  return (await store.keys('*')).filter((key) => keys.credentialIdOfKey(key) !== undefined);
 }
 
 describe('malformed credentials', () => {
@@ -168,8 +168,10 @@ describe('first call (cache miss)', () => {
     });
     expect(metrics.counts).toMatchObject({ CacheMiss: 1, PlatformCall: 1 });
     expect(metrics.published).toBe(1);
-    expect(await store.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END - HOUR} ${END} 100 1`);
-    expect(await store.exists(credentialKeys(ID).pending)).toBe(0);
+    expect(await store.hget(credentialKeys(SERVICE, ID).app, 'limit:hour:hits')).toBe(
+      `${END - HOUR} ${END} 100 1`,
+    );
+    expect(await store.exists(credentialKeys(SERVICE, ID).pending)).toBe(0);
     expect(published()).toEqual([]);
   });
 
@@ -190,7 +192,7 @@ describe('first call (cache miss)', () => {
     await expect(handle(event())).rejects.toThrow('Unauthorized');
     expect(platform.count('authrep')).toBe(1);
     expect(metrics.counts.NegativeCacheHit).toBe(1);
-    expect(await cacheKeys()).toEqual([credentialKeys(ID).negative]);
+    expect(await cacheKeys()).toEqual([credentialKeys(SERVICE, ID).negative]);
   });
 
   it('a wrong app key is an invalid credential too (401)', async () => {
@@ -228,7 +230,7 @@ describe('first call (cache miss)', () => {
     platform.authrepAnswer = () => denied('limits_exceeded', [hourly('hits', 5, 5, END)]);
     const result = await handlerWith({ limitMode: 'soft' })(event());
     expect(result.policyDocument.Statement[0].Effect).toBe('Allow');
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_word: 1 });
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_word: 1 });
     expect(published()).toHaveLength(1);
     expect(metrics.counts.SoftLimitExceeded).toBe(1);
   });
@@ -276,7 +278,7 @@ describe('cached calls (hot path)', () => {
     clock += 5_000;
     await handle(event());
     expect(published()).toHaveLength(2);
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_word: 3 });
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_word: 3 });
     expect(metrics.counts).toMatchObject({ CacheHit: 3, ReportPublished: 2 });
   });
 
@@ -304,7 +306,7 @@ describe('cached calls (hot path)', () => {
     await handle(event());
     expect((await handle(event())).policyDocument.Statement[0].Effect).toBe('Allow');
     expect(metrics.counts.SoftLimitExceeded).toBe(1);
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_word: 1 });
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_word: 1 });
   });
 
   it('a new period lets calls through again (injected clock)', async () => {
@@ -335,8 +337,8 @@ describe('cached calls (hot path)', () => {
         attributes: expect.objectContaining({ error: 'SNS throttled' }),
       }),
     );
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_word: 1 });
-    expect(await store.exists(credentialKeys(ID).since)).toBe(1);
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_word: 1 });
+    expect(await store.exists(credentialKeys(SERVICE, ID).since)).toBe(1);
   });
 
   it('never store, log, publish or answer the raw key', async () => {
@@ -415,7 +417,7 @@ describe('failure modes (platform unavailable)', () => {
     await seedSnapshot(handle);
     const result = await handle(event({ httpMethod: 'POST' }));
     expect(result.policyDocument.Statement[0].Effect).toBe('Allow');
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ post_word: 1 });
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ post_word: 1 });
     expect(published()).toHaveLength(1);
   });
 
@@ -428,7 +430,7 @@ describe('failure modes (platform unavailable)', () => {
   it('resilient: a cached denial keeps applying after its negative entry expired', async () => {
     const handle = handlerWith({ failureMode: 'resilient' });
     await seedSnapshot(handle, denied('application_not_active', [hourly('hits', 100, 1, END)]));
-    await store.del(credentialKeys(ID).negative);
+    await store.del(credentialKeys(SERVICE, ID).negative);
     expect((await handle(event())).context?.reason).toBe('application_not_active');
   });
 
@@ -445,8 +447,8 @@ describe('failure modes (platform unavailable)', () => {
     expect((await handle(event())).policyDocument.Statement[0].Effect).toBe('Allow');
     expect((await handle(event())).policyDocument.Statement[0].Effect).toBe('Allow');
     expect(platform.count('authrep')).toBe(2);
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_word: 2 });
-    expect(await store.hget(credentialKeys(ID).app, 'cred')).toMatch(/^v1\./);
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_word: 2 });
+    expect(await store.hget(credentialKeys(SERVICE, ID).app, 'cred')).toMatch(/^v1\./);
     expect(published()).toHaveLength(1);
   });
 

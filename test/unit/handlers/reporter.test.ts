@@ -97,7 +97,7 @@ describe('reporter', () => {
       },
     ]);
     expect(platform.count('authorize')).toBe(1);
-    const keys = credentialKeys(ID);
+    const keys = credentialKeys(SERVICE, ID);
     expect(await redis.exists(keys.pending, keys.inFlight, keys.since, keys.lease)).toBe(0);
     expect(metrics.counts.ReportedTransactions).toBe(1);
     expect(metrics.published).toBeGreaterThan(0);
@@ -130,7 +130,7 @@ describe('reporter', () => {
     const messages = sqsEvent(published());
     platform.reportAnswer = () => UNAVAILABLE;
     expect(await report(messages)).toEqual({ batchItemFailures: [{ itemIdentifier: 'message-0' }] });
-    const keys = credentialKeys(ID);
+    const keys = credentialKeys(SERVICE, ID);
     expect(await usageIn(redis, keys.inFlight)).toEqual({ get_word: 2 });
     expect(metrics.counts.ReportFailed).toBe(1);
 
@@ -159,15 +159,15 @@ describe('reporter', () => {
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'message-1' }]);
     const idA = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'key-a' });
     const idB = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'key-b' });
-    expect(await redis.exists(credentialKeys(idA).inFlight)).toBe(0);
-    expect(await usageIn(redis, credentialKeys(idB).inFlight)).toEqual({ get_word: 1 });
+    expect(await redis.exists(credentialKeys(SERVICE, idA).inFlight)).toBe(0);
+    expect(await usageIn(redis, credentialKeys(SERVICE, idB).inFlight)).toEqual({ get_word: 1 });
   });
 
   it('a credential another reporter is flushing comes back as a failure', async () => {
     const { authorize, report } = handlers();
     await authorize(authorizerEvent());
     await authorize(authorizerEvent());
-    await redis.set(credentialKeys(ID).lease, 'someone-else', 'PX', 60_000);
+    await redis.set(credentialKeys(SERVICE, ID).lease, 'someone-else', 'PX', 60_000);
     expect(await report(sqsEvent(published()))).toEqual({
       batchItemFailures: [{ itemIdentifier: 'message-0' }],
     });
@@ -221,8 +221,8 @@ describe('reporter', () => {
       batchItemFailures: [{ itemIdentifier: 'message-0' }],
     });
     expect(metrics.counts.FlushUnreadable).toBe(1);
-    expect(await usageIn(redis, credentialKeys(ID).inFlight)).toEqual({ get_word: 1 });
-    expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
+    expect(await usageIn(redis, credentialKeys(SERVICE, ID).inFlight)).toEqual({ get_word: 1 });
+    expect(await redis.exists(credentialKeys(SERVICE, ID).lease)).toBe(0);
   });
 });
 
@@ -246,7 +246,7 @@ describe('a clean stop', () => {
       });
     const stopping = reporterOn(flaky.client);
     expect((await stopping(messages)).batchItemFailures).toHaveLength(1);
-    const keys = credentialKeys(ID);
+    const keys = credentialKeys(SERVICE, ID);
     expect(await redis.exists(keys.lease)).toBe(1);
     flaky.heal();
     await stopping.close();
@@ -345,7 +345,9 @@ describe('resync while reporting', () => {
     await report(sqsEvent(published()));
     // The two pending calls are reported with the time they were made, so the platform counts them in
     // the hour that ended, and the new hour has its whole limit.
-    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END} ${nextEnd} 3 0`);
+    expect(await redis.hget(credentialKeys(SERVICE, ID).app, 'limit:hour:hits')).toBe(
+      `${END} ${nextEnd} 3 0`,
+    );
     for (let i = 0; i < 3; i++) expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
@@ -370,7 +372,9 @@ describe('resync while reporting', () => {
     await authorize(authorizerEvent());
     platform.authorizeAnswer = () => authorized([hourly('hits', 3, 1, END)]);
     await report(sqsEvent(published()));
-    expect(await redis.hget(credentialKeys(ID).app, 'limit:hour:hits')).toBe(`${END - 3_600_000} ${END} 3 2`);
+    expect(await redis.hget(credentialKeys(SERVICE, ID).app, 'limit:hour:hits')).toBe(
+      `${END - 3_600_000} ${END} 3 2`,
+    );
     expect(await effect(authorize(authorizerEvent()))).toBe('Allow');
     expect(await effect(authorize(authorizerEvent()))).toBe('Deny:limits_exceeded');
   });
@@ -382,7 +386,7 @@ describe('resync while reporting', () => {
     platform.authorizeAnswer = () => UNAVAILABLE;
     expect(await report(sqsEvent(published()))).toEqual({ batchItemFailures: [] });
     expect(platform.count('report')).toBe(1);
-    expect(await redis.exists(credentialKeys(ID).inFlight)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, ID).inFlight)).toBe(0);
   });
 
   it('unverified usage whose report fails comes back: the record returns, the usage stays', async () => {
@@ -394,8 +398,8 @@ describe('resync while reporting', () => {
     expect(await report(sqsEvent(published()))).toEqual({
       batchItemFailures: [{ itemIdentifier: 'message-0' }],
     });
-    expect(await usageIn(redis, credentialKeys(ID).inFlight)).toEqual({ get_word: 1 });
-    expect(await redis.exists(credentialKeys(ID).lease)).toBe(0);
+    expect(await usageIn(redis, credentialKeys(SERVICE, ID).inFlight)).toEqual({ get_word: 1 });
+    expect(await redis.exists(credentialKeys(SERVICE, ID).lease)).toBe(0);
   });
 
   it('a key the platform refuses is kept out of the report, so it cannot make the platform drop the others', async () => {
@@ -422,7 +426,9 @@ describe('resync while reporting', () => {
     ]);
     expect(metrics.counts.UsageDiscarded).toBe(1);
     const forged = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'forged-key' });
-    expect(await redis.exists(credentialKeys(forged).inFlight, credentialKeys(forged).pending)).toBe(0);
+    expect(
+      await redis.exists(credentialKeys(SERVICE, forged).inFlight, credentialKeys(SERVICE, forged).pending),
+    ).toBe(0);
     platform.authrepAnswer = () => authorized();
     await expect(authorize(keyEvent('forged-key'))).rejects.toThrow('Unauthorized');
   });

@@ -46,7 +46,22 @@ describe('loadRuntime', () => {
     expect(secrets).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
   });
 
-  it('reads the admin token for the reporter only: the authorizer never does', async () => {
+  it('reads the admin token for the authorizer when its mapping rules come from the platform', async () => {
+    const ADMIN_SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:admin-AbCdEf';
+    secrets.on(GetSecretValueCommand, { SecretId: ADMIN_SECRET }).resolves({ SecretString: 'admin-token' });
+    const authorizer = await loadRuntime('test', {
+      [ENV.serviceId]: 's1',
+      [ENV.platformCredentialSecretArn]: PLATFORM_SECRET,
+      [ENV.adminApiUrl]: 'https://acme-admin.3scale.net',
+      [ENV.adminTokenSecretArn]: ADMIN_SECRET,
+      [ENV.mappingRulesSource]: 'platform',
+    });
+    started.push(authorizer);
+    expect(authorizer.config.adminAccessToken).toBe('admin-token');
+    expect(secrets).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: ADMIN_SECRET });
+  });
+
+  it('reads the admin token for the reporter only when the rules are given: the authorizer does not', async () => {
     const ADMIN_SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:admin-AbCdEf';
     secrets.on(GetSecretValueCommand, { SecretId: ADMIN_SECRET }).resolves({ SecretString: 'admin-token' });
     const env = {

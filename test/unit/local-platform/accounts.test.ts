@@ -1,12 +1,7 @@
 /** porta's account state machine (app/models/account/states.rb): every event from every state. */
 import { describe, expect, it } from 'vitest';
-import {
-  ACCOUNT_STATES,
-  AccountBook,
-  type AccountEvent,
-  type AccountState,
-  transition,
-} from '../../../local/platform/accounts';
+import type { AccountState } from '../../../core/portal/admin-xml';
+import { ACCOUNT_STATES, AccountBook, type AccountEvent, transition } from '../../../local/platform/accounts';
 
 const MOVES: Record<AccountEvent, Partial<Record<AccountState, AccountState>>> = {
   approve: { created: 'approved', pending: 'approved', rejected: 'approved' },

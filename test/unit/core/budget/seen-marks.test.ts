@@ -6,6 +6,7 @@ import { credentialKeys } from '../../../../core/budget/keys';
 import type { RedisConnection } from '../../../../core/budget/redis-client';
 import { redisSeenMarks, SEEN_MARK_TTL_SECONDS } from '../../../../core/budget/seen-marks';
 
+const SERVICE = 's1';
 const BUDGET = 'a'.repeat(64);
 let redis: Redis;
 
@@ -15,26 +16,29 @@ beforeEach(async () => {
 });
 
 describe('seen marks', () => {
-  it('mark a key of a budget for 30 days, apart from its other keys and other budgets', async () => {
-    const marks = redisSeenMarks(redis as unknown as RedisConnection);
+  it('mark a key of a budget for 30 days, apart from its other keys, other budgets and other services', async () => {
+    const marks = redisSeenMarks(redis as unknown as RedisConnection, SERVICE);
     await marks.mark(BUDGET, 'key-1');
     expect(await marks.has(BUDGET, 'key-1')).toBe(true);
     expect(await marks.has(BUDGET, 'key-2')).toBe(false);
     expect(await marks.has('b'.repeat(64), 'key-1')).toBe(false);
-    const ttl = await redis.ttl(credentialKeys(BUDGET).seen);
+    expect(await redisSeenMarks(redis as unknown as RedisConnection, 'other').has(BUDGET, 'key-1')).toBe(
+      false,
+    );
+    const ttl = await redis.ttl(credentialKeys(SERVICE, BUDGET).seen);
     expect(ttl).toBeGreaterThan(SEEN_MARK_TTL_SECONDS - 5);
     expect(ttl).toBeLessThanOrEqual(SEEN_MARK_TTL_SECONDS);
   });
 
   it('outlive the snapshot: deleting the budget hash leaves them', async () => {
-    const marks = redisSeenMarks(redis as unknown as RedisConnection);
+    const marks = redisSeenMarks(redis as unknown as RedisConnection, SERVICE);
     await marks.mark(BUDGET, '');
-    await redis.del(credentialKeys(BUDGET).app);
+    await redis.del(credentialKeys(SERVICE, BUDGET).app);
     expect(await marks.has(BUDGET, '')).toBe(true);
   });
 
   it('say unknown when Redis fails, so the gate decides as for a credential never seen', async () => {
     redis.sismember = (() => Promise.reject(new Error('connection lost'))) as never;
-    expect(await redisSeenMarks(redis as unknown as RedisConnection).has(BUDGET, '')).toBe(false);
+    expect(await redisSeenMarks(redis as unknown as RedisConnection, SERVICE).has(BUDGET, '')).toBe(false);
   });
 });

@@ -331,6 +331,7 @@ describe('the access core in oauth mode', () => {
     expect(redisCalls.filter((call) => call === 'get')).toHaveLength(1);
 
     const notBefore = credentialKeys(
+      SERVICE,
       credentialIdOf(SERVICE, { kind: 'app_id', appId: 'app-1' }),
     ).tokensNotBefore;
     await redis.set(notBefore, String((issuedAt + 5) * 1000));

@@ -6,7 +6,7 @@ import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { credentialKeys } from '../../../../core/budget/keys';
+import { credentialKeys, serviceKeys } from '../../../../core/budget/keys';
 import { credentialIdOf } from '../../../../core/credentials';
 import {
   type AccessDecision,
@@ -65,7 +65,7 @@ function authorizer(overrides: Partial<AccessConfigInput> = {}) {
 const POST = { httpMethod: 'POST' } as const satisfies Partial<APIGatewayRequestAuthorizerEvent>;
 
 /** The usage pending report, summed per metric over its period buckets. */
-const pendingUsage = () => usageIn(redis, credentialKeys(ID).pending);
+const pendingUsage = () => usageIn(redis, credentialKeys(SERVICE, ID).pending);
 
 /** A decision with these fields; the limit it names, if any, is asserted apart. */
 function decided(fields: Partial<Extract<AccessDecision, { effect: 'allow' | 'deny' }>>): AccessDecision {
@@ -142,12 +142,12 @@ describe("the platform's answer, on the first call and then from the cache", () 
     expect(await decide.decide(event())).toEqual(refused('platform_misconfigured'));
     expect(platform.count('authrep')).toBe(2);
     // Only the count of platform calls for credentials never seen, which lasts two seconds.
-    expect(await redis.keys('*')).toEqual([firstCallCounterKey(clock)]);
+    expect(await redis.keys('*')).toEqual([firstCallCounterKey(serviceKeys(SERVICE), clock)]);
   });
 
   it('stores the answer; the usage the first call reported is not pending', async () => {
     await authorizer().decide(event());
-    const keys = credentialKeys(ID);
+    const keys = credentialKeys(SERVICE, ID);
     expect(await redis.hget(keys.app, 'limit:hour:hits')).toBe(`${END - HOUR} ${END} 100 1`);
     expect(await redis.exists(keys.pending)).toBe(0);
   });
@@ -332,7 +332,7 @@ describe('platform calls for credentials never seen', () => {
   it('never counts a credential seen before, even when its snapshot is gone', async () => {
     const decide = authorizer({ unseenCredentialCallsPerSecond: 1 });
     expect(await decide.decide(event())).toEqual(allowed());
-    await redis.del(credentialKeys(ID).app);
+    await redis.del(credentialKeys(SERVICE, ID).app);
     clock += 1000;
     // The second's bound is spent by a made-up key; the known one is asked about all the same.
     await decide.decide(keyed('made-up-1'));
@@ -561,19 +561,19 @@ describe('first calls of a budget', () => {
   });
 
   it('that wait claim the lock in their next check once its holder gives it back without an answer', async () => {
-    await redis.set(credentialKeys(ID).firstCall, 'another caller', 'PX', 60_000);
+    await redis.set(credentialKeys(SERVICE, ID).firstCall, 'another caller', 'PX', 60_000);
     const decision = authorizer().decide(event());
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(platform.calls).toEqual([]);
-    await redis.del(credentialKeys(ID).firstCall);
+    await redis.del(credentialKeys(SERVICE, ID).firstCall);
     expect(await decision).toEqual(allowed());
     expect(platform.count('authrep')).toBe(1);
     expect(metrics.counts.FirstCallWaitTimedOut).toBeUndefined();
-    expect(await redis.exists(credentialKeys(ID).firstCall)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, ID).firstCall)).toBe(0);
   });
 
   it('that wait past the deadline decide as the failure mode says, and say so', async () => {
-    await redis.set(credentialKeys(ID).firstCall, 'another caller', 'PX', 60_000);
+    await redis.set(credentialKeys(SERVICE, ID).firstCall, 'another caller', 'PX', 60_000);
     const started = Date.now();
     expect(await authorizer({ platformTimeoutMs: 50 }).decide(event())).toEqual(
       refused('platform_unavailable'),
@@ -589,7 +589,7 @@ describe('first calls of a budget', () => {
     expect(await decide.decide(event())).toEqual(allowed(''));
     platform.authrepAnswer = () => authorized([hourly('hits', 100, 1, END)]);
     expect(await decide.decide(event())).toEqual(allowed());
-    expect(await redis.exists(credentialKeys(ID).firstCall)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, ID).firstCall)).toBe(0);
   });
 });
 

@@ -1,12 +1,15 @@
 import type Redis from 'ioredis';
 import RedisMock from 'ioredis-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { serviceKeys } from '../../../../core/budget/keys';
 import {
   addressShareOf,
   FirstCallGate,
   firstCallCounterKey,
 } from '../../../../core/decision/first-call-gate';
 
+const SERVICE = 's1';
+const KEYS = serviceKeys(SERVICE);
 const T0 = 1_700_000_000_000;
 
 /** A client whose eval calls are counted: each is one round trip of the gate. */
@@ -32,45 +35,53 @@ describe('FirstCallGate', () => {
   });
 
   it('admits exactly the bound per second across instances, then refuses until the next second', async () => {
-    const one = new FirstCallGate(countedClient().redis, 100);
-    const other = new FirstCallGate(countedClient().redis, 100);
+    const one = new FirstCallGate(countedClient().redis, SERVICE, 100);
+    const other = new FirstCallGate(countedClient().redis, SERVICE, 100);
     const [fromOne, fromOther] = await Promise.all([admittedOf(one, 150), admittedOf(other, 150)]);
     expect(fromOne + fromOther).toBe(100);
     expect(await one.admits(T0 + 999)).toBe(false);
     expect(await admittedOf(one, 30, T0 + 1_000)).toBe(30);
   });
 
+  it("counts each service apart on a shared Redis: one service's flood leaves another's bound whole", async () => {
+    const flooded = new FirstCallGate(countedClient().redis, SERVICE, 20);
+    const other = new FirstCallGate(countedClient().redis, 's2', 20);
+    expect(await admittedOf(flooded, 50)).toBe(20);
+    expect(await admittedOf(other, 20)).toBe(20);
+    expect(await other.admits(T0)).toBe(false);
+  });
+
   it('leases calls by doubling: one round trip for a lone first call, a few for a burst', async () => {
     const { redis, evals } = countedClient();
-    const gate = new FirstCallGate(redis, 1_600);
+    const gate = new FirstCallGate(redis, SERVICE, 1_600);
     expect(await gate.admits(T0)).toBe(true);
     expect(evals()).toBe(1);
     expect(await admittedOf(gate, 99)).toBe(99);
     // Leases of 2, 4, 8, 16, 32, 64 after the first: 127 calls leased for 100 used.
     expect(evals()).toBe(7);
-    expect(await redis.get(firstCallCounterKey(T0))).toBe('127');
+    expect(await redis.get(firstCallCounterKey(KEYS, T0))).toBe('127');
   });
 
   it('counts calls stamped in a second the instance has left in the newer one, without leasing again', async () => {
     const { redis, evals } = countedClient();
-    const gate = new FirstCallGate(redis, 1_600);
+    const gate = new FirstCallGate(redis, SERVICE, 1_600);
     const stamps = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? T0 + 999 : T0 + 1_000));
     const answers = await Promise.all(stamps.map((now) => gate.admits(now)));
     expect(answers.every(Boolean)).toBe(true);
     expect(evals()).toBeLessThanOrEqual(10);
-    expect(Number(await redis.get(firstCallCounterKey(T0)))).toBeLessThanOrEqual(1);
+    expect(Number(await redis.get(firstCallCounterKey(KEYS, T0)))).toBeLessThanOrEqual(1);
   });
 
   it('never leases more than a sixteenth of the bound at once', async () => {
     const { redis } = countedClient();
-    const gate = new FirstCallGate(redis, 32);
+    const gate = new FirstCallGate(redis, SERVICE, 32);
     expect(await admittedOf(gate, 5)).toBe(5);
-    expect(await redis.get(firstCallCounterKey(T0))).toBe('5');
+    expect(await redis.get(firstCallCounterKey(KEYS, T0))).toBe('5');
   });
 
   it("gives one source address a small share of the second's bound, exact across instances", async () => {
-    const one = new FirstCallGate(countedClient().redis, 20);
-    const other = new FirstCallGate(countedClient().redis, 20);
+    const one = new FirstCallGate(countedClient().redis, SERVICE, 20);
+    const other = new FirstCallGate(countedClient().redis, SERVICE, 20);
     const flood = '198.51.100.7';
     const [fromOne, fromOther] = await Promise.all([
       admittedOf(one, 150, T0, flood),
@@ -87,12 +98,12 @@ describe('FirstCallGate', () => {
   });
 
   it('a call without a source address meets the whole bound only', async () => {
-    expect(await admittedOf(new FirstCallGate(countedClient().redis, 20), 30)).toBe(20);
+    expect(await admittedOf(new FirstCallGate(countedClient().redis, SERVICE, 20), 30)).toBe(20);
   });
 
   it('lets first calls through while Redis fails: the bound protects the platform, not against good calls', async () => {
     const { redis } = countedClient();
     redis.eval = (() => Promise.reject(new Error('connection lost'))) as unknown as typeof redis.eval;
-    expect(await admittedOf(new FirstCallGate(redis, 1), 3)).toBe(3);
+    expect(await admittedOf(new FirstCallGate(redis, SERVICE, 1), 3)).toBe(3);
   });
 });

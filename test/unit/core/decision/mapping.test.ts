@@ -141,6 +141,22 @@ describe('mapping rules', () => {
   it('count a delta of 0 as a match', () => {
     expect(usage([rule('GET', '/free', 'free', 0)], 'GET', '/free')).toEqual({ free: 0 });
   });
+
+  it('stop at a matching rule marked last, as APIcast does, and only when it matches', () => {
+    const rules = [
+      rule('GET', '/', 'hits', 1),
+      { ...rule('GET', '/v1/words/{word}.json', 'get_word', 2), last: true },
+      rule('GET', '/v1/words/', 'get_word', 3),
+    ];
+    expect(usage(rules, 'GET', '/v1/words/x.json')).toEqual({ hits: 1, get_word: 2 });
+    expect(usage(rules, 'GET', '/v1/words/x.xml')).toEqual({ hits: 1, get_word: 3 });
+  });
+
+  it('refuse a last that is not true or false, naming it', () => {
+    expect(() => usage([{ ...rule('GET', '/'), last: 'yes' as never }], 'GET', '/')).toThrow(
+      /mappingRules\[0\]\.last must be true or false/,
+    );
+  });
 });
 
 describe('normalizedPath', () => {

@@ -42,7 +42,7 @@ beforeEach(async () => {
   await redis.flushall();
   platform = new FakePlatform();
   logger = new CapturingLogger();
-  cache = new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 });
+  cache = new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 60_000 });
 });
 
 function ports(mode: 'user_key' | 'app_id' | 'oauth' = 'user_key'): WebhookPorts {
@@ -141,7 +141,7 @@ describe('applyPlatformEvent', () => {
       parseEventXml(eventXml('suspended', { id: 'a', userKey: 'uk' })),
     );
     expect(outcome).toEqual({ kind: 'refreshed', credentialId: id, state: 'denied' });
-    expect(await redis.hget(credentialKeys(id).app, 'state')).toBe('denied:application_not_active');
+    expect(await redis.hget(credentialKeys(SERVICE, id).app, 'state')).toBe('denied:application_not_active');
   });
 
   it('leaves alone an application the cache does not hold, another service and other objects', async () => {
@@ -158,7 +158,7 @@ describe('applyPlatformEvent', () => {
   it('refuses a deleted application without asking the platform', async () => {
     const id = await cached({ kind: 'user_key', userKey: 'uk' });
     await applyPlatformEvent(ports(), parseEventXml(eventXml('deleted', { id: 'a', userKey: 'uk' })));
-    expect(await redis.hget(credentialKeys(id).app, 'state')).toBe('invalid:user_key_invalid');
+    expect(await redis.hget(credentialKeys(SERVICE, id).app, 'state')).toBe('invalid:user_key_invalid');
     expect(platform.calls).toEqual([]);
   });
 
@@ -170,13 +170,16 @@ describe('applyPlatformEvent', () => {
       ports('app_id'),
       parseEventXml(eventXml('key_deleted', { id: 'a', appKeys: ['k2'] })),
     );
-    expect(await redis.hkeys(credentialKeys(id).keys)).toEqual([
+    expect(await redis.hkeys(credentialKeys(SERVICE, id).keys)).toEqual([
       keyIdOf(SERVICE, { kind: 'app_id', appId: 'a', appKey: 'k2' }),
     ]);
   });
 
   it('oauth: a deleted key, a suspension or a deletion refuses the tokens issued before now, budget cached or not', async () => {
-    const notBefore = credentialKeys(credentialIdOf(SERVICE, { kind: 'app_id', appId: 'a' })).tokensNotBefore;
+    const notBefore = credentialKeys(
+      SERVICE,
+      credentialIdOf(SERVICE, { kind: 'app_id', appId: 'a' }),
+    ).tokensNotBefore;
     platform.authorizeAnswer = () => authorized();
     for (const action of ['key_deleted', 'suspended', 'deleted']) {
       await redis.del(notBefore);
@@ -206,17 +209,22 @@ describe('applyPlatformEvent', () => {
       now: NOW,
     });
     const unknownUserKey = credentialIdOf(SERVICE, { kind: 'user_key', userKey: 'uk-new' });
-    await redis.set(credentialKeys(unknownUserKey).negative, 'invalid:user_key_invalid', 'PX', 60_000);
-    expect(await redis.hget(credentialKeys(budget).keys, keyIdOf(SERVICE, tried))).toMatch(/^bad /);
+    await redis.set(
+      credentialKeys(SERVICE, unknownUserKey).negative,
+      'invalid:user_key_invalid',
+      'PX',
+      60_000,
+    );
+    expect(await redis.hget(credentialKeys(SERVICE, budget).keys, keyIdOf(SERVICE, tried))).toMatch(/^bad /);
 
     await applyPlatformEvent(
       ports('app_id'),
       parseEventXml(eventXml('key_created', { id: 'a', appKeys: ['k1', 'k-new'] })),
     );
-    expect(await redis.hget(credentialKeys(budget).keys, keyIdOf(SERVICE, tried))).toBeNull();
+    expect(await redis.hget(credentialKeys(SERVICE, budget).keys, keyIdOf(SERVICE, tried))).toBeNull();
     expect(
       await redis.hget(
-        credentialKeys(budget).keys,
+        credentialKeys(SERVICE, budget).keys,
         keyIdOf(SERVICE, { kind: 'app_id', appId: 'a', appKey: 'k1' }),
       ),
     ).toMatch(/^ok /);
@@ -225,7 +233,7 @@ describe('applyPlatformEvent', () => {
       ports(),
       parseEventXml(eventXml('user_key_updated', { id: 'u', userKey: 'uk-new' })),
     );
-    expect(await redis.exists(credentialKeys(unknownUserKey).negative)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, unknownUserKey).negative)).toBe(0);
   });
 
   it('says when the platform did not answer the refresh', async () => {

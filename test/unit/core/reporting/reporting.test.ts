@@ -60,7 +60,7 @@ const idOf = (key: string) => credentialIdOf(SERVICE, credential(key));
 function ports(overrides: Partial<FlushPorts> = {}): FlushPorts {
   return {
     serviceId: SERVICE,
-    cache: new AccessCache(redis, { negativeTtlMs: 60_000, leaseMs: 60_000 }),
+    cache: new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 60_000 }),
     sealer,
     platform,
     now: () => clock,
@@ -130,7 +130,7 @@ describe('drain', () => {
   it('takes pending usage in flight under a lease and unseals the credential; sorts out empty and busy', async () => {
     await pending('key-a', { get_word: 2 });
     await pending('key-c', { get_word: 1 });
-    await redis.set(credentialKeys(idOf('key-c')).lease, 'another-reporter');
+    await redis.set(credentialKeys(SERVICE, idOf('key-c')).lease, 'another-reporter');
     const result = await drainUsage(ports(), ['key-a', 'key-b', 'key-c'].map(idOf));
     expect(result).toEqual({
       ready: [
@@ -152,7 +152,7 @@ describe('drain', () => {
       failed: [],
       unreadable: [],
     });
-    const keys = credentialKeys(idOf('key-a'));
+    const keys = credentialKeys(SERVICE, idOf('key-a'));
     expect(await usageInFlight(keys.inFlight)).toEqual({ get_word: 2 });
     expect(await redis.get(keys.lease)).toBe(result.ready[0].lease);
     expect(await redis.get(keys.batch)).toBe(`${result.ready[0].batch} new`);
@@ -169,13 +169,13 @@ describe('drain', () => {
       0,
     );
     await pending('key-m', { hits: 1 });
-    await redis.hdel(credentialKeys(idOf('key-m')).app, 'cred');
+    await redis.hdel(credentialKeys(SERVICE, idOf('key-m')).app, 'cred');
     const result = await drainUsage(ports(), [idOf('key-r'), idOf('key-m')]);
     expect(result.ready).toEqual([]);
     expect([...result.unreadable].sort()).toEqual([idOf('key-r'), idOf('key-m')].sort());
     for (const key of ['key-r', 'key-m']) {
-      expect(await usageInFlight(credentialKeys(idOf(key)).inFlight)).toEqual({ hits: 1 });
-      expect(await redis.exists(credentialKeys(idOf(key)).lease)).toBe(0);
+      expect(await usageInFlight(credentialKeys(SERVICE, idOf(key)).inFlight)).toEqual({ hits: 1 });
+      expect(await redis.exists(credentialKeys(SERVICE, idOf(key)).lease)).toBe(0);
     }
     expect(metrics.counts.FlushUnreadable).toBe(2);
     expect(logger.lines.filter((line) => line.level === 'error')).toHaveLength(2);
@@ -183,7 +183,11 @@ describe('drain', () => {
 
   it('Redis failing: the credential failed, said in a warning', async () => {
     await pending('key-a', { hits: 1 });
-    const cache = new AccessCache(failing('accessDrain'), { negativeTtlMs: 60_000, leaseMs: 60_000 });
+    const cache = new AccessCache(failing('accessDrain'), {
+      serviceId: SERVICE,
+      negativeTtlMs: 60_000,
+      leaseMs: 60_000,
+    });
     expect(await drainUsage(ports({ cache }), [idOf('key-a')])).toMatchObject({
       ready: [],
       failed: [idOf('key-a')],
@@ -206,9 +210,9 @@ describe('drain', () => {
             }
           : Reflect.get(target, property, receiver),
     });
-    const cache = new AccessCache(lateAnswer, { negativeTtlMs: 60_000, leaseMs: 60_000 });
+    const cache = new AccessCache(lateAnswer, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 60_000 });
     expect(await drainUsage(ports({ cache }), [idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
-    expect(await redis.exists(credentialKeys(idOf('key-a')).lease)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, idOf('key-a')).lease)).toBe(0);
     const [again] = await drained('key-a');
     expect(again).toMatchObject({ usage: { hits: 1 }, history: 'unsent' });
   });
@@ -247,8 +251,8 @@ describe('verify (with the resync)', () => {
     ]);
     expect(metrics.counts.UsageDiscarded).toBe(verdict === 'discarded' ? 1 : undefined);
     // Verify settles nothing: the usage stays in flight under the lease.
-    expect(await usageInFlight(credentialKeys(item.credentialId).inFlight)).toEqual({ get_word: 1 });
-    expect(await redis.get(credentialKeys(item.credentialId).lease)).toBe(item.lease);
+    expect(await usageInFlight(credentialKeys(SERVICE, item.credentialId).inFlight)).toEqual({ get_word: 1 });
+    expect(await redis.get(credentialKeys(SERVICE, item.credentialId).lease)).toBe(item.lease);
   });
 
   it('stores the fresh answer: a new period, a changed limit, a suspension', async () => {
@@ -261,10 +265,10 @@ describe('verify (with the resync)', () => {
         ? denied('application_not_active', [hourly('hits', 10, 1, END + 3_600_000)])
         : authorized([hourly('hits', 20, 0, END + 3_600_000)]);
     await verifyCredentials(ports(), items);
-    const app = await redis.hgetall(credentialKeys(idOf('key-a')).app);
+    const app = await redis.hgetall(credentialKeys(SERVICE, idOf('key-a')).app);
     expect(app).toMatchObject({ state: 'active', synced: String(END + 1) });
     expect(app['limit:hour:hits']).toBe(`${END} ${END + 3_600_000} 20 0`);
-    expect(await redis.hget(credentialKeys(idOf('key-s')).app, 'state')).toBe(
+    expect(await redis.hget(credentialKeys(SERVICE, idOf('key-s')).app, 'state')).toBe(
       'denied:application_not_active',
     );
   });
@@ -302,7 +306,11 @@ describe('verify (with the resync)', () => {
   it('an observer that fails, or an answer that cannot be stored, changes no verdict', async () => {
     await pending('key-a', { get_word: 1 });
     const [item] = await drained('key-a');
-    const cache = new AccessCache(failing('accessStore'), { negativeTtlMs: 60_000, leaseMs: 60_000 });
+    const cache = new AccessCache(failing('accessStore'), {
+      serviceId: SERVICE,
+      negativeTtlMs: 60_000,
+      leaseMs: 60_000,
+    });
     const onResynced = () => Promise.reject(new Error('alerts down'));
     expect(await verifyCredentials(ports({ cache, onResynced }), [item])).toMatchObject({
       reportable: [item],
@@ -384,8 +392,10 @@ describe('verify: what the platform would not take', () => {
         : authorized([hourly('hits', 100, 6, END)]);
     const result = await verifyCredentials(ports(), ready);
     expect(result.reportable).toEqual([expect.objectContaining({ credential: app('k-new') })]);
-    expect(await redis.hget(credentialKeys(id).keys, keyIdOf(SERVICE, app('k-old')))).toMatch(/^bad /);
-    expect(await redis.hget(credentialKeys(id).app, 'limit:hour:hits')).toBe(
+    expect(await redis.hget(credentialKeys(SERVICE, id).keys, keyIdOf(SERVICE, app('k-old')))).toMatch(
+      /^bad /,
+    );
+    expect(await redis.hget(credentialKeys(SERVICE, id).app, 'limit:hour:hits')).toBe(
       `${END - 3_600_000} ${END} 100 6`,
     );
   });
@@ -489,10 +499,10 @@ describe('settle', () => {
     await pending('key-b', { get_word: 1 });
     const [a, b] = await drained('key-a', 'key-b');
     await settleUsage(ports(), { acknowledge: [a], release: [b] });
-    const keysA = credentialKeys(a.credentialId);
+    const keysA = credentialKeys(SERVICE, a.credentialId);
     expect(await redis.exists(keysA.inFlight, keysA.pending, keysA.since, keysA.lease)).toBe(0);
     expect(await redis.hget(keysA.app, 'limit:hour:hits')).toBe(`${END - 3_600_000} ${END} 100 7`);
-    const keysB = credentialKeys(b.credentialId);
+    const keysB = credentialKeys(SERVICE, b.credentialId);
     expect(await usageInFlight(keysB.inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(keysB.lease)).toBe(0);
     expect(await drained('key-b')).toEqual([
@@ -504,6 +514,7 @@ describe('settle', () => {
     await pending('key-a', { get_word: 2 }, authorized([hourly('hits', 100, 5, END)]));
     const [a] = await drained('key-a');
     const cache = new AccessCache(failing('accessAcknowledge', 'accessRelease'), {
+      serviceId: SERVICE,
       negativeTtlMs: 60_000,
       leaseMs: 60_000,
     });
@@ -515,7 +526,7 @@ describe('settle', () => {
         message: expect.stringMatching(/acknowledges it by its mark/),
       }),
     ]);
-    const keys = credentialKeys(a.credentialId);
+    const keys = credentialKeys(SERVICE, a.credentialId);
     expect(await redis.get(keys.batch)).toBe(`${a.batch} sent`);
     // The lease it could not give back: this process's next drain takes it over at once.
     expect(leases.heldOn(a.credentialId)).toBe(a.lease);
@@ -531,6 +542,7 @@ describe('settle', () => {
     await pending('key-a', { get_word: 1 });
     const [a] = await drained('key-a');
     const cache = new AccessCache(failing('accessMarkBatch', 'accessAcknowledge', 'accessRelease'), {
+      serviceId: SERVICE,
       negativeTtlMs: 60_000,
       leaseMs: 60_000,
     });
@@ -586,7 +598,7 @@ describe('flush (the stages in rounds)', () => {
       settleRetryMs: 0,
     });
     expect(await stopping.flush([idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
-    const keys = credentialKeys(idOf('key-a'));
+    const keys = credentialKeys(SERVICE, idOf('key-a'));
     expect(await redis.exists(keys.lease)).toBe(1);
     flaky.heal();
     await stopping.close();
@@ -600,8 +612,8 @@ describe('flush (the stages in rounds)', () => {
   it('sorts every credential of a batch into one outcome', async () => {
     for (const key of ['ok', 'busy', 'invalid', 'unverified', 'refused-later'])
       await pending(key, { hits: 1 });
-    await redis.set(credentialKeys(idOf('busy')).lease, 'another-reporter');
-    await redis.hdel(credentialKeys(idOf('refused-later')).app, 'cred');
+    await redis.set(credentialKeys(SERVICE, idOf('busy')).lease, 'another-reporter');
+    await redis.hdel(credentialKeys(SERVICE, idOf('refused-later')).app, 'cred');
     platform.authorizeAnswer = (asked) => {
       const key = asked.kind === 'user_key' ? asked.userKey : '';
       if (key === 'invalid') return invalidCredential();
@@ -626,8 +638,8 @@ describe('flush (the stages in rounds)', () => {
       { credential: credential('ok'), usage: { hits: 1 }, timestamp: T0 },
       { credential: credential('unverified'), usage: { hits: 1 }, timestamp: T0 },
     ]);
-    expect(await redis.exists(credentialKeys(idOf('invalid')).inFlight)).toBe(0);
-    expect(await redis.exists(credentialKeys(idOf('unverified')).inFlight)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, idOf('invalid')).inFlight)).toBe(0);
+    expect(await redis.exists(credentialKeys(SERVICE, idOf('unverified')).inFlight)).toBe(0);
   });
 
   it('reports usage whose re-check got no answer in a report call of its own, and counts it', async () => {
@@ -651,7 +663,7 @@ describe('flush (the stages in rounds)', () => {
     platform.reportAnswer = () => UNAVAILABLE;
     const result = await flusher().flush([idOf('slow')]);
     expect(result).toMatchObject({ flushed: [], unverified: [], failed: [idOf('slow')] });
-    expect(await usageInFlight(credentialKeys(idOf('slow')).inFlight)).toEqual({ hits: 1 });
+    expect(await usageInFlight(credentialKeys(SERVICE, idOf('slow')).inFlight)).toEqual({ hits: 1 });
   });
 
   it('refreshes a budget whose calls were refused though it has nothing to report, and shows the refusals', async () => {
@@ -706,6 +718,6 @@ describe('flush (the stages in rounds)', () => {
     let reports = 0;
     platform.reportAnswer = () => (++reports === 1 ? { kind: 'accepted', requests: 1 } : UNAVAILABLE);
     expect(await flusher().flush([idOf('key-a')])).toMatchObject({ flushed: [], failed: [idOf('key-a')] });
-    expect(await usageInFlight(credentialKeys(idOf('key-a')).inFlight)).toEqual({ hits: 3 });
+    expect(await usageInFlight(credentialKeys(SERVICE, idOf('key-a')).inFlight)).toEqual({ hits: 3 });
   });
 });

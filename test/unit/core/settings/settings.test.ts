@@ -30,7 +30,10 @@ const EVERY_SETTING_GIVEN: AccessConfig = {
   tokenGuessWindowSeconds: 600,
   tokenGuessesPerAddress: 5,
   tokenGuessesPerClient: 50,
-  mappingRules: [{ method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 2 }],
+  mappingRules: [
+    { method: 'GET', pattern: '/v1/words/{word}.json', metric: 'get_word', delta: 2, last: true },
+  ],
+  mappingRulesSource: 'given',
   failureMode: 'resilient',
   strictTrustSeconds: 45,
   limitMode: 'soft',
@@ -92,6 +95,55 @@ describe('the settings table', () => {
       new ConfigError('reportWindowSeconds', 'must be an integer from 0 to 900 (got 901)'),
     );
     expect(() => configFromEnv({})).toThrow(/serviceId is required/);
+  });
+
+  it('carries the platform source of mapping rules through the Lambda environment, defaults left out', () => {
+    const platform = {
+      serviceId: 'svc-1',
+      mappingRulesSource: 'platform',
+      adminApiUrl: 'https://acme-admin.example.com',
+      adminTokenSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin',
+    } as const;
+    const config = parseConfig(platform);
+    expect(config).not.toHaveProperty('mappingRulesEnvironment');
+    expect(configFromEnv(configToEnv(config))).toEqual(config);
+    const staging = parseConfig({
+      ...platform,
+      mappingRulesEnvironment: 'staging',
+      mappingRulesRefreshSeconds: 30,
+    });
+    expect(configFromEnv(configToEnv(staging))).toEqual(staging);
+  });
+
+  it('refuses, naming it, a setting the mapping rules source makes useless or lacks', () => {
+    const platform = {
+      serviceId: 's',
+      mappingRulesSource: 'platform',
+      adminApiUrl: 'https://acme-admin.example.com',
+      adminAccessToken: 'token',
+    } as const;
+    expect(() =>
+      parseConfig({ ...platform, mappingRules: [{ method: 'GET', pattern: '/', metric: 'hits', delta: 1 }] }),
+    ).toThrow(/mappingRules cannot be given with mappingRulesSource platform/);
+    expect(() => parseConfig({ ...platform, adminAccessToken: undefined })).toThrow(
+      /adminTokenSecretArn is required with mappingRulesSource platform/,
+    );
+    expect(() => parseConfig({ ...platform, adminApiUrl: undefined })).toThrow(
+      /adminApiUrl is required with mappingRulesSource platform/,
+    );
+    expect(() => parseConfig({ serviceId: 's', mappingRulesEnvironment: 'staging' })).toThrow(
+      new ConfigError('mappingRulesEnvironment', 'applies to mappingRulesSource platform only'),
+    );
+    expect(() => parseConfig({ serviceId: 's', mappingRulesRefreshSeconds: 60 })).toThrow(
+      new ConfigError('mappingRulesRefreshSeconds', 'applies to mappingRulesSource platform only'),
+    );
+    expect(() => parseConfig({ ...platform, mappingRulesEnvironment: 'sandbox' as never })).toThrow(
+      /mappingRulesEnvironment must be one of staging, production/,
+    );
+    expect(() => parseConfig({ ...platform, mappingRulesRefreshSeconds: 0 })).toThrow(
+      /mappingRulesRefreshSeconds must be an integer from 1 to 86400/,
+    );
+    expect(parseConfig(platform).mappingRulesSource).toBe('platform');
   });
 
   it('reads alertEmails as a comma list, none by default, and names the address that is not one', () => {

@@ -101,7 +101,7 @@ describe('the SOAP proxy deciding with the access core', () => {
     expect(hot.body).toContain('<op:operation>GetQuote</op:operation>');
     expect(redisCalls).toEqual(['accessCheck']);
     expect(platform.calls).toHaveLength(1);
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_quote: 1 });
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_quote: 1 });
     expect(snsMock).toHaveReceivedCommandWith(PublishCommand, { TopicArn: TOPIC });
   });
 
@@ -112,7 +112,7 @@ describe('the SOAP proxy deciding with the access core', () => {
     expect(statuses).toEqual([200, 200, 200, 500]);
     const refused = await handle(call());
     expect(refused.body).toContain('<faultstring>Usage limits exceeded</faultstring>');
-    expect(await usageIn(store, credentialKeys(ID).pending)).toEqual({ get_quote: 2 });
+    expect(await usageIn(store, credentialKeys(SERVICE, ID).pending)).toEqual({ get_quote: 2 });
   });
 
   it('refuses an operation without a mapping rule before any Redis or platform call', async () => {
@@ -156,7 +156,9 @@ describe('the SOAP proxy deciding with the access core', () => {
     expect(result.body).toContain(`xmlns:t="${NS}"`);
     expect(result.body).toContain('t:backend_unavailable');
     expect(platform.calls).toHaveLength(1);
-    expect(await store.exists(credentialKeys(ID).pending, credentialKeys(ID).since)).toBe(0);
+    expect(await store.exists(credentialKeys(SERVICE, ID).pending, credentialKeys(SERVICE, ID).since)).toBe(
+      0,
+    );
     expect(redisCalls).toContain('accessGiveBack');
   });
 });

@@ -41,6 +41,24 @@ describe('priceTemplate', () => {
     expect(shared.total).toBeLessThan(2 * single.total);
   }, 120_000);
 
+  it('prices two services sharing the network and cache: one pair of NAT gateways and of cache nodes', () => {
+    const shared = priced('two-services-shared-cache');
+    const single = priced('default');
+    const quantity = (lines: typeof shared.lines, name: string) =>
+      lines.find((line) => line.item === name)?.quantity ?? 0;
+    expect(quantity(shared.lines, 'NAT gateway')).toBe(2);
+    expect(quantity(shared.lines, 'ElastiCache redis cache.t4g.micro node')).toBe(2);
+    // The second instance adds its own dashboard, metrics, alarms on them and provider key only.
+    expect(quantity(shared.lines, 'CloudWatch dashboard')).toBe(2);
+    expect(quantity(shared.lines, 'CloudWatch custom metric')).toBe(
+      2 * quantity(single.lines, 'CloudWatch custom metric'),
+    );
+    expect(quantity(shared.lines, 'Secrets Manager secret')).toBe(
+      quantity(single.lines, 'Secrets Manager secret') + 1,
+    );
+    expect(shared.total).toBeLessThan(priced('two-services-shared-vpc').total);
+  }, 120_000);
+
   it('refuses a template with a resource the list neither prices nor calls free, naming its type', () => {
     const template = {
       Resources: {

@@ -1,0 +1,148 @@
+/**
+ * `npm run bench:hit-script [-- <rounds> <calls per round>]`: a cache hit's script time, and where it goes.
+ *
+ * One budget on the bench's plan (hits limited per hour and per day, five methods under hits) is answered
+ * and hit once through AccessCache, which gives the hit's KEYS and ARGV as the authorizer sends them (the
+ * hints learnt, a deadline set, so TIME runs). Then the hit's script, the same script cut short after each
+ * of its steps (hit-script-steps.ts) and `return 1` with the same arguments are called with EVALSHA, one
+ * call at a time, in rounds that alternate their order; per round, CONFIG RESETSTAT and the `EVALSHA`
+ * usec_per_call of `INFO commandstats`. Each figure is the median over the rounds, and the median of its
+ * differences with the whole script in the same rounds. redis-server is pinned apart from this process
+ * when taskset allows (placement.ts); the load average is printed at the start and the end.
+ */
+import os from 'node:os';
+import Redis from 'ioredis';
+import { AccessCache } from '../core/budget/cache';
+import { CHECK_SCRIPT } from '../core/budget/cache-scripts';
+import { findOnPath, startRedisServer } from '../local/redis';
+import { parseCommandStats } from './commandstats';
+import { BENCH_SERVICE_ID } from './fixture';
+import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from './hit-script-steps';
+import { pinBench, pinProcess } from './placement';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const CREDENTIAL_ID = 'b'.repeat(64);
+const METHODS = ['word_read', 'word_write', 'word_list', 'word_delete', 'word_search'];
+
+/** The hit's KEYS and ARGV as AccessCache sends them, after a first hit taught it the hints. */
+async function hitArguments(redis: Redis): Promise<{ keys: string[]; argv: string[] }> {
+  const cache = new AccessCache(redis, {
+    serviceId: BENCH_SERVICE_ID,
+    negativeTtlMs: 60_000,
+    leaseMs: 30_000,
+    hotPathDeadlineMs: 60_000,
+  });
+  const now = Date.now();
+  const hour = Math.floor(now / HOUR_MS) * HOUR_MS;
+  const day = Math.floor(now / DAY_MS) * DAY_MS;
+  const limit = (period: 'hour' | 'day', start: number, length: number) => ({
+    metric: 'hits',
+    period,
+    periodStart: start,
+    periodEnd: start + length,
+    maxValue: 1e12,
+    currentValue: 0,
+    exceeded: false,
+  });
+  await cache.storeAnswer({
+    credentialId: CREDENTIAL_ID,
+    keyId: '',
+    sealedCredential: 's'.repeat(123),
+    now,
+    answer: {
+      kind: 'authorized',
+      plan: 'basic',
+      hierarchy: { hits: METHODS },
+      usageReports: [limit('hour', hour, HOUR_MS), limit('day', day, DAY_MS)],
+    },
+  });
+  const request = {
+    credentialId: CREDENTIAL_ID,
+    keyId: '',
+    usage: { word_read: 1 },
+    now,
+    windowMs: 60_000,
+    softLimits: false,
+  };
+  await cache.check(request);
+  const commands = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const send = commands[CHECK_SCRIPT.name] as (...args: unknown[]) => Promise<unknown>;
+  let sent: unknown[] = [];
+  commands[CHECK_SCRIPT.name] = (...args: unknown[]) => {
+    sent = args;
+    return send.apply(redis, args);
+  };
+  const result = await cache.check(request);
+  commands[CHECK_SCRIPT.name] = send;
+  if (result.kind !== 'allow') throw new Error(`the hit was not allowed: ${JSON.stringify(result)}`);
+  const keys = sent.slice(0, CHECK_SCRIPT.numberOfKeys).map(String);
+  return { keys, argv: sent.slice(CHECK_SCRIPT.numberOfKeys).map(String) };
+}
+
+async function main(): Promise<void> {
+  const [rounds = 30, calls = 500] = process.argv.slice(2).map(Number);
+  const loadAtStart = os.loadavg()[0] as number;
+  const placement = pinBench(console.log);
+  const binary = findOnPath('redis-server');
+  if (binary === undefined) throw new Error('redis-server is not installed');
+  const server = await startRedisServer(binary);
+  const redis = new Redis({ host: server.host, port: server.port, commandTimeout: 10_000 });
+  try {
+    const info = await redis.info('server');
+    if (placement !== undefined) pinProcess(Number(/process_id:(\d+)/.exec(info)?.[1]), placement.redisCpus);
+    const { keys, argv } = await hitArguments(redis);
+    const scripts = new Map<string, string>([
+      ['whole script', CHECK_SCRIPT.lua],
+      ...HIT_SCRIPT_STEPS.map((step): [string, string] => [
+        `up to ${step.name}`,
+        cutShortBefore(CHECK_SCRIPT.lua, step.before),
+      ]),
+      ['return 1', 'return 1'],
+    ]);
+    const shas = new Map<string, string>();
+    for (const [name, lua] of scripts) shas.set(name, String(await redis.script('LOAD', lua)));
+    const round = async (sha: string, count: number) => {
+      await redis.config('RESETSTAT');
+      for (let i = 0; i < count; i++) await redis.evalsha(sha, keys.length, ...keys, ...argv);
+      const stat = parseCommandStats(await redis.info('commandstats')).get('evalsha');
+      if (stat === undefined || stat.calls === 0) throw new Error('INFO commandstats has no evalsha');
+      return stat.usec / stat.calls;
+    };
+    const names = [...shas.keys()];
+    for (const name of names) await round(shas.get(name) as string, 200);
+    const micros = new Map<string, number[]>(names.map((name) => [name, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const name of r % 2 === 0 ? names : [...names].reverse()) {
+        micros.get(name)?.push(await round(shas.get(name) as string, calls));
+      }
+    }
+    const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+    console.log(
+      `hit script: ${keys.length} keys, ${argv.length} arguments; ${rounds} rounds of ${calls} calls`,
+    );
+    const where = placement
+      ? `redis-server on CPU ${placement.redisCpus}, this process on CPU ${placement.benchCpus} (taskset)`
+      : 'unpinned';
+    console.log(`Node ${process.version}, redis-server ${version}; ${where}`);
+    for (const figure of pairedFigures(micros, 'whole script')) {
+      const step = HIT_SCRIPT_STEPS.find((candidate) => `up to ${candidate.name}` === figure.name);
+      console.log(
+        `${figure.name.padEnd(22)} ${figure.medianMicros.toFixed(2).padStart(7)} µs median, ` +
+          `${figure.medianDifferenceMicros.toFixed(2).padStart(7)} µs against the whole script (paired)` +
+          (step ? `  [${step.adds}]` : ''),
+      );
+    }
+    console.log(
+      `load average (1 min): ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0]?.toFixed(2)} at the end`,
+    );
+  } finally {
+    redis.disconnect();
+    await server.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
