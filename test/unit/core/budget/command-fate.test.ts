@@ -47,7 +47,12 @@ describe('commandFateOf, on the errors a real client and server give', () => {
   it('a script of a cache whose client cannot connect is never sent: not_run', async () => {
     const port = await freePort();
     const client = createRedisClient({ ...redis.settings, host: '127.0.0.1', port });
-    const cache = new AccessCache(client, { serviceId: 's', negativeTtlMs: 1000, leaseMs: 1000, readyWaitMs: 200 });
+    const cache = new AccessCache(client, {
+      serviceId: 's',
+      negativeTtlMs: 1000,
+      leaseMs: 1000,
+      readyWaitMs: 200,
+    });
     try {
       const error = await failureOf(cache.releaseFirstCall('app', 'token'));
       expect(commandFateOf(error)).toBe('not_run');
