@@ -15,6 +15,7 @@ import {
   ENV,
   LOCAL_SECRET_ENV,
 } from '../core/settings/config';
+import { exitCleanlyOnSigterm, processShutdown } from './shutdown';
 
 /** Deadline of one Secrets Manager read, SDK retries included. */
 export const SECRET_TIMEOUT_MS = 2000;
@@ -52,15 +53,11 @@ export async function loadRuntime(
     flushIntervalMs: configured.metricsFlushSeconds * 1000,
     instance: configured.metricsInstance,
   });
-  // Lambda signals a shutdown only to a function with an extension; without one the counts held since
-  // the last write are lost with the instance (docs/operations.md). Only in Lambda: elsewhere a SIGTERM
-  // listener would replace Node's own exit.
-  if (env.AWS_LAMBDA_FUNCTION_NAME) {
-    process.once('SIGTERM', () => {
-      metrics.flush();
-      process.exit(0);
-    });
-  }
+  // Lambda signals a shutdown only to a function with an extension (the reporter registers one,
+  // shutdown.ts); without one the counts held since the last write are lost with the instance
+  // (docs/operations.md).
+  processShutdown.add(() => metrics.flush());
+  exitCleanlyOnSigterm(logger, env);
   // The reporter names applications in alerts with the admin token; the authorizer reads it only to read
   // the mapping rules from the platform (mappingRulesSource platform).
   const readsAdminToken = caller === 'reporter' || configured.mappingRulesSource === 'platform';

@@ -401,6 +401,13 @@ export interface ScriptDefinition {
 export const PERIOD_START_ARGS = 6;
 
 /**
+ * How long the mark of a refused call waits for the reporter's drain, which takes it: a day, as a
+ * snapshot lives. A budget refused and then never called again is never drained, and its mark must not
+ * stay for ever (docs/reliability.md, load held).
+ */
+export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
  * The hot path. KEYS: neg, app, keys, pending, inflight, since, refused, first.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
@@ -551,6 +558,7 @@ local function period_end_of(limit)
 end
 if exceeded and ARGV[4] ~= '1' then
   redis.call('HSET', KEYS[7], exceeded.period .. ':' .. exceeded.metric, ARGV[1])
+  redis.call('PEXPIRE', KEYS[7], ${REFUSAL_MARK_TTL_MS})
   return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[2], snapshot.window, now, window_ms),
     exceeded.metric, exceeded.period, exceeded.max_text, period_end_of(exceeded)}
 end

@@ -14,6 +14,7 @@ import {
   type ScriptDefinition,
   STORE_SCRIPT,
 } from './cache-scripts';
+import { CommandNotSentError } from './command-fate';
 import { type ServiceKeys, serviceKeys } from './keys';
 import { periodWindow } from './periods';
 import {
@@ -885,7 +886,11 @@ export class AccessCache {
   }
 
   private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
-    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS);
+    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS).catch(
+      (error: unknown) => {
+        throw new CommandNotSentError(error);
+      },
+    );
     const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
     return call.call(this.redis, ...keys, ...args);
   }

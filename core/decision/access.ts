@@ -35,6 +35,7 @@ import {
   type ThrottleFeedback,
   type ThrottleRefusal,
 } from '../budget/cache';
+import { commandFateOf } from '../budget/command-fate';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
 import { redisSeenMarks, type SeenMarks } from '../budget/seen-marks';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from '../budget/snapshot';
@@ -457,9 +458,14 @@ export class AccessAuthorizer {
         ...(firstCallLock !== undefined && { firstCallLock }),
       });
     } catch (error) {
+      // The caller asks the platform with authrep, which counts the call: once when the script did not
+      // run, twice when it ran and its write survives (over, never under: command-fate.ts).
+      const fate = commandFateOf(error);
       this.count(METRIC.cacheUnavailable);
+      if (fate === 'may_have_run') this.count(METRIC.cacheAnswerLost);
       this.deps.logger.warn('redis unavailable: asking the platform directly', {
         error: errorMessage(error),
+        fate,
       });
       return undefined;
     }

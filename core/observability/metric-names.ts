@@ -25,6 +25,11 @@ export const METRIC = {
   firstCallWaitTimedOut: 'FirstCallWaitTimedOut',
   negativeCacheHit: 'NegativeCacheHit',
   cacheUnavailable: 'CacheUnavailable',
+  /**
+   * Of CacheUnavailable: the hot-path script may have run (a timeout, a connection closed after the
+   * write), so the platform's authrep may count the call a second time (command-fate.ts).
+   */
+  cacheAnswerLost: 'CacheAnswerLost',
   cacheWriteFailed: 'CacheWriteFailed',
   malformedCredential: 'MalformedCredential',
   noMappingRule: 'NoMappingRule',

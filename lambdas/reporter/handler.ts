@@ -33,8 +33,13 @@ export interface ReporterDeps {
   readonly sweepMinAgeMs?: number;
 }
 
-export type ReporterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
-export type SweepHandler = () => Promise<SweepResult>;
+/** `close()`: a clean stop waits for the flushes under way and gives back the leases still held. */
+export type ReporterHandler = ((event: SQSEvent) => Promise<SQSBatchResponse>) & Closable;
+export type SweepHandler = (() => Promise<SweepResult>) & Closable;
+
+interface Closable {
+  close(): Promise<void>;
+}
 
 function reportingDeps(deps: ReporterDeps): ReportingDeps {
   const logger = deps.logger ?? createLogger(REPORTER_SERVICE_NAME);
@@ -78,7 +83,7 @@ function reportingDeps(deps: ReporterDeps): ReportingDeps {
 export function createReporterHandler(deps: ReporterDeps): ReporterHandler {
   const core = reportingDeps(deps);
   const flusher = createUsageFlusher(core);
-  return async (event) => {
+  const handle = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const failures: SQSBatchItemFailure[] = [];
     const recordsOf = new Map<string, string[]>();
     for (const record of event.Records) {
@@ -122,17 +127,19 @@ export function createReporterHandler(deps: ReporterDeps): ReporterHandler {
       core.metrics.publishStoredMetrics();
     }
   };
+  return Object.assign(handle, { close: () => flusher.close() });
 }
 
 export function createSweepHandler(deps: ReporterDeps): SweepHandler {
   const core = reportingDeps(deps);
   const flusher = createUsageFlusher(core);
   const minAgeMs = deps.sweepMinAgeMs ?? sweepMinAgeMs(deps.config);
-  return async () => {
+  const sweep = async (): Promise<SweepResult> => {
     try {
       return await sweepUnreported(core, flusher, minAgeMs);
     } finally {
       core.metrics.publishStoredMetrics();
     }
   };
+  return Object.assign(sweep, { close: () => flusher.close() });
 }

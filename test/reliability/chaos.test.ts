@@ -4,21 +4,24 @@
  * its replica promoted, a reporter killed before its POST, inside it (after the platform's 202) or after
  * its sent mark, a report delivered twice (an SQS redelivery), the platform down a while, the network
  * to Redis cut a while. Each run prints its figures as one line with its seed
- * (`RELIABILITY_SEED=<seed>` replays the faults' order; timing differs), and asserts the targets:
- * - 0 lost with durable writes; without, at most the calls acknowledged by a primary but not yet on its
- *   replica when it died (one per caller per failover: replication is asynchronous);
+ * (`RELIABILITY_SEED=<seed>` replays the faults' order; timing differs). Every set-up asserts no
+ * error, nothing left in flight and no allowed call recorded nowhere. The durable one (writes confirmed
+ * by a replica, two replicas) also asserts the targets:
+ * - 0 lost;
  * - counted twice at most the units of the reports a reporter died inside of (one report per such
  *   crash; none for a crash before the POST or after the mark, none for a redelivery), plus 0.05 % of
- *   the allowed calls for the failovers (a call whose script ran on a dying primary, its answer lost,
- *   also goes to the platform);
- * - no allow past a hard limit beyond those failover calls.
+ *   the allowed calls, or the calls answered through the platform whose script may have run where
+ *   that is more (a slow machine's timeouts; command-fate.ts).
+ * Without durable writes what a promotion loses or counts twice depends on the calls a second and the
+ * replication lag: printed, not bounded (docs/reliability.md). Wrong allows over a hard limit are printed.
  * CI runs 20 failovers and 20 reporter crashes on the cluster, 10 of each on the primary and replica
  * (with and without durable writes); `RELIABILITY_LONG=1` runs 200 of each on every set-up.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type ChaosRedis, type ChaosTopology, startChaosRedis } from './support/chaos-redis';
-import { type ChaosWorld, type CrashPoint, startChaosWorld } from './support/chaos-world';
+import { describe, expect, it } from 'vitest';
+import { type ChaosTopology, startChaosRedis } from './support/chaos-redis';
+import { stoppedAfterEach } from './support/chaos-run';
+import { type CrashPoint, startChaosWorld } from './support/chaos-world';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
 const LONG = process.env.RELIABILITY_LONG === '1';
@@ -28,15 +31,7 @@ const HARD_LIMIT = 150;
 const CALLERS = 8;
 const CRASH_POINTS: readonly CrashPoint[] = ['before-post', 'inside-post', 'after-mark'];
 
-let redis: ChaosRedis | undefined;
-let world: ChaosWorld | undefined;
-
-afterEach(async () => {
-  await world?.stop();
-  await redis?.stop();
-  world = undefined;
-  redis = undefined;
-});
+const run = stoppedAfterEach();
 
 type Fault = 'failover' | 'crash' | 'platform-down' | 'cut';
 
@@ -64,7 +59,10 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     const name = `${topology}${durable ? ' durable' : ''}`;
     const seed = reliabilitySeed(`chaos ${name}`);
     const random = seededRandom(seed);
-    redis = await startChaosRedis(topology);
+    // The durable store's log does not live on the replicas: two keep a replica to confirm writes right
+    // after a promotion, where one would leave the promoted node without any until the killed one synced.
+    const redis = await startChaosRedis(topology, { replicas: durable ? 2 : 1 });
+    run.redis = redis;
     const chaos = await startChaosWorld({
       redis,
       apps: 40,
@@ -76,7 +74,7 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
       duplicateDelivery: 0.05,
       durable,
     });
-    world = chaos;
+    run.world = chaos;
     chaos.startTraffic(CALLERS);
     await sleep(1000);
     // Two fault lines at once, each in a seeded order: Redis failovers, and everything else between
@@ -97,12 +95,11 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
       await work();
       spent.set(fault, (spent.get(fault) ?? 0) + performance.now() - faultStartedAt);
     };
-    const chaosRedis = redis;
     const startedAt = performance.now();
     await Promise.all([
       (async () => {
         for (let i = 0; i < FAILOVERS; i++) {
-          await timed('failover', () => chaosRedis.failover(() => Math.floor(random() * 1000)));
+          await timed('failover', () => redis.failover(() => Math.floor(random() * 1000)));
           await pauses();
         }
       })(),
@@ -118,7 +115,7 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
               chaos.platformLine.setFault('pass');
             });
           } else {
-            await timed(fault, () => chaosRedis.cut?.(300 + Math.floor(random() * 700)) ?? Promise.resolve());
+            await timed(fault, () => redis.cut?.(300 + Math.floor(random() * 700)) ?? Promise.resolve());
           }
           await pauses();
         }
@@ -140,7 +137,8 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
         `wrong allows over a hard limit ${figures.wrongAllows}; resent maybe-sent ${figures.resentMaybeSent} ` +
         `batches (${figures.unitsResentMaybeSent} units), settled by the sent mark ${figures.settledByMark}, ` +
         `units in crashed POSTs ${figures.unitsInCrashedPosts}, calls answered through the platform for a ` +
-        `Redis failure ${figures.cacheFallbacks}, allowed with usage recorded nowhere ${figures.unrecorded}; seconds spent ${JSON.stringify(Object.fromEntries([...spent].map(([k, v]) => [k, Math.round(v / 1000)])))}`,
+        `Redis failure ${figures.cacheFallbacks} (script may have run ${figures.cacheAnswersLost}), ` +
+        `counted twice beyond the crashed POSTs ${Math.max(0, figures.countedTwice - figures.unitsInCrashedPosts)}, allowed with usage recorded nowhere ${figures.unrecorded}; seconds spent ${JSON.stringify(Object.fromEntries([...spent].map(([k, v]) => [k, Math.round(v / 1000)])))}`,
     );
     expect(chaos.errors).toEqual([]);
     expect(left).toEqual([]);
@@ -156,11 +154,13 @@ describe.each(RUNS)('chaos on $topology (durable writes: $durable)', ({ topology
     expect(figures.lost).toBe(0);
     // The reporter's share: a crash inside a POST counts that report twice at most; nothing else it
     // does (a crash before the POST or after the mark, a redelivery, an outage, a failover) counts
-    // twice. The hot path's share: a call answered through the platform for a Redis failure whose
-    // script had run (over, never under), each at most once.
+    // twice. The hot path's share: 0.05 % of the allowed calls (the target), or, on a machine too slow
+    // for it, the calls answered through the platform whose script may have run (a timeout, a connection
+    // closed after the write), each counted twice at most once; a call whose script certainly did not
+    // run (never sent, refused by Redis, past its deadline) counts once (command-fate.ts).
     const failoverAllowance = Math.max(
       Math.floor(FAILOVER_DOUBLE_SHARE * figures.allowed),
-      figures.cacheFallbacks,
+      figures.cacheAnswersLost,
     );
     expect(figures.countedTwice).toBeLessThanOrEqual(figures.unitsInCrashedPosts + failoverAllowance);
   });

@@ -3,9 +3,12 @@
  * primary with SIGKILL, has its replica promoted and starts the killed node again as a replica:
  * - `cluster`: a local Redis Cluster of three primaries with a replica each; the cluster promotes the
  *   replica itself (cluster-node-timeout), clients follow the slots;
- * - `primary-replica`: one primary and one replica behind an endpoint (a TCP proxy), failed over as
- *   ElastiCache's primary endpoint is: the replica promoted (`REPLICAOF NO ONE`), the endpoint moved to
- *   it. Only this one can also cut the clients' network (`cut`), for the endpoint is their only way in.
+ * - `primary-replica`: one primary and its replicas behind an endpoint (a TCP proxy), failed over as
+ *   ElastiCache's primary endpoint is: a replica promoted (`REPLICAOF NO ONE`), the others following it,
+ *   the endpoint moved to it. Only this one can also cut the clients' network (`cut`), for the endpoint
+ *   is their only way in. With one replica the promoted node has none until the killed one has synced
+ *   again; the durable set-up runs two, so that a write can be confirmed right after a promotion, as a
+ *   durable store's log (which does not live on the replicas) confirms it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -38,6 +41,10 @@ export interface ChaosRedis {
   keys(pattern: string): Promise<string[]>;
   /** Deletes keys by name, each on its primary. */
   del(keys: readonly string[]): Promise<void>;
+  /** primary-replica only: `used_memory` of every node, the primary first (bytes). */
+  usedMemory?(): Promise<number[]>;
+  /** primary-replica only: the primary's keys that have no TTL (every key of ours must have one). */
+  keysWithoutTtl?(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -75,8 +82,16 @@ async function replicaInSync(port: number): Promise<boolean> {
   }
 }
 
-export async function startChaosRedis(topology: ChaosTopology): Promise<ChaosRedis> {
-  return topology === 'cluster' ? startChaosCluster() : startPrimaryReplica();
+export interface ChaosRedisOptions {
+  /** primary-replica only: replicas of the primary (default 1). */
+  readonly replicas?: number;
+}
+
+export async function startChaosRedis(
+  topology: ChaosTopology,
+  options: ChaosRedisOptions = {},
+): Promise<ChaosRedis> {
+  return topology === 'cluster' ? startChaosCluster() : startPrimaryReplica(options.replicas ?? 1);
 }
 
 async function startChaosCluster(): Promise<ChaosRedis> {
@@ -129,7 +144,7 @@ interface ServerProcess {
   child: ChildProcess;
 }
 
-async function startPrimaryReplica(): Promise<ChaosRedis> {
+async function startPrimaryReplica(replicaCount: number): Promise<ChaosRedis> {
   const binary = redisServerBinary();
   // A replica's full sync writes an RDB file, which a node started again would load: each server keeps
   // its files in a folder of this run's own, removed at stop, never the working directory.
@@ -142,31 +157,64 @@ async function startPrimaryReplica(): Promise<ChaosRedis> {
     ]),
   });
   let primary = await spawnServer(await freePort());
-  let replica = await spawnServer(await freePort(), primary.port);
-  await waitUntil('replica in sync', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
+  let replicas: ServerProcess[] = [];
+  for (let i = 0; i < replicaCount; i++) replicas.push(await spawnServer(await freePort(), primary.port));
+  for (const replica of replicas) {
+    await waitUntil('replica in sync', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
+  }
   const endpoint = await startTcpProxy('127.0.0.1', primary.port);
   const inspector = () => adminConnection(primary.port);
+  const command = async (port: number, ...args: string[]) => {
+    const connection = adminConnection(port);
+    try {
+      await connection.call(args[0] as string, ...args.slice(1));
+    } finally {
+      connection.disconnect();
+    }
+  };
   return {
     topology: 'primary-replica',
     settings: { mode: 'standalone', host: endpoint.host, port: endpoint.port, tls: false },
     async failover() {
       const killedAt = performance.now();
       await terminateProcess(primary.child, 'SIGKILL');
-      const promote = adminConnection(replica.port);
-      try {
-        await promote.call('REPLICAOF', 'NO', 'ONE');
-      } finally {
-        promote.disconnect();
-      }
+      const [promoted, ...others] = replicas as [ServerProcess, ...ServerProcess[]];
+      await command(promoted.port, 'REPLICAOF', 'NO', 'ONE');
+      // The other replicas follow the promoted node (a partial resync: it keeps the replication id).
+      for (const other of others) await command(other.port, 'REPLICAOF', '127.0.0.1', String(promoted.port));
       // The endpoint's name moves to the promoted node: connections to the old one are gone with it.
-      endpoint.retarget('127.0.0.1', replica.port);
+      endpoint.retarget('127.0.0.1', promoted.port);
       const promotedAfterMs = performance.now() - killedAt;
       // Started again empty, as a replaced node is (no RDB file of an earlier sync).
       await rm(join(directory, `dump-${primary.port}.rdb`), { force: true });
-      const restarted = await spawnServer(primary.port, replica.port);
-      [primary, replica] = [replica, restarted];
-      await waitUntil('old primary in sync as a replica', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
+      const restarted = await spawnServer(primary.port, promoted.port);
+      [primary, replicas] = [promoted, [...others, restarted]];
+      for (const replica of replicas) {
+        await waitUntil('replicas in sync', SYNC_TIMEOUT_MS, () => replicaInSync(replica.port));
+      }
       return { promotedAfterMs };
+    },
+    async usedMemory() {
+      return Promise.all(
+        [primary, ...replicas].map(async (server) => {
+          const connection = adminConnection(server.port);
+          try {
+            return Number(/used_memory:(\d+)/.exec(await connection.info('memory'))?.[1]);
+          } finally {
+            connection.disconnect();
+          }
+        }),
+      );
+    },
+    async keysWithoutTtl() {
+      const connection = inspector();
+      try {
+        const keys = await connection.keys('*');
+        const ttls = await Promise.all(keys.map((key) => connection.pttl(key)));
+        return keys.filter((_, i) => ttls[i] === -1);
+      } finally {
+        connection.disconnect();
+      }
     },
     async cut(ms) {
       endpoint.cut();
@@ -191,7 +239,7 @@ async function startPrimaryReplica(): Promise<ChaosRedis> {
     },
     async stop() {
       await endpoint.stop();
-      await Promise.all([primary, replica].map((server) => terminateProcess(server.child, 'SIGTERM')));
+      await Promise.all([primary, ...replicas].map((server) => terminateProcess(server.child, 'SIGTERM')));
       await rm(directory, { recursive: true, force: true });
     },
   };

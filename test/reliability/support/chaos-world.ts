@@ -92,6 +92,8 @@ export interface ChaosFigures {
    * cut): each may count twice, when its script ran but the answer was lost (over, never under).
    */
   readonly cacheFallbacks: number;
+  /** Of those, the calls whose script may have run (command-fate.ts): only these may count twice. */
+  readonly cacheAnswersLost: number;
   /** Calls allowed whose usage the authorizer could record nowhere (said in its log): lost by design. */
   readonly unrecorded: number;
   /** The units of the reports a reporter died inside of (after the platform's 202): the most a crash may count twice. */
@@ -396,6 +398,7 @@ export async function startChaosWorld(options: ChaosWorldOptions): Promise<Chaos
         settledByMark: metrics.total('BatchSettledByMark'),
         unitsInCrashedPosts,
         cacheFallbacks: metrics.total(METRIC.cacheUnavailable),
+        cacheAnswersLost: metrics.total(METRIC.cacheAnswerLost),
         unrecorded: metrics.total(METRIC.usageNotRecorded),
       };
     },

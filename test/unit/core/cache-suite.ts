@@ -237,6 +237,12 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
     });
 
+    it('a refusal mark expires, for a budget refused and then never called again is never drained', async () => {
+      await storeActive([hourly('hits', 1, 1)]);
+      expect(await check()).toMatchObject({ kind: 'limited' });
+      expect(await redis.pttl(keys.refusals)).toBeGreaterThan(0);
+    });
+
     it('counts in-flight usage until the platform accepted it, then the folded snapshot', async () => {
       await storeActive([hourly('hits', 3, 1)]);
       await check({ usage: { get_word: 2 } });

@@ -206,3 +206,20 @@ export async function usageIn(redis: Redis, key: string): Promise<Record<string,
   }
   return usage;
 }
+
+/** A client whose lease releases fail (a failover under the reporter) until `heal()`; the rest passes. */
+export function releaseRefusing<Client extends Redis>(redis: Client): { client: Client; heal(): void } {
+  let healed = false;
+  const client = new Proxy(redis, {
+    get: (target, property, receiver) =>
+      property === 'accessRelease' && !healed
+        ? () => Promise.reject(new Error('Connection is closed.'))
+        : Reflect.get(target, property, receiver),
+  });
+  return {
+    client,
+    heal: () => {
+      healed = true;
+    },
+  };
+}

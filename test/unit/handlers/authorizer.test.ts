@@ -360,6 +360,8 @@ describe('Redis unavailable or not configured', () => {
         expect((await handle(event())).policyDocument.Statement[0].Effect).toBe('Allow');
       expect(platform.count('authrep')).toBe(2);
       expect(metrics.counts.CacheUnavailable).toBe(2);
+      // No script was sent: the platform's authrep is the only count of each call.
+      expect(metrics.counts.CacheAnswerLost).toBeUndefined();
     } finally {
       unreachable.disconnect();
     }

@@ -22,6 +22,7 @@ import {
   FakePlatform,
   hourly,
   invalidCredential,
+  releaseRefusing,
   UNAVAILABLE,
   usageIn,
 } from '../core/fakes';
@@ -222,6 +223,37 @@ describe('reporter', () => {
     expect(metrics.counts.FlushUnreadable).toBe(1);
     expect(await usageIn(redis, credentialKeys(SERVICE, ID).inFlight)).toEqual({ get_word: 1 });
     expect(await redis.exists(credentialKeys(SERVICE, ID).lease)).toBe(0);
+  });
+});
+
+describe('a clean stop', () => {
+  it('close() gives back the leases a failed settlement left, so a live reporter takes their usage at once', async () => {
+    const { authorize } = handlers();
+    await authorize(authorizerEvent());
+    await authorize(authorizerEvent());
+    const messages = sqsEvent(published());
+    // The platform refuses the report, and Redis then refuses to give the lease back (a failover).
+    platform.reportAnswer = () => UNAVAILABLE;
+    const flaky = releaseRefusing(redis);
+    const reporterOn = (client: Redis) =>
+      createReporterHandler({
+        config: accessConfig(),
+        redis: client,
+        platform,
+        now: () => clock,
+        logger,
+        metrics,
+      });
+    const stopping = reporterOn(flaky.client);
+    expect((await stopping(messages)).batchItemFailures).toHaveLength(1);
+    const keys = credentialKeys(SERVICE, ID);
+    expect(await redis.exists(keys.lease)).toBe(1);
+    flaky.heal();
+    await stopping.close();
+    expect(await redis.exists(keys.lease)).toBe(0);
+    platform.reportAnswer = () => ({ kind: 'accepted', requests: 1 });
+    expect(await reporterOn(redis)(messages)).toEqual({ batchItemFailures: [] });
+    expect(await redis.exists(keys.pending, keys.inFlight, keys.lease)).toBe(0);
   });
 });
 

@@ -32,6 +32,7 @@ import {
   hourly,
   invalidCredential,
   MISCONFIGURED,
+  releaseRefusing,
   UNAVAILABLE,
   usageIn,
 } from '../fakes';
@@ -586,16 +587,10 @@ describe('flush (the stages in rounds)', () => {
     // The platform refuses the report and Redis then refuses to give the lease back.
     const accepting = platform.reportAnswer;
     platform.reportAnswer = () => UNAVAILABLE;
-    let redisUp = false;
-    const flaky = new Proxy(redis, {
-      get: (target, property, receiver) =>
-        property === 'accessRelease' && !redisUp
-          ? () => Promise.reject(new Error('Connection is closed.'))
-          : Reflect.get(target, property, receiver),
-    });
+    const flaky = releaseRefusing(redis);
     const stopping = createUsageFlusher({
       config: parseConfig({ serviceId: SERVICE, platformCredential: 'pk-test' }),
-      redis: flaky,
+      redis: flaky.client,
       platform,
       now: () => clock,
       logger,
@@ -605,7 +600,7 @@ describe('flush (the stages in rounds)', () => {
     expect(await stopping.flush([idOf('key-a')])).toMatchObject({ failed: [idOf('key-a')] });
     const keys = credentialKeys(SERVICE, idOf('key-a'));
     expect(await redis.exists(keys.lease)).toBe(1);
-    redisUp = true;
+    flaky.heal();
     await stopping.close();
     expect(await redis.exists(keys.lease)).toBe(0);
     // What stays in flight is free for any reporter, and was marked unsent: the platform answered.
