@@ -18,6 +18,7 @@ import {
   NODE_RUNTIME_NAME,
   packageRoot,
 } from '../lib/lambda-bundles';
+import { luaCompactionPlugin } from './lua-compaction';
 
 /** esbuild's target for the runtime, `nodejs24.x` -> `node24`. */
 export const LAMBDA_TARGET = NODE_RUNTIME_NAME.replace(/^nodejs(\d+)\.x$/, 'node$1');
@@ -60,7 +61,7 @@ function lazyPackagesPlugin(used: Set<string>): Plugin {
 
 /** The esbuild options of a bundle's index.js; the lazy packages it asks for are added to `used`. */
 export function mainBuildOptions(used: Set<string>): BuildOptions {
-  return { ...LAMBDA_BUILD_OPTIONS, plugins: [lazyPackagesPlugin(used)] };
+  return { ...LAMBDA_BUILD_OPTIONS, plugins: [lazyPackagesPlugin(used), luaCompactionPlugin()] };
 }
 
 /** The esbuild options of one lazily loaded package's file (a CommonJS module of the whole package). */

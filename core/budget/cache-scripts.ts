@@ -22,6 +22,7 @@
  * Tables are returned as `{unpack(t)}`, a shape both Redis and ioredis-mock (fengari) return as arrays.
  */
 
+import { lua } from './lua';
 import { THROTTLE_LUA } from './throttle-script';
 
 /**
@@ -73,7 +74,7 @@ import { THROTTLE_LUA } from './throttle-script';
  * The start of the period now is in, as ARGV[6..11] has it (minute, hour, day, week, month, year), as text.
  * An if-chain, not a table: the script's body runs on every call, so a table here would be built each time.
  */
-const HOT_PRELUDE = `
+const HOT_PRELUDE = lua`
 local function int(n) return string.format('%.0f', n) end
 
 -- A limit is '<period start> <period end> <max> <current>' (-1 -1 for eternity). A snapshot stored
@@ -314,7 +315,7 @@ end
  * read_snapshot, which a hit never calls: the hot path defines it only in the branch that reads a snapshot
  * whole, the other scripts in PRELUDE.
  */
-const READ_SNAPSHOT = `
+const READ_SNAPSHOT = lua`
 -- The whole snapshot (one HGETALL): every limit and the whole metric tree.
 local function read_snapshot(app_key)
   local fields = redis.call('HGETALL', app_key)
@@ -353,7 +354,7 @@ end
  * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
  * script's body runs on every call, and each `local function` it defines is a closure made again each time.
  */
-export const PRELUDE = `${HOT_PRELUDE}${READ_SNAPSHOT}
+export const PRELUDE = lua`${HOT_PRELUDE}${READ_SNAPSHOT}
 local function parse_limit(value)
   local period_start, period_end, max, current = limit_texts(value)
   if not period_start then return nil end
@@ -449,7 +450,7 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
   numberOfKeys: 8,
-  lua: `${HOT_PRELUDE}${THROTTLE_LUA}
+  lua: lua`${HOT_PRELUDE}${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 and redis_time_us('') / 1000 > deadline then return {'expired'} end
 local now = tonumber(ARGV[1])
@@ -607,7 +608,7 @@ return {unpack(reply)}
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
   numberOfKeys: 5,
-  lua: `${PRELUDE}${THROTTLE_LUA}
+  lua: lua`${PRELUDE}${THROTTLE_LUA}
 if ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9] then redis.call('DEL', KEYS[5]) end
 local state = ARGV[1]
 if ARGV[7] ~= '' and ARGV[8] ~= '' then
@@ -676,7 +677,7 @@ return 'ok'
 export const ADMIT_SCRIPT: ScriptDefinition = {
   name: 'accessAdmit',
   numberOfKeys: 3,
-  lua: `${PRELUDE}
+  lua: lua`${PRELUDE}
 redis.call('HSETNX', KEYS[1], 'cred', ARGV[3])
 local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], redis.call('HGET', KEYS[1], 'window'), ARGV[1],
   tonumber(ARGV[2]), ARGV[5], 6, false)
@@ -689,7 +690,7 @@ return publish
 export const RELEASE_SCRIPT: ScriptDefinition = {
   name: 'accessRelease',
   numberOfKeys: 1,
-  lua: `
+  lua: lua`
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 'ok'
 `,
@@ -707,7 +708,7 @@ return 'ok'
 export const GIVE_BACK_SCRIPT: ScriptDefinition = {
   name: 'accessGiveBack',
   numberOfKeys: 4,
-  lua: `
+  lua: lua`
 local bucket = ARGV[2]
 local taken = {}
 for i = 3, #ARGV, 2 do

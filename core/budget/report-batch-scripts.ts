@@ -16,6 +16,7 @@
  */
 
 import { PRELUDE, type ScriptDefinition } from './cache-scripts';
+import { lua } from './lua';
 
 /**
  * How long a batch's mark lives: far longer than a lease (a minute) and the sweep's period, so a batch
@@ -23,7 +24,7 @@ import { PRELUDE, type ScriptDefinition } from './cache-scripts';
  */
 export const BATCH_MARK_TTL_MS = 24 * 60 * 60 * 1000;
 
-const BATCH_PRELUDE = `${PRELUDE}
+const BATCH_PRELUDE = lua`${PRELUDE}
 -- The batch mark's id and state; nil, nil without a mark.
 local function batch_mark(batch_key)
   local mark = redis.call('GET', batch_key)
@@ -79,7 +80,7 @@ end
 export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
   numberOfKeys: 7,
-  lua: `${BATCH_PRELUDE}
+  lua: lua`${BATCH_PRELUDE}
 local holder = redis.call('GET', KEYS[5])
 if holder and holder ~= ARGV[6] then return {'busy'} end
 local refused = redis.call('HGETALL', KEYS[6])
@@ -134,7 +135,7 @@ return {unpack(reply)}
 export const MARK_BATCH_SCRIPT: ScriptDefinition = {
   name: 'accessMarkBatch',
   numberOfKeys: 1,
-  lua: `
+  lua: lua`
 local mark = redis.call('GET', KEYS[1])
 if not mark or string.match(mark, '^(%S+) ') ~= ARGV[1] then return '0' end
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3])
@@ -152,7 +153,7 @@ return '1'
 export const ACKNOWLEDGE_SCRIPT: ScriptDefinition = {
   name: 'accessAcknowledge',
   numberOfKeys: 6,
-  lua: `${BATCH_PRELUDE}
+  lua: lua`${BATCH_PRELUDE}
 if redis.call('GET', KEYS[5]) == ARGV[2] then redis.call('DEL', KEYS[5]) end
 local batch_id = batch_mark(KEYS[6])
 if batch_id ~= ARGV[4] or redis.call('EXISTS', KEYS[3]) == 0 then return 'gone' end

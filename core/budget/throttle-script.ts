@@ -21,7 +21,9 @@
  * test clock, which only AccessCache's `throttleClock` option sends.
  * TATs are stored rounded down, so rounding can only admit a microsecond early, never refuse a call.
  */
-export const THROTTLE_LUA = `
+
+import { lua } from './lua';
+export const THROTTLE_LUA = lua`
 -- Redis's TIME in µs, read once per script; or the test clock when one is given ('' = none).
 local time_us = nil
 local function redis_time_us(clock)

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { bucketsOf, type LimitRefusal, type UsageBucket } from '../budget/cache';
 import { type ServiceKeys, serviceKeys } from '../budget/keys';
+import { lua } from '../budget/lua';
 import { periodWindow } from '../budget/periods';
 import type { RedisConnection } from '../budget/redis-client';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
@@ -293,7 +294,7 @@ const UNSENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
  */
 const CLAIM_SCRIPT = {
   name: 'accessAlertClaim',
-  lua: `
+  lua: lua`
 for i = 8, #ARGV do
   if redis.call('EXISTS', ARGV[7] .. ARGV[i]) == 1 then return 'superseded' end
 end
@@ -310,7 +311,7 @@ return 'claimed'
  */
 const TAKE_SCRIPT = {
   name: 'accessAlertTake',
-  lua: `
+  lua: lua`
 local alert = redis.call('HGET', KEYS[2], ARGV[3])
 if not alert then return false end
 local state = redis.call('GET', KEYS[1])
@@ -331,7 +332,7 @@ return alert
  */
 const SETTLE_SCRIPT = {
   name: 'accessAlertSettle',
-  lua: `
+  lua: lua`
 local function mark(value)
   if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
   else redis.call('SET', KEYS[1], value) end
@@ -353,7 +354,7 @@ return 'ok'
  */
 const INPUTS_SCRIPT = {
   name: 'accessAlertInputs',
-  lua: `return {redis.call('HGETALL', KEYS[1]), redis.call('HKEYS', KEYS[2])}`,
+  lua: lua`return {redis.call('HGETALL', KEYS[1]), redis.call('HKEYS', KEYS[2])}`,
 };
 
 const ALERT_SCRIPTS = [INPUTS_SCRIPT, CLAIM_SCRIPT, TAKE_SCRIPT, SETTLE_SCRIPT] as const;

@@ -1,0 +1,88 @@
+/**
+ * Minifies the Lua inside the Lambda bundles, as esbuild minifies the TypeScript around it: in every
+ * template tagged `lua` (core/budget/lua.ts), comment lines, blank lines and indentation go. Lua needs
+ * neither, and its scripts' comments are a fifth of their text. What could change a script's meaning is
+ * refused rather than guessed at: a long bracket (`[[`, `--[[`, a multi-line string or comment) or a line
+ * that ends in a backslash.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Plugin } from 'esbuild';
+import ts from 'typescript';
+
+export class LuaCompactionError extends Error {
+  override readonly name = 'LuaCompactionError';
+}
+
+/**
+ * One literal part of a `lua` template, compacted. `startsLine`: the part begins a line of the script (a
+ * template's head); a part after a `${...}` continues the line the substitution is on.
+ */
+function compactPart(raw: string, startsLine: boolean, where: string): string {
+  if (raw.includes('[[') || /\[=*\[/.test(raw) || /--\[/.test(raw))
+    throw new LuaCompactionError(`${where}: a Lua long bracket is not compacted; write it without one`);
+  const lines = raw.split('\n');
+  if (lines.some((line) => line.endsWith('\\')))
+    throw new LuaCompactionError(`${where}: a line ends in a backslash`);
+  const kept: string[] = [];
+  lines.forEach((line, index) => {
+    // The first line may continue one a substitution began; the last may go on into the next
+    // substitution, or end a template that another one includes: both keep their place and line break.
+    if (index === 0) kept.push(startsLine ? line.trimStart() : line);
+    else if (index === lines.length - 1) kept.push(line.trimStart());
+    else {
+      const text = line.trim();
+      if (text !== '' && !text.startsWith('--')) kept.push(text);
+    }
+  });
+  return kept.join('\n');
+}
+
+/** The source with the literal text of each `lua` template compacted; the rest is left as it is. */
+export function compactLuaTemplates(source: string, fileName: string): string {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const edits: { start: number; end: number; text: string }[] = [];
+  const where = (node: ts.Node) =>
+    `${fileName}:${file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1}`;
+  const part = (node: ts.TemplateLiteralLikeNode, startsLine: boolean, endsBeforeValue: boolean) => {
+    // Between the opening backtick or `}` and the closing backtick or `${`.
+    const start = node.getStart(file) + 1;
+    const end = node.end - (endsBeforeValue ? 2 : 1);
+    edits.push({
+      start,
+      end,
+      text: compactPart(source.slice(start, end), startsLine, where(node)),
+    });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isTaggedTemplateExpression(node) && ts.isIdentifier(node.tag) && node.tag.text === 'lua') {
+      const template = node.template;
+      if (ts.isNoSubstitutionTemplateLiteral(template)) part(template, true, false);
+      else {
+        part(template.head, true, true);
+        template.templateSpans.forEach((span, index) =>
+          part(span.literal, false, index < template.templateSpans.length - 1),
+        );
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  let compacted = source;
+  for (const edit of edits.sort((a, b) => b.start - a.start))
+    compacted = compacted.slice(0, edit.start) + edit.text + compacted.slice(edit.end);
+  return compacted;
+}
+
+/** The esbuild plugin: the project's TypeScript that holds `lua` templates is loaded compacted. */
+export function luaCompactionPlugin(): Plugin {
+  return {
+    name: 'lua-compaction',
+    setup(plugin) {
+      plugin.onLoad({ filter: /[\\/](core|plugin|adapters|lambdas)[\\/].*\.ts$/ }, async (args) => {
+        const source = await readFile(args.path, 'utf8');
+        if (!source.includes('lua`')) return undefined;
+        return { contents: compactLuaTemplates(source, args.path), loader: 'ts' };
+      });
+    },
+  };
+}
