@@ -68,7 +68,7 @@ export async function bundleLambda(
   const workingDirectory = process.cwd();
   const used = new Set<string>();
   const result = await build({
-    ...mainBuildOptions(used),
+    ...mainBuildOptions(used, workingDirectory),
     absWorkingDir: workingDirectory,
     entryPoints: [entry],
     outfile,

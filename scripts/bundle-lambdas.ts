@@ -36,17 +36,26 @@ export const LAMBDA_BUILD_OPTIONS = {
   logLevel: 'warning',
 } as const satisfies BuildOptions;
 
-/** The file, relative to a bundle's index.js, that holds one package it loads on first use. */
+/**
+ * What a bundle loads on first use: a package of LAZY_PACKAGES by its name, or one of the project's
+ * modules that the code imports dynamically, by its path from the project root (`./core/...`).
+ */
+const PROJECT_MODULE = /^\.\//;
+
+/** The file, relative to a bundle's index.js, that holds one package or module it loads on first use. */
 export function lazyPackageFile(packageName: string): string {
-  return `${LAZY_PACKAGES_FOLDER}/${packageName.replace('/', '+')}.js`;
+  return `${LAZY_PACKAGES_FOLDER}/${packageName.replace(PROJECT_MODULE, '').replaceAll('/', '+')}.js`;
 }
 
 /**
- * Leaves LAZY_PACKAGES out of the bundle: an import of one becomes a require of its own file beside the
- * bundle (see lazyPackageFile), made when the code first asks for it (a dynamic import, or a require
- * inside a function). The packages the bundle asked for are added to `used`.
+ * Leaves out of the bundle what is loaded on first use: LAZY_PACKAGES, and the project's modules that the
+ * code imports dynamically (`await import('./x')`, for a part only some configurations use). An import of
+ * one becomes a require of its own file beside the bundle (see lazyPackageFile), made when the code first
+ * asks for it. Such a module's file carries its own copies of the modules it imports, so nothing it holds
+ * is shared with the bundle but what the caller hands it; what it throws, it catches. What the bundle
+ * asked for is added to `used`.
  */
-function lazyPackagesPlugin(used: Set<string>): Plugin {
+function lazyPackagesPlugin(used: Set<string>, root: string): Plugin {
   return {
     name: 'lazy-packages',
     setup(plugin) {
@@ -55,18 +64,26 @@ function lazyPackagesPlugin(used: Set<string>): Plugin {
         used.add(args.path);
         return { path: `./${lazyPackageFile(args.path)}`, external: true };
       });
+      plugin.onResolve({ filter: /^\./ }, (args) => {
+        if (args.kind !== 'dynamic-import') return undefined;
+        const module = `./${path.relative(root, path.resolve(args.resolveDir, args.path)).split(path.sep).join('/')}`;
+        used.add(module);
+        return { path: `./${lazyPackageFile(module)}`, external: true };
+      });
     },
   };
 }
 
-/** The esbuild options of a bundle's index.js; the lazy packages it asks for are added to `used`. */
-export function mainBuildOptions(used: Set<string>): BuildOptions {
-  return { ...LAMBDA_BUILD_OPTIONS, plugins: [lazyPackagesPlugin(used), luaCompactionPlugin()] };
+/** The esbuild options of a bundle's index.js; what it loads on first use is added to `used`. */
+export function mainBuildOptions(used: Set<string>, root = process.cwd()): BuildOptions {
+  return { ...LAMBDA_BUILD_OPTIONS, plugins: [lazyPackagesPlugin(used, root), luaCompactionPlugin()] };
 }
 
-/** The esbuild options of one lazily loaded package's file (a CommonJS module of the whole package). */
+/** The esbuild options of one lazily loaded package's or module's file (a CommonJS module of it whole). */
 export function lazyPackageBuildOptions(packageName: string): BuildOptions {
-  return { ...LAMBDA_BUILD_OPTIONS, entryPoints: [packageName] };
+  return PROJECT_MODULE.test(packageName)
+    ? { ...LAMBDA_BUILD_OPTIONS, entryPoints: [`${packageName}.ts`], plugins: [luaCompactionPlugin()] }
+    : { ...LAMBDA_BUILD_OPTIONS, entryPoints: [packageName] };
 }
 
 /** Files a bundle serves beside its code, copied from an installed package into a folder of the bundle. */
@@ -105,7 +122,7 @@ async function bundleOne(root: string, name: LambdaBundleName): Promise<BuiltBun
   const outfile = path.join(directory, 'index.js');
   const used = new Set<string>();
   const result = await build({
-    ...mainBuildOptions(used),
+    ...mainBuildOptions(used, root),
     absWorkingDir: root,
     entryPoints: [LAMBDA_BUNDLES[name].entry],
     outfile,

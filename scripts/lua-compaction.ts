@@ -59,9 +59,8 @@ export function compactLuaTemplates(source: string, fileName: string): string {
       if (ts.isNoSubstitutionTemplateLiteral(template)) part(template, true, false);
       else {
         part(template.head, true, true);
-        template.templateSpans.forEach((span, index) =>
-          part(span.literal, false, index < template.templateSpans.length - 1),
-        );
+        const spans = template.templateSpans;
+        for (const [index, span] of spans.entries()) part(span.literal, false, index < spans.length - 1);
       }
     }
     ts.forEachChild(node, visit);

@@ -55,8 +55,7 @@ import { type AccessConfig, ConfigError } from '../settings/config';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { FirstCallGate } from './first-call-gate';
 import type { QueryParameters } from './mapping';
-import { givenMappingRules, type MappingRulesPort } from './mapping-rules-source';
-import { platformMappingRulesOf } from './platform-mapping-rules';
+import { givenMappingRules, type MappingRulesPort, platformMappingRules } from './mapping-rules-source';
 import { RefusalMemory } from './refusal-memory';
 import type { GatewayRequest } from './request';
 import { retryAfterSecondsOf } from './retry-after';
@@ -222,7 +221,7 @@ export class AccessAuthorizer {
     this.rules =
       deps.mappingRules ??
       (config.mappingRulesSource === 'platform'
-        ? platformMappingRulesOf(config, deps)
+        ? platformMappingRules(config, deps)
         : givenMappingRules(config.mappingRules));
     this.windowMs = config.reportWindowSeconds * 1000;
     this.softLimits = config.limitMode === 'soft';

@@ -4,7 +4,9 @@
  * read and refreshed while the authorizer runs.
  */
 
-import type { MappingRule } from '../settings/config';
+import type { RedisConnection } from '../budget/redis-client';
+import type { LogPort } from '../observability/observability';
+import { type AccessConfig, ConfigError, type MappingRule } from '../settings/config';
 import { compileMappingRules, type UsageMapper } from './mapping';
 
 export interface MappingRulesPort {
@@ -16,4 +18,50 @@ export interface MappingRulesPort {
 export function givenMappingRules(rules: readonly MappingRule[]): MappingRulesPort {
   const mapper = compileMappingRules(rules);
   return { mapperAt: async () => mapper };
+}
+
+/** What reading the platform's rules needs: the admin API and its token. */
+export interface PlatformRulesAccess {
+  readonly adminApiUrl: string;
+  readonly accessToken: string;
+}
+
+/** The admin API and token of a configuration with mappingRulesSource platform; a ConfigError names what is missing. */
+export function platformRulesAccessOf(config: AccessConfig): PlatformRulesAccess {
+  if (config.adminApiUrl === undefined) {
+    throw new ConfigError('adminApiUrl', 'is required with mappingRulesSource platform');
+  }
+  if (config.adminAccessToken === undefined) {
+    throw new ConfigError(
+      'adminTokenSecretArn',
+      'is required with mappingRulesSource platform: the admin access token was not read',
+    );
+  }
+  return { adminApiUrl: config.adminApiUrl, accessToken: config.adminAccessToken };
+}
+
+/**
+ * The platform's rules (platform-mapping-rules.ts). The configuration is checked now; the module that
+ * reads the rules is loaded on the first call, so the Lambda bundle keeps it out of what every cold start
+ * reads: most deployments give their rules.
+ */
+export function platformMappingRules(
+  config: AccessConfig,
+  deps: { readonly redis?: RedisConnection; readonly logger: LogPort },
+): MappingRulesPort {
+  platformRulesAccessOf(config);
+  let port: Promise<MappingRulesPort> | undefined;
+  const loaded = () =>
+    import('./platform-mapping-rules').then(({ platformMappingRulesOf }) =>
+      platformMappingRulesOf(config, deps),
+    );
+  return {
+    mapperAt: async (now) => {
+      port ??= loaded().catch((error: unknown) => {
+        port = undefined;
+        throw error;
+      });
+      return (await port).mapperAt(now);
+    },
+  };
 }

@@ -33,7 +33,7 @@ import {
   validateMappingRules,
 } from '../settings/config';
 import { compileMappingRules, type UsageMapper } from './mapping';
-import type { MappingRulesPort } from './mapping-rules-source';
+import { type MappingRulesPort, platformRulesAccessOf } from './mapping-rules-source';
 
 /** An instance without fresh rules asks Redis again at most this often (a quarter of a shorter bound). */
 const RECHECK_MS = 1_000;
@@ -226,18 +226,10 @@ export function platformMappingRulesOf(
   config: AccessConfig,
   deps: { readonly redis?: RedisConnection; readonly logger: LogPort },
 ): PlatformMappingRules {
-  if (config.adminApiUrl === undefined) {
-    throw new ConfigError('adminApiUrl', 'is required with mappingRulesSource platform');
-  }
-  if (config.adminAccessToken === undefined) {
-    throw new ConfigError(
-      'adminTokenSecretArn',
-      'is required with mappingRulesSource platform: the admin access token was not read',
-    );
-  }
+  const { adminApiUrl, accessToken } = platformRulesAccessOf(config);
   const reader = new ProxyConfigReader({
-    adminApiUrl: config.adminApiUrl,
-    accessToken: config.adminAccessToken,
+    adminApiUrl,
+    accessToken,
     serviceId: config.serviceId,
     environment: config.mappingRulesEnvironment ?? DEFAULT_PROXY_ENVIRONMENT,
   });

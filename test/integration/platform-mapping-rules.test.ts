@@ -6,6 +6,8 @@
  * restart. The clock the rules age by is injected (a short bound, no waiting on it); only a failed read's
  * lease runs on Redis's own clock, and the test waits for it by polling, never by timing.
  */
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Redis from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -170,6 +172,37 @@ async function promote(running: RunningPlatform, version: number): Promise<numbe
 }
 
 describe('mapping rules from the platform', () => {
+  it('are read by the module loaded on the first call, in the source and in the Lambda bundle', async () => {
+    platform = await startPlatform({ config: platformConfig({ production: [WORDS] }) });
+    const config = parseConfig({
+      serviceId: SERVICE,
+      platformUrl: platform.url,
+      platformCredential: PROVIDER_KEY,
+      mappingRulesSource: 'platform',
+      adminApiUrl: platform.url,
+      adminAccessToken: ADMIN_TOKEN,
+    });
+    const authorizer = createAccessAuthorizer({
+      config,
+      platform: platformClientFromConfig(config, PROVIDER_KEY, { caller: 'authorizer' }),
+      now: () => clock,
+      logger,
+      metrics: new CapturingMetrics(),
+    });
+    expect(await authorizer.decideCall(call('/v1/words/ok.json'))).toMatchObject({
+      effect: 'allow',
+      metrics: 'get_word',
+    });
+    // The bundle keeps the module in a file of its own beside index.js (scripts/bundle-lambdas.ts).
+    const bundled = createRequire(__filename)(
+      path.resolve('dist/bundles/authorizer/lazy/core+decision+platform-mapping-rules.js'),
+    ) as typeof import('../../core/decision/platform-mapping-rules');
+    await redis.flushall();
+    const mapper = await bundled.platformMappingRulesOf(config, { redis, logger }).mapperAt(Date.now());
+    expect(mapper?.usageOf({ method: 'GET', path: '/v1/words/ok.json', query: {} })).toEqual({ get_word: 1 });
+    expect(mapper?.usageOf({ method: 'GET', path: '/v1/premium', query: {} })).toBeUndefined();
+  });
+
   it('take effect on a promotion within the bound, without a restart', async () => {
     platform = await startPlatform({ config: platformConfig({ production: [WORDS] }) });
     const authorizer = authorizerOn(platform);
