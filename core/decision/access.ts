@@ -56,7 +56,7 @@ import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes'
 import { FirstCallGate } from './first-call-gate';
 import type { QueryParameters } from './mapping';
 import { givenMappingRules, type MappingRulesPort, platformMappingRules } from './mapping-rules-source';
-import { RefusalMemory } from './refusal-memory';
+import { RefusalMemory, type RememberedRefusal } from './refusal-memory';
 import type { GatewayRequest } from './request';
 import { retryAfterSecondsOf } from './retry-after';
 import { ThrottleNames } from './throttle-names';
@@ -294,7 +294,16 @@ export class AccessAuthorizer {
 
   /** A refusal this instance remembers for the call: answered without Redis, counted as the first was. */
   private fromMemory(facts: RequestFacts): AccessDecision | undefined {
-    const refusal = this.refusals.refusalOf(facts.credentialId, facts.keyId, facts.usage, facts.now);
+    return this.refusedAgain(
+      facts,
+      this.refusals.refusalOf(facts.credentialId, facts.keyId, facts.usage, facts.now),
+    );
+  }
+
+  private refusedAgain(
+    facts: RequestFacts,
+    refusal: RememberedRefusal | undefined,
+  ): AccessDecision | undefined {
     if (refusal === undefined) return undefined;
     this.count(METRIC.refusedFromMemory);
     if (refusal.kind === 'invalid') return { effect: 'unauthorized' };
@@ -338,13 +347,22 @@ export class AccessAuthorizer {
     return decision;
   }
 
+  /**
+   * A call whose check could not reach Redis: a refusal this instance keeps for it stands (its re-check
+   * failed), else the platform decides as without a cache.
+   */
+  private async withoutCache(facts: RequestFacts): Promise<AccessDecision> {
+    const standing = this.refusals.standingRefusalOf(facts.credentialId, facts.keyId, facts.usage, facts.now);
+    return this.refusedAgain(facts, standing) ?? this.direct(facts);
+  }
+
   /** The decision for a call that maps to metrics. */
   private async decideMapped(facts: RequestFacts): Promise<AccessDecision> {
     const cached = this.cached;
     if (!cached) return this.direct(facts);
     const lock = this.firstCallLock();
     const result = await this.check(cached, facts, facts.keyId, lock);
-    if (result === undefined) return this.direct(facts);
+    if (result === undefined) return this.withoutCache(facts);
     switch (result.kind) {
       case 'miss':
         this.count(METRIC.cacheMiss);

@@ -97,6 +97,30 @@ export class RefusalMemory {
     };
   }
 
+  /**
+   * The refusal kept for this call even past its bound, for a call whose re-check could not reach Redis:
+   * a throttle's until the GCRA lets the call pass, a limit's until it resets. What the cache last said
+   * is the better answer then; the platform knows no throttle and none of the usage pending here.
+   */
+  standingRefusalOf(
+    credentialId: string,
+    keyId: string,
+    usage: Usage,
+    now: number,
+  ): RememberedRefusal | undefined {
+    if (this.limited.size === 0 && this.throttled.size === 0) return undefined;
+    const key = limitedKey(credentialId, keyId, usage);
+    const limited = standingEntry(this.limited, key, usage, now);
+    if (limited !== undefined) return { kind: 'limited', plan: limited.plan, limit: limited.limit };
+    const throttled = standingEntry(this.throttled, key, usage, now);
+    if (throttled === undefined) return undefined;
+    return {
+      kind: 'throttled',
+      plan: throttled.plan,
+      throttle: { ...throttled.throttle, retryInMs: throttled.retryAt - now },
+    };
+  }
+
   /** A call with a verified key adding `usage` was refused by `limit` (on one of its metrics or a parent). */
   rememberLimited(
     credentialId: string,
@@ -192,10 +216,23 @@ function heldEntry<Entry extends HeldRefusal>(
     else entries.delete(key);
     return undefined;
   }
-  const atLeastRefused = Object.entries(entry.usage).every(
-    ([metric, amount]) => (usage[metric] ?? 0) >= amount,
-  );
-  return atLeastRefused ? entry : undefined;
+  return refusedAtLeast(entry, usage) ? entry : undefined;
+}
+
+/** The entry that refused at least this usage and stands until its latest moment, whatever its bound. */
+function standingEntry<Entry extends HeldRefusal>(
+  entries: Map<string, Entry>,
+  key: string,
+  usage: Usage,
+  now: number,
+): Entry | undefined {
+  const entry = entries.get(key);
+  if (entry === undefined || now >= entry.latest) return undefined;
+  return refusedAtLeast(entry, usage) ? entry : undefined;
+}
+
+function refusedAtLeast(entry: HeldRefusal, usage: Usage): boolean {
+  return Object.entries(entry.usage).every(([metric, amount]) => (usage[metric] ?? 0) >= amount);
 }
 
 /** The budget, the key and the call's metric names (hex ids, then JSON: no two encode alike). */

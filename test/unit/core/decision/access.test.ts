@@ -256,6 +256,50 @@ describe("refusals kept in the instance's memory", () => {
     return decide;
   }
 
+  /** From here on the authorizer's Redis calls can be made to fail, as a command that timed out does. */
+  function redisThatTimesOut(): { readonly fail: () => void } {
+    let failing = false;
+    const target = redis;
+    redis = new Proxy(target, {
+      get(client, property, receiver) {
+        const value = Reflect.get(client, property, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          failing ? Promise.reject(new Error('Command timed out')) : value.apply(client, args);
+      },
+    });
+    return { fail: () => (failing = true) };
+  }
+
+  it.each([
+    ['throttle', 'rate_limited'],
+    ['limit', 'limits_exceeded'],
+  ] as const)(
+    'keep a %s refusal whose re-check cannot reach Redis, instead of asking the platform',
+    async (kind, reason) => {
+      const redisCalls = redisThatTimesOut();
+      const decide =
+        kind === 'limit'
+          ? await refusedOverItsLimit()
+          : await (async () => {
+              platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
+              const throttled = authorizer({
+                refusalMemoryMs: 1000,
+                throttles: { Basic: { rate: 0.001, burst: 1 } },
+              });
+              expect(await throttled.decide(event())).toMatchObject({ effect: 'allow' });
+              expect(await throttled.decide(event())).toMatchObject({ effect: 'deny', reason });
+              return throttled;
+            })();
+      const platformCalls = platform.calls.length;
+      clock += 1000;
+      redisCalls.fail();
+      // The platform knows no throttle and none of the usage pending here: it would let the call through.
+      expect(await decide.decide(event())).toMatchObject({ effect: 'deny', reason });
+      expect(platform.calls.length).toBe(platformCalls);
+    },
+  );
+
   it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
     const sent = countRedisCalls();
     const decide = await refusedOverItsLimit();
