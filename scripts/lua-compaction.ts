@@ -18,7 +18,7 @@ export class LuaCompactionError extends Error {
  * template's head); a part after a `${...}` continues the line the substitution is on.
  */
 function compactPart(raw: string, startsLine: boolean, where: string): string {
-  if (raw.includes('[[') || /\[=*\[/.test(raw) || /--\[/.test(raw))
+  if (/\[=*\[/.test(raw) || /--\[/.test(raw))
     throw new LuaCompactionError(`${where}: a Lua long bracket is not compacted; write it without one`);
   const lines = raw.split('\n');
   if (lines.some((line) => line.endsWith('\\')))

@@ -475,8 +475,9 @@ export class AccessAuthorizer {
         ...(firstCallLock !== undefined && { firstCallLock }),
       });
     } catch (error) {
-      // The caller asks the platform with authrep, which counts the call: once when the script did not
-      // run, twice when it ran and its write survives (over, never under: command-fate.ts).
+      // Unless the instance keeps a refusal for the call (withoutCache), the caller asks the platform with
+      // authrep, which counts the call: once when the script did not run, twice when it ran and its write
+      // survives (over, never under: command-fate.ts).
       const fate = commandFateOf(error);
       this.count(METRIC.cacheUnavailable);
       if (fate === 'may_have_run') this.count(METRIC.cacheAnswerLost);
