@@ -348,11 +348,12 @@ export class AccessAuthorizer {
   }
 
   /**
-   * A call whose check could not reach Redis: a refusal this instance keeps for it stands (its re-check
-   * failed), else the platform decides as without a cache.
+   * A call whose check could not reach Redis: a throttle refusal this instance keeps for it stands (its
+   * re-check failed), else the platform decides as without a cache.
    */
   private async withoutCache(facts: RequestFacts): Promise<AccessDecision> {
-    const standing = this.refusals.standingRefusalOf(facts.credentialId, facts.keyId, facts.usage, facts.now);
+    const { credentialId, keyId, usage, now } = facts;
+    const standing = this.refusals.standingThrottleRefusalOf(credentialId, keyId, usage, now);
     return this.refusedAgain(facts, standing) ?? this.direct(facts);
   }
 
@@ -475,7 +476,7 @@ export class AccessAuthorizer {
         ...(firstCallLock !== undefined && { firstCallLock }),
       });
     } catch (error) {
-      // Unless the instance keeps a refusal for the call (withoutCache), the caller asks the platform with
+      // Unless the instance keeps a throttle refusal for the call (withoutCache), the caller asks the platform with
       // authrep, which counts the call: once when the script did not run, twice when it ran and its write
       // survives (over, never under: command-fate.ts).
       const fate = commandFateOf(error);

@@ -98,22 +98,21 @@ export class RefusalMemory {
   }
 
   /**
-   * The refusal kept for this call even past its bound, for a call whose re-check could not reach Redis:
-   * a throttle's until the GCRA lets the call pass, a limit's until it resets. What the cache last said
-   * is the better answer then; the platform knows no throttle and none of the usage pending here.
+   * The throttle refusal kept for this call even past its bound, until the GCRA lets the call pass, for a
+   * call whose re-check could not reach Redis: the platform knows no throttle and would let it through.
+   * A limit refusal has no such standing: the platform knows its limits, and a raised one must reach the
+   * call within the bound.
    */
-  standingRefusalOf(
+  standingThrottleRefusalOf(
     credentialId: string,
     keyId: string,
     usage: Usage,
     now: number,
   ): RememberedRefusal | undefined {
-    if (this.limited.size === 0 && this.throttled.size === 0) return undefined;
-    const key = limitedKey(credentialId, keyId, usage);
-    const limited = standingEntry(this.limited, key, usage, now);
-    if (limited !== undefined) return { kind: 'limited', plan: limited.plan, limit: limited.limit };
-    const throttled = standingEntry(this.throttled, key, usage, now);
-    if (throttled === undefined) return undefined;
+    if (this.throttled.size === 0) return undefined;
+    const throttled = this.throttled.get(limitedKey(credentialId, keyId, usage));
+    if (throttled === undefined || now >= throttled.latest || !refusedAtLeast(throttled, usage))
+      return undefined;
     return {
       kind: 'throttled',
       plan: throttled.plan,
@@ -216,18 +215,6 @@ function heldEntry<Entry extends HeldRefusal>(
     else entries.delete(key);
     return undefined;
   }
-  return refusedAtLeast(entry, usage) ? entry : undefined;
-}
-
-/** The entry that refused at least this usage and stands until its latest moment, whatever its bound. */
-function standingEntry<Entry extends HeldRefusal>(
-  entries: Map<string, Entry>,
-  key: string,
-  usage: Usage,
-  now: number,
-): Entry | undefined {
-  const entry = entries.get(key);
-  if (entry === undefined || now >= entry.latest) return undefined;
   return refusedAtLeast(entry, usage) ? entry : undefined;
 }
 

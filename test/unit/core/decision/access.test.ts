@@ -271,34 +271,28 @@ describe("refusals kept in the instance's memory", () => {
     return { fail: () => (failing = true) };
   }
 
-  it.each([
-    ['throttle', 'rate_limited'],
-    ['limit', 'limits_exceeded'],
-  ] as const)(
-    'keep a %s refusal whose re-check cannot reach Redis, instead of asking the platform',
-    async (kind, reason) => {
-      const redisCalls = redisThatTimesOut();
-      const decide =
-        kind === 'limit'
-          ? await refusedOverItsLimit()
-          : await (async () => {
-              platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
-              const throttled = authorizer({
-                refusalMemoryMs: 1000,
-                throttles: { Basic: { rate: 0.001, burst: 1 } },
-              });
-              expect(await throttled.decide(event())).toMatchObject({ effect: 'allow' });
-              expect(await throttled.decide(event())).toMatchObject({ effect: 'deny', reason });
-              return throttled;
-            })();
-      const platformCalls = platform.calls.length;
-      clock += 1000;
-      redisCalls.fail();
-      // The platform knows no throttle and none of the usage pending here: it would let the call through.
-      expect(await decide.decide(event())).toMatchObject({ effect: 'deny', reason });
-      expect(platform.calls.length).toBe(platformCalls);
-    },
-  );
+  it('keep a throttle refusal whose re-check cannot reach Redis, instead of asking the platform', async () => {
+    const redisCalls = redisThatTimesOut();
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 0, END)]);
+    const decide = authorizer({ refusalMemoryMs: 1000, throttles: { Basic: { rate: 0.001, burst: 1 } } });
+    expect(await decide.decide(event())).toMatchObject({ effect: 'allow' });
+    expect(await decide.decide(event())).toMatchObject({ effect: 'deny', reason: 'rate_limited' });
+    const platformCalls = platform.calls.length;
+    clock += 1000;
+    redisCalls.fail();
+    // The platform knows no throttle: it would let the call through.
+    expect(await decide.decide(event())).toMatchObject({ effect: 'deny', reason: 'rate_limited' });
+    expect(platform.calls.length).toBe(platformCalls);
+  });
+
+  it('ask the platform, which knows a raised limit, when a limit refusal cannot be re-checked in Redis', async () => {
+    const redisCalls = redisThatTimesOut();
+    const decide = await refusedOverItsLimit();
+    platform.authrepAnswer = () => authorized([hourly('hits', 100, 2, END)]);
+    clock += 1000;
+    redisCalls.fail();
+    expect(await decide.decide(event())).toMatchObject({ effect: 'allow' });
+  });
 
   it('refuse a call over a limit again without Redis until the bound, then ask Redis', async () => {
     const sent = countRedisCalls();
