@@ -21,31 +21,31 @@ export interface HitScriptStep {
 export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
   {
     name: 'definitions',
-    adds: "the script's function definitions",
+    adds: "the script's function definitions before the hit path",
     before: 'local deadline = tonumber(ARGV[5])',
   },
   { name: 'deadline', adds: 'TIME and the deadline check', before: 'local now = tonumber(ARGV[1])\n' },
   {
     name: 'snapshot',
-    adds: "the hints' offsets, the snapshot's HMGET and its limits parsed",
-    before: 'local key_known\n',
+    adds: "the hints' offsets, the snapshot's HMGET, the needs and throttle fields checked",
+    before: 'local parents, requested = {}, {}',
   },
   {
-    name: 'requested',
-    adds: 'key and state checks, the requested usage added up',
-    before: 'local buckets, pending, unknown',
+    name: 'limits parsed',
+    adds: 'the requested usage added up, the limits parsed',
+    before: 'local in_flight = redis.call',
   },
   {
     name: 'usage',
-    adds: 'HGETALL of the in-flight and the pending usage, parsed',
-    before: 'if #unknown > 0 then',
+    adds: 'HGETALL of the in-flight and the pending usage, taken from the limits',
+    before: 'local exceeded, tightest = false, nil',
   },
-  { name: 'limits', adds: 'the limits checked', before: 'read_plan_throttles(KEYS[2]' },
   {
-    name: 'record',
-    adds: 'throttles looked up (none), the bucket and its HSET',
-    before: 'local over = exceeded',
+    name: 'limits',
+    adds: 'the limits checked, the bucket, throttles (none)',
+    before: 'local counts, publish = ',
   },
+  { name: 'record', adds: "the bucket's HSET", before: 'local synced = values[3]' },
 ];
 
 /** The script with `do return 1 end` before the line holding `before`; throws unless found exactly once. */

@@ -33,29 +33,6 @@ import { THROTTLE_LUA } from './throttle-script';
  * unknown, a snapshot without a bucket field, a throttle whose rate changed) is defined or written out
  * where those paths run, not here.
  *
- * read_call_snapshot:
- * What a call of the metrics ARGV[first..] (metric/delta pairs) needs of an active snapshot, read by name
- * instead of the whole hash: the state, plan, synced, window and bucket fields, each metric's `need:`
- * field and the limit fields it lists. From ARGV[hints - 1], the caller's hints (CHECK_SCRIPT's ARGV): the
- * count n and each metric's need as the caller last saw it ('' none), in the order of the pairs; then
- * the limit fields those list (count, then field, period, metric each) and the metrics' ancestors
- * (count, then child, parent each), as the caller parsed them; then the plan the caller last saw and its
- * throttle fields (count, then each). The hinted limit fields are read in the same HMGET, so while the
- * hints hold the snapshot is one HMGET and the script parses no need; the throttle fields too, kept in
- * `plan_throttles` (field -> value, false when missing) when the plan is the one hinted. A hint
- * only chooses what is read and saves its parse: the need read decides, and when one differs the needs
- * read are parsed and the fields the hints missed read with a second HMGET. The hash's size (the sealed
- * credential, the other metrics' fields) costs the call nothing. `known`: the metrics whose ancestors
- * are in `parents` (see add_usage); `needs`: metric, need, ... of the metrics whose hint was wrong.
- * nil when the snapshot is not active or has no `bucket` field (stored before the hot path read it by
- * name): the caller reads it whole.
- *
- * read_plan_throttles:
- * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
- * whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
- * missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
- * looks for the scope under another rate.
- *
  * add_usage:
  * Adds the usage of a pending or in-flight hash into `buckets` (bucket start -> metric -> usage), up to
  * each metric's ancestors. `held`, when given, gets the fields as read (field -> value). The usage of
@@ -133,110 +110,6 @@ local function take_need(snapshot, metric, need)
   return limit_fields
 end
 
--- The snapshot a call of the metrics ARGV[first..] needs, read by name (see HOT_PRELUDE); nil: read it whole.
-local function read_call_snapshot(app_key, hints, first)
-  local hinted_at = hints + tonumber(ARGV[hints - 1]) + 1
-  local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
-  local plan_at = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
-  local fields = { 'state', 'plan', 'synced', 'window', 'bucket' }
-  for i = first, #ARGV, 2 do fields[#fields + 1] = 'need:' .. ARGV[i] end
-  local metric_count = #fields - 5
-  for i = hinted_at, parents_at - 1, 3 do fields[#fields + 1] = ARGV[i] end
-  local throttles_at = #fields + 1
-  for i = plan_at + 2, first - 1 do fields[#fields + 1] = ARGV[i] end
-  local values = redis.call('HMGET', app_key, unpack(fields))
-  local bucket = field_value(values, 5)
-  if values[1] ~= 'active' or not bucket then return nil end
-  local snapshot = { state = 'active', plan = field_value(values, 2) or '', synced = field_value(values, 3),
-    window = field_value(values, 4), bucket = bucket, parents = {}, limits = {}, throttles = {}, known = {} }
-  if snapshot.plan == ARGV[plan_at] and throttles_at <= #fields then
-    snapshot.plan_throttles = {}
-    for i = throttles_at, #fields do snapshot.plan_throttles[fields[i]] = field_value(values, i) or false end
-  end
-  local hints_hold = true
-  for i = 1, metric_count do
-    snapshot.known[ARGV[first + 2 * (i - 1)]] = true
-    if (field_value(values, 5 + i) or '') ~= ARGV[hints + i - 1] then hints_hold = false end
-  end
-  if hints_hold then
-    for i = parents_at + 1, plan_at - 1, 2 do
-      snapshot.parents[ARGV[i]] = ARGV[i + 1]
-      snapshot.known[ARGV[i + 1]] = true
-    end
-    for i = hinted_at, parents_at - 1, 3 do
-      local value = field_value(values, 6 + metric_count + (i - hinted_at) / 3)
-      local limit = value and limit_entry(ARGV[i], ARGV[i + 1], ARGV[i + 2], value)
-      if limit then snapshot.limits[#snapshot.limits + 1] = limit end
-    end
-    return snapshot
-  end
-  -- read: a limit field's value as read (false: missing), then true once it is among the limits.
-  local read, missed = {}, nil
-  for i = 6 + metric_count, #fields do read[fields[i]] = field_value(values, i) or false end
-  local function take_limit(field, value)
-    read[field] = true
-    local period, metric = string.match(field, '^limit:([^:]+):(.+)$')
-    local limit = value and limit_entry(field, period, metric, value)
-    if limit then snapshot.limits[#snapshot.limits + 1] = limit end
-  end
-  for i = 1, metric_count do
-    local metric, need = ARGV[first + 2 * (i - 1)], field_value(values, 5 + i) or ''
-    snapshot.known[metric] = true
-    for _, field in ipairs(take_need(snapshot, metric, need)) do
-      local value = read[field]
-      if value == nil then
-        missed = missed or {}
-        missed[#missed + 1] = field
-        read[field] = true
-      elseif value ~= true then
-        take_limit(field, value)
-      end
-    end
-    if need ~= ARGV[hints + i - 1] then -- its hint was wrong: the caller learns the need
-      snapshot.needs = snapshot.needs or {}
-      snapshot.needs[#snapshot.needs + 1] = metric
-      snapshot.needs[#snapshot.needs + 1] = need
-    end
-  end
-  if missed then
-    values = redis.call('HMGET', app_key, unpack(missed))
-    for i, field in ipairs(missed) do take_limit(field, field_value(values, i)) end
-  end
-  return snapshot
-end
-
--- The plan's throttle state of a snapshot read by name (see HOT_PRELUDE).
-local function read_plan_throttles(app_key, snapshot, table_text)
-  if not snapshot.known or table_text == '' then return end
-  local head = '\\n' .. snapshot.plan .. '\\t'
-  local fields = {}
-  local at = string.find(table_text, head, 1, true)
-  while at do
-    fields[#fields + 1] = string.match(table_text, '^[^\\t]*\\t([^\\t]+)', at + #head)
-    at = string.find(table_text, head, at + #head, true)
-  end
-  if #fields == 0 then return end
-  local read = snapshot.plan_throttles
-  for _, field in ipairs(fields) do
-    if read and read[field] == nil then read = nil end
-  end
-  if not read then
-    local values = redis.call('HMGET', app_key, unpack(fields))
-    read = {}
-    for i, field in ipairs(fields) do read[field] = field_value(values, i) or false end
-  end
-  for _, field in ipairs(fields) do
-    if not read[field] then
-      local all = redis.call('HGETALL', app_key)
-      for j = 1, #all, 2 do
-        if string.byte(all[j], 1) == THROTTLE_FIELD then snapshot.throttles[all[j]] = all[j + 1] end
-      end
-      return
-    end
-    snapshot.throttles[field] = read[field]
-  end
-end
-
 -- The platform adds the usage of a metric to all its ancestors; so do the limit checks here.
 local function add_up(totals, parents, metric, amount)
   local depth = 0
@@ -308,6 +181,129 @@ local function record_usage(app_key, pending_key, since_key, window_end, now_tex
   redis.call('HSET', pending_key, unpack(counts))
   if not pending_before and redis.call('SET', since_key, now_text, 'NX') then redis.call('PERSIST', app_key) end
   return open_window(app_key, window_end, tonumber(now_text), window_ms)
+end
+`;
+
+/**
+ * The check script's functions of a snapshot read by name, made only when a call leaves the hit path.
+ *
+ * read_call_snapshot:
+ * What a call of the metrics in ARGV's pairs needs of an active snapshot, from the fields the check script
+ * read by name (`values`: state, plan, synced, window, bucket, then the fields ARGV names from 21 on; see
+ * CHECK_SCRIPT's ARGV). While the caller's hints hold (each need read is the one hinted), its limit fields
+ * were read with the rest and the hints' parse of them and of the ancestors is taken as it is; the plan's
+ * throttle fields too, kept in `plan_throttles` (field -> value, false when missing) when the plan is the
+ * one hinted. A hint only chooses what is read and saves its parse: the need read decides, and when one
+ * differs the needs read are parsed and the fields the hints missed read with a second HMGET. `known`: the
+ * metrics whose ancestors are in `parents` (see add_usage); `needs`: metric, need, ... of the metrics whose
+ * hint was wrong. nil when the snapshot is not active or has no `bucket` field (stored before the hot path
+ * read it by name): the caller reads it whole.
+ *
+ * read_plan_throttles:
+ * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
+ * whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
+ * missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
+ * looks for the scope under another rate.
+ */
+const CALL_SNAPSHOT = lua`
+-- The snapshot a call needs, from its fields read by name (\`values\`, see CHECK_SCRIPT); nil: read it whole.
+local function read_call_snapshot(values)
+  local bucket = field_value(values, 5)
+  if values[1] ~= 'active' or not bucket then return nil end
+  local snapshot = { state = 'active', plan = field_value(values, 2) or '', synced = field_value(values, 3),
+    window = field_value(values, 4), bucket = bucket, parents = {}, limits = {}, throttles = {}, known = {} }
+  -- values[i] holds the field ARGV[15 + i] names, from i = 6 on.
+  local limits_read = 6 + metric_count
+  local throttles_read = limits_read + limit_count
+  if snapshot.plan == ARGV[20] and throttle_count > 0 then
+    snapshot.plan_throttles = {}
+    for i = throttles_read, throttles_read + throttle_count - 1 do
+      snapshot.plan_throttles[ARGV[15 + i]] = field_value(values, i) or false
+    end
+  end
+  local hints_hold = true
+  for i = 1, metric_count do
+    snapshot.known[ARGV[first_pair + 2 * (i - 1)]] = true
+    if (field_value(values, 5 + i) or '') ~= ARGV[hints_at + i - 1] then hints_hold = false end
+  end
+  if hints_hold then
+    for i = parents_at, first_pair - 1, 2 do
+      snapshot.parents[ARGV[i]] = ARGV[i + 1]
+      snapshot.known[ARGV[i + 1]] = true
+    end
+    for i = 0, limit_count - 1 do
+      local value = field_value(values, limits_read + i)
+      local limit = value and limit_entry(ARGV[15 + limits_read + i], ARGV[limits_at + 2 * i],
+        ARGV[limits_at + 2 * i + 1], value)
+      if limit then snapshot.limits[#snapshot.limits + 1] = limit end
+    end
+    return snapshot
+  end
+  -- read: a limit field's value as read (false: missing), then true once it is among the limits.
+  local read, missed = {}, nil
+  for i = limits_read, throttles_read - 1 do read[ARGV[15 + i]] = field_value(values, i) or false end
+  local function take_limit(field, value)
+    read[field] = true
+    local period, metric = string.match(field, '^limit:([^:]+):(.+)$')
+    local limit = value and limit_entry(field, period, metric, value)
+    if limit then snapshot.limits[#snapshot.limits + 1] = limit end
+  end
+  for i = 1, metric_count do
+    local metric, need = ARGV[first_pair + 2 * (i - 1)], field_value(values, 5 + i) or ''
+    snapshot.known[metric] = true
+    for _, field in ipairs(take_need(snapshot, metric, need)) do
+      local value = read[field]
+      if value == nil then
+        missed = missed or {}
+        missed[#missed + 1] = field
+        read[field] = true
+      elseif value ~= true then
+        take_limit(field, value)
+      end
+    end
+    if need ~= ARGV[hints_at + i - 1] then -- its hint was wrong: the caller learns the need
+      snapshot.needs = snapshot.needs or {}
+      snapshot.needs[#snapshot.needs + 1] = metric
+      snapshot.needs[#snapshot.needs + 1] = need
+    end
+  end
+  if missed then
+    values = redis.call('HMGET', KEYS[2], unpack(missed))
+    for i, field in ipairs(missed) do take_limit(field, field_value(values, i)) end
+  end
+  return snapshot
+end
+
+-- The plan's throttle state of a snapshot read by name (see HOT_PRELUDE).
+local function read_plan_throttles(app_key, snapshot, table_text)
+  if not snapshot.known or table_text == '' then return end
+  local head = '\\n' .. snapshot.plan .. '\\t'
+  local fields = {}
+  local at = string.find(table_text, head, 1, true)
+  while at do
+    fields[#fields + 1] = string.match(table_text, '^[^\\t]*\\t([^\\t]+)', at + #head)
+    at = string.find(table_text, head, at + #head, true)
+  end
+  if #fields == 0 then return end
+  local read = snapshot.plan_throttles
+  for _, field in ipairs(fields) do
+    if read and read[field] == nil then read = nil end
+  end
+  if not read then
+    local values = redis.call('HMGET', app_key, unpack(fields))
+    read = {}
+    for i, field in ipairs(fields) do read[field] = field_value(values, i) or false end
+  end
+  for _, field in ipairs(fields) do
+    if not read[field] then
+      local all = redis.call('HGETALL', app_key)
+      for j = 1, #all, 2 do
+        if string.byte(all[j], 1) == THROTTLE_FIELD then snapshot.throttles[all[j]] = all[j + 1] end
+      end
+      return
+    end
+    snapshot.throttles[field] = read[field]
+  end
 end
 `;
 
@@ -398,9 +394,6 @@ export interface ScriptDefinition {
   readonly lua: string;
 }
 
-/** Number of ARGV slots the period starts take (minute, hour, day, week, month, year). */
-export const PERIOD_START_ARGS = 6;
-
 /**
  * How long the mark of a refused call waits for the reporter's drain, which takes it: a day, as a
  * snapshot lives. A budget refused and then never called again is never drained, and its mark must not
@@ -413,12 +406,20 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
- * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms, the need hints
- * (read_call_snapshot: the count n, n needs, the count of hinted limit fields, field, period and metric
- * each, the count of parent links, child and parent each, the hinted plan, the count of its throttle
- * fields and each), then metric/delta pairs.
- * An active snapshot stored with its `bucket` and `need:` fields is read by name (read_call_snapshot),
- * so a hit costs the same whatever the plan's size; any other is read whole, as before.
+ * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms; from 16 the need
+ * hints (NeedHints in cache.ts): the counts n (the call's metrics), l (hinted limit fields), p (hinted
+ * parent links) and t (throttle fields of the hinted plan), the hinted plan; from 21 the fields to read
+ * by name (n `need:<metric>`, l limit fields, t throttle fields); the n needs as the caller last saw them
+ * ('' none); period and metric of each limit field; child and parent of each link; then the n
+ * metric/delta pairs, in the order of the `need:` fields.
+ * An active snapshot stored with its `bucket` and `need:` fields is read by name, one HMGET of the head
+ * fields (state, plan, synced, window, bucket) and those ARGV names, so a hit costs the same whatever
+ * the plan's size; any other is read whole, as before. The hit path at the top decides, as straight code
+ * that makes no closure (a `local function` is a closure made each time execution reaches it), a call
+ * whose hints hold, whose key (if any) was found valid, whose plan's throttle fields are all there and
+ * whose pending usage is all of the call's own metric tree, when no limit's period is over and no hard
+ * limit refuses it; everything else falls through, before any write, to the general path, whose
+ * functions are defined only then (read_call_snapshot and the rest).
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
@@ -450,17 +451,181 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
   numberOfKeys: 8,
-  lua: lua`${HOT_PRELUDE}${THROTTLE_LUA}
+  lua: lua`${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 and redis_time_us('') / 1000 > deadline then return {'expired'} end
 local now = tonumber(ARGV[1])
 local window_ms = tonumber(ARGV[3])
--- The caller's hints (read_call_snapshot), then the metric/delta pairs.
-local hints_at = ${11 + PERIOD_START_ARGS}
-local hinted_at = hints_at + tonumber(ARGV[hints_at - 1]) + 1
-local parents_at = hinted_at + 3 * tonumber(ARGV[hinted_at - 1])
-local plan_at = parents_at + 1 + 2 * tonumber(ARGV[parents_at])
-local first_pair = plan_at + 2 + tonumber(ARGV[plan_at + 1])
+-- The caller's hints (see ARGV in the notes): where each part starts.
+local metric_count, limit_count, throttle_count = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[19])
+local hints_at = 21 + metric_count + limit_count + throttle_count
+local limits_at = hints_at + metric_count
+local parents_at = limits_at + 2 * limit_count
+local first_pair = parents_at + 2 * tonumber(ARGV[18])
+local values = redis.call('HMGET', KEYS[2], 'state', 'plan', 'synced', 'window', 'bucket', unpack(ARGV, 21, hints_at - 1))
+-- The hit path (see the notes): straight code that makes no closure. Whatever it does not decide breaks out
+-- of it, before any write, to the general path below, which starts again from the fields read.
+repeat
+  local plan, bucket_period = values[2], values[5]
+  if values[1] ~= 'active' or type(plan) ~= 'string' or type(bucket_period) ~= 'string' then break end
+  if ARGV[2] ~= '' then
+    local fact = redis.call('HGET', KEYS[3], ARGV[2])
+    -- 'ok <sealed credential>': the key was found valid.
+    if type(fact) ~= 'string' or string.byte(fact, 1) ~= 111 then break end
+  end
+  local hold = true
+  for i = 1, metric_count do
+    local need = values[5 + i]
+    if (type(need) == 'string' and need or '') ~= ARGV[hints_at + i - 1] then hold = false break end
+  end
+  -- The plan's throttle state, when its plan is the one hinted and every field of it is there.
+  local throttled = nil
+  if hold and ARGV[12] ~= '' then
+    if plan ~= ARGV[20] then
+      hold = not string.find(ARGV[12], '\\n' .. plan .. '\\t', 1, true)
+    elseif throttle_count > 0 then
+      throttled = {}
+      for i = hints_at - throttle_count, hints_at - 1 do
+        local tat = values[i - 15]
+        if type(tat) ~= 'string' then hold = false break end
+        throttled[ARGV[i]] = tat
+      end
+    end
+  end
+  if not hold then break end
+  local parents, requested = {}, {}
+  for i = parents_at, first_pair - 1, 2 do parents[ARGV[i]] = ARGV[i + 1] end
+  for i = first_pair, #ARGV, 2 do
+    local metric, amount, depth = ARGV[i], tonumber(ARGV[i + 1]), 0
+    while metric and depth < 16 do
+      requested[metric] = (requested[metric] or 0) + amount
+      metric, depth = parents[metric], depth + 1
+    end
+  end
+  -- The limits that apply, 7 slots each: period, since (the first bucket it counts), calls left before the
+  -- buckets, max and period end as read, the period end, metric. A limit in an older form, or whose period
+  -- is over, is the general path's.
+  local limits = {}
+  for i = 0, limit_count - 1 do
+    local value, metric = values[6 + metric_count + i], ARGV[limits_at + 2 * i + 1]
+    local amount = requested[metric]
+    if type(value) == 'string' and amount then
+      local since, end_text, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
+      local period_end = since and tonumber(end_text)
+      if not period_end or (period_end >= 0 and now >= period_end) then hold = false break end
+      local at = #limits
+      limits[at + 1], limits[at + 2], limits[at + 3] = ARGV[limits_at + 2 * i], tonumber(since),
+        tonumber(max) - tonumber(current) - amount
+      limits[at + 4], limits[at + 5], limits[at + 6], limits[at + 7] = max, period_end, end_text, metric
+    end
+  end
+  if not hold then break end
+  -- The usage in flight and pending, per bucket and metric (3 slots each), taken from the limits it counts
+  -- against. The ancestors of a metric outside the call's tree (another method's) are read from its need.
+  local in_flight = redis.call('HGETALL', KEYS[5])
+  local pending = redis.call('HGETALL', KEYS[4])
+  local held, items, needs = {}, {}, nil
+  for pass = 1, 2 do
+    local usage = pass == 1 and in_flight or pending
+    for i = 1, #usage, 2 do
+      local field = usage[i]
+      local colon = string.find(field, ':', 1, true)
+      local start = colon and tonumber(string.sub(field, 1, colon - 1))
+      if start then
+        local metric, amount = string.sub(field, colon + 1), tonumber(usage[i + 1])
+        if pass == 2 then held[field] = amount end
+        if not requested[metric] and parents[metric] == nil then
+          needs = needs or {}
+          needs[#needs + 1] = 'need:' .. metric
+          parents[metric] = false
+        end
+        local at = #items
+        items[at + 1], items[at + 2], items[at + 3] = start, metric, amount
+      end
+    end
+  end
+  if needs then
+    local read = redis.call('HMGET', KEYS[2], unpack(needs))
+    for i, field in ipairs(needs) do
+      local child = string.sub(field, 6)
+      if type(read[i]) == 'string' then
+        for token in string.gmatch(read[i], '%S+') do
+          if string.sub(token, 1, 6) == 'limit:' then break end
+          parents[child], child = token, token
+        end
+      end
+    end
+  end
+  for item = 1, #items, 3 do
+    local start, metric, amount, depth = items[item], items[item + 1], items[item + 2], 0
+    while metric and depth < 16 do
+      for at = 1, #limits, 7 do
+        if limits[at + 6] == metric and start >= limits[at + 1] then limits[at + 2] = limits[at + 2] - amount end
+      end
+      metric, depth = parents[metric], depth + 1
+    end
+  end
+  -- The first limit exceeded; the fewest calls left, of two alike the longer period (as the general path).
+  local exceeded, tightest = false, nil
+  for at = 1, #limits, 7 do
+    local left, best = limits[at + 2], tightest and limits[tightest + 2]
+    if left < 0 then exceeded = true end
+    if not tightest or left < best or (left == best and (limits[at + 4] < 0 or
+        (limits[tightest + 4] >= 0 and limits[at + 4] > limits[tightest + 4]))) then
+      tightest = at
+    end
+  end
+  -- A refusal at a limit marks it: the general path's.
+  if exceeded and ARGV[4] ~= '1' then break end
+  local bucket = ARGV[8]
+  if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
+  elseif bucket_period ~= 'day' then break end
+  local throttle, throttle_field, throttle_a, throttle_b = nil, nil, nil, nil
+  if throttled then
+    throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2], throttled, ARGV[12], ARGV[13], plan,
+      requested, false)
+    if throttle == 'refused' then return {'deny', 'rate_limited', plan, '0', throttle_field, throttle_a} end
+  end
+  -- The usage recorded as record_usage records it, the report window opened as open_window opens it.
+  local counts, publish = { 't:' .. bucket, ARGV[1] }, '0'
+  for i = first_pair, #ARGV, 2 do
+    local amount = tonumber(ARGV[i + 1])
+    if amount > 0 then
+      local field = bucket .. ':' .. ARGV[i]
+      counts[#counts + 1] = field
+      counts[#counts + 1] = string.format('%.0f', (held[field] or 0) + amount)
+    end
+  end
+  if #counts > 2 then
+    redis.call('HSET', KEYS[4], unpack(counts))
+    if #in_flight == 0 and #pending == 0 and redis.call('SET', KEYS[6], ARGV[1], 'NX') then
+      redis.call('PERSIST', KEYS[2])
+    end
+    local window_end = values[4]
+    publish = '1'
+    if window_ms > 0 then
+      if type(window_end) == 'string' and tonumber(window_end) > now then
+        publish = '0'
+      else
+        redis.call('HSET', KEYS[2], 'window', string.format('%.0f', now + window_ms))
+      end
+    end
+  end
+  local synced = values[3]
+  if type(synced) ~= 'string' then synced = '0' end
+  local over, limit_metric, limit_period, limit_max, limit_end, limit_left = exceeded and '1' or '0', '', '',
+    '0', '-1', 0
+  if tightest then
+    limit_metric, limit_period, limit_max = limits[tightest + 6], limits[tightest], limits[tightest + 3]
+    limit_end, limit_left = limits[tightest + 5], math.max(limits[tightest + 2], 0)
+  end
+  if not throttle then
+    return {'allow', plan, publish, over, limit_metric, limit_period, limit_max, limit_end, limit_left, bucket, synced}
+  end
+  return {'allow', plan, publish, over, limit_metric, limit_period, limit_max, limit_end, limit_left, bucket, synced,
+    throttle_field, throttle_a, throttle_b}
+until true
+${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
 -- key to check), false when it was never checked (or its refusal expired), or the reply refusing it.
 local function presented_key()
@@ -474,7 +639,7 @@ local function presented_key()
 end
 -- An active snapshot is read by name. The store script that makes a snapshot active deletes the negative
 -- entry in the same step, and any answer that sets one makes the state invalid, so it needs no GET then.
-local snapshot = read_call_snapshot(KEYS[2], hints_at, first_pair)
+local snapshot = read_call_snapshot(values)
 local key_known
 if snapshot then
   key_known = presented_key()

@@ -481,11 +481,6 @@ interface Need {
 
 const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
 
-/** A list as the scripts take it: its length, then its items. */
-function countedList(items: readonly string[]): string[] {
-  return [String(items.length), ...items];
-}
-
 function parseNeed(text: string): Need {
   const ancestors: string[] = [];
   const limits: [string, string, string][] = [];
@@ -514,29 +509,36 @@ class NeedHints {
 
   /**
    * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
-   * throttles (see CHECK_SCRIPT).
+   * throttles (see CHECK_SCRIPT's ARGV): the counts and the plan, the fields to read by name, then what
+   * the hints say of them.
    */
   argsFor(usage: Usage, throttles: ThrottleTable): string[] {
-    const needs = Object.keys(usage).map((metric) => [metric, this.byMetric.get(metric)] as const);
+    const metrics = Object.keys(usage);
+    const needs = metrics.map((metric) => this.byMetric.get(metric));
     const fields = new Map<string, readonly [string, string, string]>();
     const parents = new Map<string, string>();
-    for (const [metric, need] of needs) {
+    metrics.forEach((metric, index) => {
+      const need = needs[index];
       for (const limit of need?.limits ?? []) fields.set(limit[0], limit);
       let child = metric;
       for (const ancestor of need?.ancestors ?? []) {
         parents.set(child, ancestor);
         child = ancestor;
       }
-    }
+    });
+    const throttleFields = throttles.fieldsOf(this.plan);
     return [
-      String(needs.length),
-      ...needs.map(([, need]) => need?.text ?? ''),
+      String(metrics.length),
       String(fields.size),
-      ...[...fields.values()].flat(),
       String(parents.size),
-      ...[...parents.entries()].flat(),
+      String(throttleFields.length),
       this.plan,
-      ...countedList(throttles.fieldsOf(this.plan)),
+      ...metrics.map((metric) => `need:${metric}`),
+      ...fields.keys(),
+      ...throttleFields,
+      ...needs.map((need) => need?.text ?? ''),
+      ...[...fields.values()].flatMap(([, period, metric]) => [period, metric]),
+      ...[...parents.entries()].flat(),
     ];
   }
 

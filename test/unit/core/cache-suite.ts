@@ -319,6 +319,21 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'limited' });
     });
 
+    it('counts them the same once the instance knows the call: pending usage of another method, in flight too', async () => {
+      await storeActive([hourly('hits', 6, 0)]);
+      expect(await check()).toMatchObject({ kind: 'allow', limit: { remaining: 5 } });
+      const other = new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 30_000 });
+      expect(await check({ usage: { post_word: 2 } }, other)).toMatchObject({ kind: 'allow' });
+      expect(await check()).toMatchObject({ kind: 'allow', limit: { remaining: 2 } });
+      expect(await cache.drain(ID, 'lease-1')).toMatchObject({
+        kind: 'ready',
+        usage: { get_word: 2, post_word: 2 },
+      });
+      expect(await check({ usage: { post_word: 1 } }, other)).toMatchObject({ kind: 'allow' });
+      expect(await check()).toMatchObject({ kind: 'allow', limit: { remaining: 0 } });
+      expect(await check()).toMatchObject({ kind: 'limited' });
+    });
+
     it('in soft-limit mode allows and counts over the limit, and says so', async () => {
       await storeActive([hourly('hits', 1, 1)]);
       expect(await check({ softLimits: true })).toMatchObject({ kind: 'allow', overLimit: true });
