@@ -188,22 +188,19 @@ end
  * The check script's functions of a snapshot read by name, made only when a call leaves the hit path.
  *
  * read_call_snapshot:
- * What a call of the metrics in ARGV's pairs needs of an active snapshot, from the fields the check script
- * read by name (`values`: state, plan, synced, window, bucket, then the fields ARGV names from 21 on; see
- * CHECK_SCRIPT's ARGV). While the caller's hints hold (each need read is the one hinted), its limit fields
- * were read with the rest and the hints' parse of them and of the ancestors is taken as it is; the plan's
- * throttle fields too, kept in `plan_throttles` (field -> value, false when missing) when the plan is the
- * one hinted. A hint only chooses what is read and saves its parse: the need read decides, and when one
- * differs the needs read are parsed and the fields the hints missed read with a second HMGET. `known`: the
- * metrics whose ancestors are in `parents` (see add_usage); `needs`: metric, need, ... of the metrics whose
- * hint was wrong. nil when the snapshot is not active or has no `bucket` field (stored before the hot path
- * read it by name): the caller reads it whole.
+ * What a call of the metrics in ARGV's pairs needs of an active snapshot, from the head and need fields
+ * the check script read by name (`values`: state, plan, synced, window, bucket, then the fields ARGV
+ * names from 21 on; see CHECK_SCRIPT's ARGV), for a call the hit path left (a wrong hint, a refusal, a
+ * period over, a throttle field missing): each need read is parsed (its ancestors, its limit fields) and
+ * the limit fields read with a second HMGET. `known`: the metrics whose ancestors are in `parents` (see
+ * add_usage); `needs`: metric, need, ... of the metrics whose hint was wrong, for the caller to learn.
+ * nil when the snapshot is not active or has no `bucket` field (stored before the hot path read it by
+ * name): the caller reads it whole.
  *
  * read_plan_throttles:
  * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
- * whole are read already): as read with it when the caller hinted the plan, else with an HMGET. A field
- * missing (a throttle never taken, or a changed rate) reads every throttle field: take_throttles then
- * looks for the scope under another rate.
+ * whole are read already), with an HMGET. A field missing (a throttle never taken, or a changed rate)
+ * reads every throttle field: take_throttles then looks for the scope under another rate.
  */
 const CALL_SNAPSHOT = lua`
 -- The snapshot a call needs, from its fields read by name (\`values\`, see CHECK_SCRIPT); nil: read it whole.
@@ -212,64 +209,31 @@ local function read_call_snapshot(values)
   if values[1] ~= 'active' or not bucket then return nil end
   local snapshot = { state = 'active', plan = field_value(values, 2) or '', synced = field_value(values, 3),
     window = field_value(values, 4), bucket = bucket, parents = {}, limits = {}, throttles = {}, known = {} }
-  -- values[i] holds the field ARGV[15 + i] names, from i = 6 on.
-  local limits_read = 6 + metric_count
-  local throttles_read = limits_read + limit_count
-  if snapshot.plan == ARGV[20] and throttle_count > 0 then
-    snapshot.plan_throttles = {}
-    for i = throttles_read, throttles_read + throttle_count - 1 do
-      snapshot.plan_throttles[ARGV[15 + i]] = field_value(values, i) or false
-    end
-  end
-  local hints_hold = true
-  for i = 1, metric_count do
-    snapshot.known[ARGV[first_pair + 2 * (i - 1)]] = true
-    if (field_value(values, 5 + i) or '') ~= ARGV[hints_at + i - 1] then hints_hold = false end
-  end
-  if hints_hold then
-    for i = parents_at, first_pair - 1, 2 do
-      snapshot.parents[ARGV[i]] = ARGV[i + 1]
-      snapshot.known[ARGV[i + 1]] = true
-    end
-    for i = 0, limit_count - 1 do
-      local value = field_value(values, limits_read + i)
-      local limit = value and limit_entry(ARGV[15 + limits_read + i], ARGV[limits_at + 2 * i],
-        ARGV[limits_at + 2 * i + 1], value)
-      if limit then snapshot.limits[#snapshot.limits + 1] = limit end
-    end
-    return snapshot
-  end
-  -- read: a limit field's value as read (false: missing), then true once it is among the limits.
-  local read, missed = {}, nil
-  for i = limits_read, throttles_read - 1 do read[ARGV[15 + i]] = field_value(values, i) or false end
-  local function take_limit(field, value)
-    read[field] = true
-    local period, metric = string.match(field, '^limit:([^:]+):(.+)$')
-    local limit = value and limit_entry(field, period, metric, value)
-    if limit then snapshot.limits[#snapshot.limits + 1] = limit end
-  end
+  -- The limit fields of the needs read, each once.
+  local fields, listed = {}, {}
   for i = 1, metric_count do
     local metric, need = ARGV[first_pair + 2 * (i - 1)], field_value(values, 5 + i) or ''
     snapshot.known[metric] = true
     for _, field in ipairs(take_need(snapshot, metric, need)) do
-      local value = read[field]
-      if value == nil then
-        missed = missed or {}
-        missed[#missed + 1] = field
-        read[field] = true
-      elseif value ~= true then
-        take_limit(field, value)
+      if not listed[field] then
+        listed[field] = true
+        fields[#fields + 1] = field
       end
     end
-    if need ~= ARGV[hints_at + i - 1] then -- its hint was wrong: the caller learns the need
+    -- Its hint was wrong: the caller learns the need.
+    if need ~= ARGV[hints_at + i - 1] then
       snapshot.needs = snapshot.needs or {}
       snapshot.needs[#snapshot.needs + 1] = metric
       snapshot.needs[#snapshot.needs + 1] = need
     end
   end
-  if missed then
-    values = redis.call('HMGET', KEYS[2], unpack(missed))
-    for i, field in ipairs(missed) do take_limit(field, field_value(values, i)) end
+  if #fields == 0 then return snapshot end
+  local limits = redis.call('HMGET', KEYS[2], unpack(fields))
+  for i, field in ipairs(fields) do
+    local period, metric = string.match(field, '^limit:([^:]+):(.+)$')
+    local value = field_value(limits, i)
+    local limit = value and limit_entry(field, period, metric, value)
+    if limit then snapshot.limits[#snapshot.limits + 1] = limit end
   end
   return snapshot
 end
@@ -285,24 +249,17 @@ local function read_plan_throttles(app_key, snapshot, table_text)
     at = string.find(table_text, head, at + #head, true)
   end
   if #fields == 0 then return end
-  local read = snapshot.plan_throttles
-  for _, field in ipairs(fields) do
-    if read and read[field] == nil then read = nil end
-  end
-  if not read then
-    local values = redis.call('HMGET', app_key, unpack(fields))
-    read = {}
-    for i, field in ipairs(fields) do read[field] = field_value(values, i) or false end
-  end
-  for _, field in ipairs(fields) do
-    if not read[field] then
+  local values = redis.call('HMGET', app_key, unpack(fields))
+  for i, field in ipairs(fields) do
+    local value = field_value(values, i)
+    if not value then
       local all = redis.call('HGETALL', app_key)
       for j = 1, #all, 2 do
         if string.byte(all[j], 1) == THROTTLE_FIELD then snapshot.throttles[all[j]] = all[j + 1] end
       end
       return
     end
-    snapshot.throttles[field] = read[field]
+    snapshot.throttles[field] = value
   end
 end
 `;
@@ -580,7 +537,7 @@ repeat
   local bucket = ARGV[8]
   if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
   elseif bucket_period ~= 'day' then break end
-  local throttle, throttle_field, throttle_a, throttle_b = nil, nil, nil, nil
+  local throttle, throttle_field, throttle_a, throttle_b
   if throttled then
     throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2], throttled, ARGV[12], ARGV[13], plan,
       requested, false)
@@ -611,19 +568,15 @@ repeat
       end
     end
   end
-  local synced = values[3]
-  if type(synced) ~= 'string' then synced = '0' end
-  local over, limit_metric, limit_period, limit_max, limit_end, limit_left = exceeded and '1' or '0', '', '',
-    '0', '-1', 0
+  local reply = {'allow', plan, publish, exceeded and '1' or '0', '', '', '0', '-1', 0, bucket, values[3]}
+  if type(reply[11]) ~= 'string' then reply[11] = '0' end
   if tightest then
-    limit_metric, limit_period, limit_max = limits[tightest + 6], limits[tightest], limits[tightest + 3]
-    limit_end, limit_left = limits[tightest + 5], math.max(limits[tightest + 2], 0)
+    reply[5], reply[6], reply[7] = limits[tightest + 6], limits[tightest], limits[tightest + 3]
+    reply[8], reply[9] = limits[tightest + 5], math.max(limits[tightest + 2], 0)
   end
-  if not throttle then
-    return {'allow', plan, publish, over, limit_metric, limit_period, limit_max, limit_end, limit_left, bucket, synced}
-  end
-  return {'allow', plan, publish, over, limit_metric, limit_period, limit_max, limit_end, limit_left, bucket, synced,
-    throttle_field, throttle_a, throttle_b}
+  if not throttle then return reply end
+  reply[12], reply[13], reply[14] = throttle_field, throttle_a, throttle_b
+  return {unpack(reply)}
 until true
 ${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
@@ -862,59 +815,12 @@ return 'ok'
 };
 
 /**
- * Takes back usage a decision recorded (a call whose backend then failed), as far as it is still
- * pending: usage a reporter drained is on its way to the platform and stays counted. Never below zero.
- * KEYS: app, pending, inflight, since. ARGV: entry TTL ms, bucket start, then metric/delta pairs (the
- * fields record_usage incremented: the call's own metrics; ancestors are added up when read).
- * A bucket left without usage loses its last-call time; a budget left without unreported usage loses
- * its sweep mark and its snapshot expires again, as after an acknowledged report.
- * Returns the usage taken back as metric/delta pairs.
+ * The hot path's and the shared scripts; the reporter's are REPORT_BATCH_SCRIPTS, and the SOAP proxy's
+ * GIVE_BACK_SCRIPT (give-back-script.ts): AccessCache loads those on first use.
  */
-export const GIVE_BACK_SCRIPT: ScriptDefinition = {
-  name: 'accessGiveBack',
-  numberOfKeys: 4,
-  lua: lua`
-local bucket = ARGV[2]
-local taken = {}
-for i = 3, #ARGV, 2 do
-  local field = bucket .. ':' .. ARGV[i]
-  local held = tonumber(redis.call('HGET', KEYS[2], field) or '0')
-  local amount = math.min(held, tonumber(ARGV[i + 1]))
-  if amount > 0 then
-    if amount == held then
-      redis.call('HDEL', KEYS[2], field)
-    else
-      redis.call('HINCRBY', KEYS[2], field, -amount)
-    end
-    taken[#taken + 1] = ARGV[i]
-    taken[#taken + 1] = string.format('%.0f', amount)
-  end
-end
-if #taken == 0 then return {} end
-local bucket_left, usage_left = false, false
-for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
-  if string.sub(field, 1, 2) ~= 't:' then
-    usage_left = true
-    if string.sub(field, 1, #bucket + 1) == bucket .. ':' then bucket_left = true end
-  end
-end
-if not bucket_left then redis.call('HDEL', KEYS[2], 't:' .. bucket) end
-if not usage_left then
-  redis.call('DEL', KEYS[2])
-  if redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.call('DEL', KEYS[4])
-    if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-  end
-end
-return {unpack(taken)}
-`,
-};
-
-/** The hot path's and the shared scripts; the reporter's are REPORT_BATCH_SCRIPTS. */
 export const SCRIPTS: readonly ScriptDefinition[] = [
   CHECK_SCRIPT,
   STORE_SCRIPT,
   ADMIT_SCRIPT,
   RELEASE_SCRIPT,
-  GIVE_BACK_SCRIPT,
 ];

@@ -8,7 +8,6 @@ import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from '
 import {
   ADMIT_SCRIPT,
   CHECK_SCRIPT,
-  GIVE_BACK_SCRIPT,
   RELEASE_SCRIPT,
   SCRIPTS,
   type ScriptDefinition,
@@ -25,13 +24,6 @@ import {
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
 } from './redis-client';
-import {
-  ACKNOWLEDGE_SCRIPT,
-  BATCH_MARK_TTL_MS,
-  DRAIN_SCRIPT,
-  MARK_BATCH_SCRIPT,
-  REPORT_BATCH_SCRIPTS,
-} from './report-batch-scripts';
 import {
   type CredentialAnswer,
   type CredentialState,
@@ -572,6 +564,47 @@ for _, keyId in ipairs(ARGV) do
 end
 return 0`;
 
+/** Defines each script as a command of the client, once per client (ioredis sends it by SHA). */
+function defineScripts(redis: RedisConnection, scripts: readonly ScriptDefinition[]): void {
+  const commands = redis as unknown as Record<string, unknown>;
+  for (const script of scripts) {
+    if (typeof commands[script.name] !== 'function') {
+      redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    }
+  }
+}
+
+/**
+ * A module of scripts the authorizer never runs (the reporter's, the SOAP proxy's), loaded and its
+ * scripts defined on first use: the authorizer's bundle leaves it out of what every cold start reads.
+ */
+class LazyScripts<Module> {
+  private loaded: Promise<Module> | undefined;
+
+  constructor(
+    private readonly load: () => Promise<Module>,
+    private readonly scriptsOf: (module: Module) => readonly ScriptDefinition[],
+  ) {}
+
+  of(redis: RedisConnection): Promise<Module> {
+    this.loaded ??= this.load().then(
+      (module) => {
+        // Defined whatever the client answers for the name: what stands there may be a wrapper of the
+        // command (a proxy that fails it on purpose) with no script behind it yet.
+        for (const script of this.scriptsOf(module)) {
+          redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+        }
+        return module;
+      },
+      (error: unknown) => {
+        this.loaded = undefined;
+        throw error;
+      },
+    );
+    return this.loaded;
+  }
+}
+
 export class AccessCache {
   private readonly entryTtlMs: number;
   private readonly wallClock: () => number;
@@ -579,6 +612,14 @@ export class AccessCache {
   private readonly throttles: ThrottleTable;
   private readonly needHints = new NeedHints();
   private readonly keys: ServiceKeys;
+  private readonly reportBatchScripts = new LazyScripts(
+    () => import('./report-batch-scripts'),
+    (module) => module.REPORT_BATCH_SCRIPTS,
+  );
+  private readonly giveBackScript = new LazyScripts(
+    () => import('./give-back-script'),
+    (module) => [module.GIVE_BACK_SCRIPT],
+  );
 
   constructor(
     private readonly redis: RedisConnection,
@@ -592,12 +633,7 @@ export class AccessCache {
     this.hotPathDeadlineMs =
       options.hotPathDeadlineMs ??
       (commandTimeout === undefined ? undefined : commandTimeout + DEADLINE_SKEW_MS);
-    const commands = redis as unknown as Record<string, unknown>;
-    for (const script of [...SCRIPTS, ...REPORT_BATCH_SCRIPTS]) {
-      if (typeof commands[script.name] !== 'function') {
-        redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
-      }
-    }
+    defineScripts(redis, SCRIPTS);
   }
 
   /** The hot path: one script, one round trip. */
@@ -763,6 +799,7 @@ export class AccessCache {
    */
   async giveBack(credentialId: string, recorded: RecordedUsage): Promise<Usage> {
     const keys = this.keys.budget(credentialId);
+    const { GIVE_BACK_SCRIPT } = await this.giveBackScript.of(this.redis);
     const reply = strings(
       await this.run(
         GIVE_BACK_SCRIPT,
@@ -779,6 +816,7 @@ export class AccessCache {
   async drain(credentialId: string, leaseToken: string, options: DrainOptions = {}): Promise<DrainResult> {
     const now = options.now ?? (this.options.wallClock ?? Date.now)();
     const keys = this.keys.budget(credentialId);
+    const { DRAIN_SCRIPT, BATCH_MARK_TTL_MS } = await this.reportBatchScripts.of(this.redis);
     const reply = strings(
       await this.run(
         DRAIN_SCRIPT,
@@ -820,6 +858,7 @@ export class AccessCache {
 
   /** Marks the batch (MARK_BATCH_SCRIPT); false when it is no longer in flight. */
   async markBatch(credentialId: string, batch: string, mark: BatchMark): Promise<boolean> {
+    const { MARK_BATCH_SCRIPT, BATCH_MARK_TTL_MS } = await this.reportBatchScripts.of(this.redis);
     const reply = await this.run(
       MARK_BATCH_SCRIPT,
       [this.keys.budget(credentialId).batch],
@@ -834,6 +873,7 @@ export class AccessCache {
    */
   async acknowledge(credentialId: string, leaseToken: string, batch: string, now: number): Promise<boolean> {
     const keys = this.keys.budget(credentialId);
+    const { ACKNOWLEDGE_SCRIPT } = await this.reportBatchScripts.of(this.redis);
     const reply = await this.run(
       ACKNOWLEDGE_SCRIPT,
       [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.batch],

@@ -15,6 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SCRIPTS } from '../../../core/budget/cache-scripts';
+import { GIVE_BACK_SCRIPT } from '../../../core/budget/give-back-script';
 import { serviceKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
 import { createRedisClient } from '../../../core/budget/redis-client';
@@ -162,7 +163,9 @@ export async function startChaosWorld(options: ChaosWorldOptions): Promise<Chaos
   });
   const redisClients: RedisConnection[] = [];
   const platformClients: PlatformClient[] = [];
-  const scriptNames = new Set([...SCRIPTS, ...REPORT_BATCH_SCRIPTS].map((script) => script.name));
+  const scriptNames = new Set(
+    [...SCRIPTS, ...REPORT_BATCH_SCRIPTS, GIVE_BACK_SCRIPT].map((script) => script.name),
+  );
   const redisClient = () => {
     const client = createRedisClient(redis.settings, { logger: silent });
     redisClients.push(client);

@@ -11,6 +11,7 @@ import {
   type ScriptDefinition,
   PRELUDE as WRITTEN_PRELUDE,
 } from '../../../core/budget/cache-scripts';
+import { GIVE_BACK_SCRIPT } from '../../../core/budget/give-back-script';
 import { lua } from '../../../core/budget/lua';
 import { REPORT_BATCH_SCRIPTS } from '../../../core/budget/report-batch-scripts';
 import { type LocalRedis, startRedisServer } from '../../../local/redis';
@@ -88,7 +89,8 @@ describe('the shipped scripts, compacted', () => {
       stdin: {
         contents:
           "export { PRELUDE, SCRIPTS } from './core/budget/cache-scripts';\n" +
-          "export { REPORT_BATCH_SCRIPTS } from './core/budget/report-batch-scripts';",
+          "export { REPORT_BATCH_SCRIPTS } from './core/budget/report-batch-scripts';\n" +
+          "export { GIVE_BACK_SCRIPT } from './core/budget/give-back-script';",
         resolveDir: process.cwd(),
         loader: 'ts',
       },
@@ -104,19 +106,20 @@ describe('the shipped scripts, compacted', () => {
       module.exports,
       require,
     );
-    const { SCRIPTS, REPORT_BATCH_SCRIPTS, PRELUDE } = module.exports as {
+    const { SCRIPTS, REPORT_BATCH_SCRIPTS, GIVE_BACK_SCRIPT, PRELUDE } = module.exports as {
       SCRIPTS: ScriptDefinition[];
       REPORT_BATCH_SCRIPTS: ScriptDefinition[];
+      GIVE_BACK_SCRIPT: ScriptDefinition;
       PRELUDE: string;
     };
     expect(PRELUDE.length).toBeLessThan(0.8 * WRITTEN_PRELUDE.length);
-    return [...SCRIPTS, ...REPORT_BATCH_SCRIPTS];
+    return [...SCRIPTS, ...REPORT_BATCH_SCRIPTS, GIVE_BACK_SCRIPT];
   }
 
   it('compile on redis-server, shorter than written', async () => {
     const scripts = await bundledScripts();
     expect(scripts.map(({ name }) => name)).toEqual(
-      [...SCRIPTS, ...REPORT_BATCH_SCRIPTS].map(({ name }) => name),
+      [...SCRIPTS, ...REPORT_BATCH_SCRIPTS, GIVE_BACK_SCRIPT].map(({ name }) => name),
     );
     for (const script of scripts) {
       await expect(redis.script('LOAD', script.lua)).resolves.toMatch(/^[0-9a-f]{40}$/);
