@@ -34,6 +34,9 @@ import {
   stateOf,
 } from './snapshot';
 import { type Throttles, type ThrottleTable, throttleTable } from './throttles';
+import type { UsageBucket } from './usage-buckets';
+
+export { bucketsOf, totalUsage, type UsageBucket } from './usage-buckets';
 
 /** How long a budget's snapshot and key facts live without a new platform answer. */
 export const ENTRY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -182,15 +185,6 @@ export interface AnswerToStore extends FirstCallHandover {
   readonly now: number;
 }
 
-/** Usage of one period bucket, as the reporter sends it. */
-export interface UsageBucket {
-  /** Start of the bucket; undefined for usage kept before buckets existed (reported as of now). */
-  readonly start?: number;
-  /** When the bucket's last call was allowed. */
-  readonly lastCallAt?: number;
-  readonly usage: Usage;
-}
-
 /** A limit a refused call hit, for usage alerts: a refusal counts as reaching 100 %. */
 export interface LimitRefusal {
   readonly metric: string;
@@ -240,12 +234,6 @@ export interface DrainOptions {
   readonly heldLease?: string;
 }
 
-const HISTORY_OF_REPLY: Readonly<Record<string, BatchHistory>> = {
-  '0': 'none',
-  '1': 'unsent',
-  '2': 'maybe-sent',
-};
-
 /** Usage the platform refuses to take, kept under its budget. */
 export interface RejectedUsage {
   readonly credentialId: string;
@@ -290,45 +278,6 @@ function pairsToUsage(flat: readonly string[]): Usage {
   const usage: Record<string, number> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) usage[flat[i]] = Number(flat[i + 1]);
   return usage;
-}
-
-const BUCKET_FIELD = /^(\d+):(.+)$/;
-const LAST_CALL_FIELD = /^t:(\d+)$/;
-
-/** The in-flight hash's fields (`<bucket start>:<metric>`, `t:<bucket start>`) as buckets, oldest first. */
-export function bucketsOf(flat: readonly string[]): UsageBucket[] {
-  const usageOf = new Map<number | undefined, Record<string, number>>();
-  const lastCallOf = new Map<number, number>();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const field = flat[i] as string;
-    const value = Number(flat[i + 1]);
-    const lastCall = LAST_CALL_FIELD.exec(field);
-    if (lastCall) {
-      lastCallOf.set(Number(lastCall[1]), value);
-      continue;
-    }
-    const bucket = BUCKET_FIELD.exec(field);
-    const start = bucket ? Number(bucket[1]) : undefined;
-    const metric = bucket ? (bucket[2] as string) : field;
-    const usage = usageOf.get(start) ?? {};
-    usage[metric] = (usage[metric] ?? 0) + value;
-    usageOf.set(start, usage);
-  }
-  return [...usageOf.entries()]
-    .sort(([a], [b]) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY))
-    .map(([start, usage]) => ({
-      ...(start !== undefined && { start }),
-      ...(start !== undefined && lastCallOf.has(start) && { lastCallAt: lastCallOf.get(start) }),
-      usage,
-    }));
-}
-
-export function totalUsage(buckets: readonly UsageBucket[]): Usage {
-  const total: Record<string, number> = {};
-  for (const bucket of buckets) {
-    for (const [metric, value] of Object.entries(bucket.usage)) total[metric] = (total[metric] ?? 0) + value;
-  }
-  return total;
 }
 
 /** The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. */
@@ -543,19 +492,6 @@ class NeedHints {
   }
 }
 
-const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
-
-/** The refusals hash's `<period>:<metric>` fields, each followed by the time of its last refusal. */
-function refusalsOf(flat: readonly string[]): LimitRefusal[] {
-  const refusals: LimitRefusal[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const match = REFUSAL_FIELD.exec(flat[i] as string);
-    if (match)
-      refusals.push({ period: match[1] as Period, metric: match[2] as string, at: Number(flat[i + 1]) });
-  }
-  return refusals;
-}
-
 /** KEYS: neg, keys; ARGV: key ids. One slot (the budget's hash tag): no call sees half of it. */
 const FORGET_REFUSALS_SCRIPT = `redis.call('DEL', KEYS[1])
 for _, keyId in ipairs(ARGV) do
@@ -564,11 +500,14 @@ for _, keyId in ipairs(ARGV) do
 end
 return 0`;
 
-/** Defines each script as a command of the client, once per client (ioredis sends it by SHA). */
-function defineScripts(redis: RedisConnection, scripts: readonly ScriptDefinition[]): void {
+/**
+ * Defines each script as a command of the client (ioredis sends it by SHA): once per client, or `again`
+ * whatever the client has under its name.
+ */
+function defineScripts(redis: RedisConnection, scripts: readonly ScriptDefinition[], again = false): void {
   const commands = redis as unknown as Record<string, unknown>;
   for (const script of scripts) {
-    if (typeof commands[script.name] !== 'function') {
+    if (again || typeof commands[script.name] !== 'function') {
       redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
   }
@@ -591,9 +530,7 @@ class LazyScripts<Module> {
       (module) => {
         // Defined whatever the client answers for the name: what stands there may be a wrapper of the
         // command (a proxy that fails it on purpose) with no script behind it yet.
-        for (const script of this.scriptsOf(module)) {
-          redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
-        }
+        defineScripts(redis, this.scriptsOf(module), true);
         return module;
       },
       (error: unknown) => {
@@ -816,44 +753,23 @@ export class AccessCache {
   async drain(credentialId: string, leaseToken: string, options: DrainOptions = {}): Promise<DrainResult> {
     const now = options.now ?? (this.options.wallClock ?? Date.now)();
     const keys = this.keys.budget(credentialId);
-    const { DRAIN_SCRIPT, BATCH_MARK_TTL_MS } = await this.reportBatchScripts.of(this.redis);
-    const reply = strings(
-      await this.run(
-        DRAIN_SCRIPT,
-        [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals, keys.batch],
-        [leaseToken, this.options.leaseMs, now, this.entryTtlMs, BATCH_MARK_TTL_MS, options.heldLease ?? ''],
+    const { DRAIN_SCRIPT, BATCH_MARK_TTL_MS, drainResultOf } = await this.reportBatchScripts.of(this.redis);
+    return drainResultOf(
+      strings(
+        await this.run(
+          DRAIN_SCRIPT,
+          [keys.app, keys.pending, keys.inFlight, keys.since, keys.lease, keys.refusals, keys.batch],
+          [
+            leaseToken,
+            this.options.leaseMs,
+            now,
+            this.entryTtlMs,
+            BATCH_MARK_TTL_MS,
+            options.heldLease ?? '',
+          ],
+        ),
       ),
     );
-    const [kind, ...rest] = reply;
-    if (kind === 'ready') {
-      const [sealedCredential = '', resent = '', settled, batch = '', refusalCount, ...fields] = rest;
-      const count = Number(refusalCount);
-      const buckets = bucketsOf(fields.slice(count));
-      const history = HISTORY_OF_REPLY[resent];
-      if (history === undefined) throw new Error(`unexpected drain reply: resent ${resent}`);
-      return {
-        kind,
-        sealedCredential,
-        batch,
-        buckets,
-        usage: totalUsage(buckets),
-        history,
-        refusals: refusalsOf(fields.slice(0, count)),
-        settledSent: settled === '1',
-      };
-    }
-    if (kind === 'empty') {
-      const [sealedCredential = '', settled, ...refused] = rest;
-      return {
-        kind,
-        ...(sealedCredential !== '' && { sealedCredential }),
-        refusals: refusalsOf(refused),
-        settledSent: settled === '1',
-      };
-    }
-    if (kind === 'unreadable') return { kind, settledSent: rest[0] === '1' };
-    if (kind === 'busy') return { kind };
-    throw new Error(`unexpected drain reply: ${kind}`);
   }
 
   /** Marks the batch (MARK_BATCH_SCRIPT); false when it is no longer in flight. */

@@ -15,8 +15,11 @@
  * - `new`: no report ever carried it; sending it again counts nothing twice.
  */
 
+import type { Period } from '../platform/types';
+import type { BatchHistory, DrainResult, LimitRefusal } from './cache';
 import { PRELUDE, type ScriptDefinition } from './cache-scripts';
 import { lua } from './lua';
+import { bucketsOf, totalUsage } from './usage-buckets';
 
 /**
  * How long a batch's mark lives: far longer than a lease (a minute) and the sweep's period, so a batch
@@ -167,3 +170,56 @@ export const REPORT_BATCH_SCRIPTS: readonly ScriptDefinition[] = [
   MARK_BATCH_SCRIPT,
   ACKNOWLEDGE_SCRIPT,
 ];
+
+const HISTORY_OF_REPLY: Readonly<Record<string, BatchHistory>> = {
+  '0': 'none',
+  '1': 'unsent',
+  '2': 'maybe-sent',
+};
+
+const REFUSAL_FIELD = /^([a-z]+):(.+)$/;
+
+/** The refusals hash's `<period>:<metric>` fields, each followed by the time of its last refusal. */
+function refusalsOf(flat: readonly string[]): LimitRefusal[] {
+  const refusals: LimitRefusal[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const match = REFUSAL_FIELD.exec(flat[i] as string);
+    if (match)
+      refusals.push({ period: match[1] as Period, metric: match[2] as string, at: Number(flat[i + 1]) });
+  }
+  return refusals;
+}
+
+/** DRAIN_SCRIPT's reply as a result. */
+export function drainResultOf(reply: readonly string[]): DrainResult {
+  const [kind, ...rest] = reply;
+  if (kind === 'ready') {
+    const [sealedCredential = '', resent = '', settled, batch = '', refusalCount, ...fields] = rest;
+    const count = Number(refusalCount);
+    const buckets = bucketsOf(fields.slice(count));
+    const history = HISTORY_OF_REPLY[resent];
+    if (history === undefined) throw new Error(`unexpected drain reply: resent ${resent}`);
+    return {
+      kind,
+      sealedCredential,
+      batch,
+      buckets,
+      usage: totalUsage(buckets),
+      history,
+      refusals: refusalsOf(fields.slice(0, count)),
+      settledSent: settled === '1',
+    };
+  }
+  if (kind === 'empty') {
+    const [sealedCredential = '', settled, ...refused] = rest;
+    return {
+      kind,
+      ...(sealedCredential !== '' && { sealedCredential }),
+      refusals: refusalsOf(refused),
+      settledSent: settled === '1',
+    };
+  }
+  if (kind === 'unreadable') return { kind, settledSent: rest[0] === '1' };
+  if (kind === 'busy') return { kind };
+  throw new Error(`unexpected drain reply: ${kind}`);
+}
