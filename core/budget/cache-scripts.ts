@@ -12,8 +12,8 @@
  *
  * A budget's snapshot hash (am:{id}:app) also holds what must live as long as the snapshot and be read
  * with it: the end of the report window (`window`) and the throttles' state (`throttle:*`). A new answer
- * carries those fields over. The hot path reads by name only what the call needs (read_call_snapshot);
- * the other scripts read it whole.
+ * carries those fields over. The hot path reads by name only what the call needs (CHECK_SCRIPT's hit
+ * path, and read_call_snapshot on its general path); the other scripts read it whole.
  *
  * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
  * 64-bit integer that fengari (ioredis-mock) does not have. A whole number a reply only carries goes back
@@ -26,12 +26,13 @@ import { lua } from './lua';
 import { THROTTLE_LUA } from './throttle-script';
 
 /**
- * The functions of the hot path (CHECK_SCRIPT), which the other scripts share. Notes kept here rather
- * than as Lua comments, which the bundle would carry. A script's body runs on every call, and each
- * `local function` it defines is a closure made again each time (about 0.1 µs, docs/performance.md): what
- * only the check script's slower paths need (a snapshot read whole, usage of metrics whose ancestors are
- * unknown, a snapshot without a bucket field, a throttle whose rate changed) is defined or written out
- * where those paths run, not here.
+ * The functions of the check script's general path (CHECK_SCRIPT), which the other scripts share. Notes
+ * kept here rather than as Lua comments, which the bundle would carry. A script's body runs on every call,
+ * and each `local function` it defines is a closure made again each time execution reaches it
+ * (docs/performance.md): the check script's hit path, which decides most calls, runs before any of these
+ * is made; what only the general path's rarer branches need (a snapshot read whole, usage of metrics
+ * whose ancestors are unknown, a snapshot without a bucket field, a throttle whose rate changed) is
+ * defined or written out where those branches run, not here.
  *
  * add_usage:
  * Adds the usage of a pending or in-flight hash into `buckets` (bucket start -> metric -> usage), up to
@@ -459,9 +460,9 @@ repeat
       metric, depth = parents[metric], depth + 1
     end
   end
-  -- The limits that apply, 7 slots each: period, since (the first bucket it counts), calls left before the
-  -- buckets, max and period end as read, the period end, metric. A limit in an older form, or whose period
-  -- is over, is the general path's.
+  -- The limits that apply, each {period, since (the first bucket it counts), calls left before the buckets,
+  -- max as read, period end, period end as read, metric}. A limit in an older form, or whose period is
+  -- over, is the general path's.
   local limits = {}
   for i = 0, limit_count - 1 do
     local value, metric = values[6 + metric_count + i], ARGV[limits_at + 2 * i + 1]
@@ -470,10 +471,8 @@ repeat
       local since, end_text, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
       local period_end = since and tonumber(end_text)
       if not period_end or (period_end >= 0 and now >= period_end) then hold = false break end
-      local at = #limits
-      limits[at + 1], limits[at + 2], limits[at + 3] = ARGV[limits_at + 2 * i], tonumber(since),
-        tonumber(max) - tonumber(current) - amount
-      limits[at + 4], limits[at + 5], limits[at + 6], limits[at + 7] = max, period_end, end_text, metric
+      limits[#limits + 1] = { ARGV[limits_at + 2 * i], tonumber(since), tonumber(max) - tonumber(current) - amount,
+        max, period_end, end_text, metric }
     end
   end
   if not hold then break end
@@ -516,20 +515,22 @@ repeat
   for item = 1, #items, 3 do
     local start, metric, amount, depth = items[item], items[item + 1], items[item + 2], 0
     while metric and depth < 16 do
-      for at = 1, #limits, 7 do
-        if limits[at + 6] == metric and start >= limits[at + 1] then limits[at + 2] = limits[at + 2] - amount end
+      for k = 1, #limits do
+        local limit = limits[k]
+        if limit[7] == metric and start >= limit[2] then limit[3] = limit[3] - amount end
       end
       metric, depth = parents[metric], depth + 1
     end
   end
   -- The first limit exceeded; the fewest calls left, of two alike the longer period (as the general path).
   local exceeded, tightest = false, nil
-  for at = 1, #limits, 7 do
-    local left, best = limits[at + 2], tightest and limits[tightest + 2]
+  for k = 1, #limits do
+    local limit = limits[k]
+    local left, best = limit[3], tightest and tightest[3]
     if left < 0 then exceeded = true end
-    if not tightest or left < best or (left == best and (limits[at + 4] < 0 or
-        (limits[tightest + 4] >= 0 and limits[at + 4] > limits[tightest + 4]))) then
-      tightest = at
+    if not tightest or left < best or (left == best and (limit[5] < 0 or
+        (tightest[5] >= 0 and limit[5] > tightest[5]))) then
+      tightest = limit
     end
   end
   -- A refusal at a limit marks it: the general path's.
@@ -571,8 +572,8 @@ repeat
   local reply = {'allow', plan, publish, exceeded and '1' or '0', '', '', '0', '-1', 0, bucket, values[3]}
   if type(reply[11]) ~= 'string' then reply[11] = '0' end
   if tightest then
-    reply[5], reply[6], reply[7] = limits[tightest + 6], limits[tightest], limits[tightest + 3]
-    reply[8], reply[9] = limits[tightest + 5], math.max(limits[tightest + 2], 0)
+    reply[5], reply[6], reply[7], reply[8] = tightest[7], tightest[1], tightest[4], tightest[6]
+    reply[9] = math.max(tightest[3], 0)
   end
   if not throttle then return reply end
   reply[12], reply[13], reply[14] = throttle_field, throttle_a, throttle_b
