@@ -45,7 +45,7 @@ export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
     adds: 'the limits checked, the bucket, throttles (none)',
     before: 'local counts, publish = ',
   },
-  { name: 'record', adds: "the bucket's HSET", before: "local reply = {'allow', plan" },
+  { name: 'record', adds: "the bucket's HSET", before: 'local reply = throttle and' },
 ];
 
 /** The script with `do return 1 end` before the line holding `before`; throws unless found exactly once. */

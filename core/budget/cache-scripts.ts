@@ -569,15 +569,17 @@ repeat
       end
     end
   end
-  local reply = {'allow', plan, publish, exceeded and '1' or '0', '', '', '0', '-1', 0, bucket, values[3]}
+  -- The reply made whole by its constructor (see the module's notes), its limit feedback then filled in.
+  local over = exceeded and '1' or '0'
+  local reply = throttle and
+    {'allow', plan, publish, over, '', '', '0', '-1', 0, bucket, values[3], throttle_field, throttle_a, throttle_b} or
+    {'allow', plan, publish, over, '', '', '0', '-1', 0, bucket, values[3]}
   if type(reply[11]) ~= 'string' then reply[11] = '0' end
   if tightest then
     reply[5], reply[6], reply[7], reply[8] = tightest[7], tightest[1], tightest[4], tightest[6]
     reply[9] = math.max(tightest[3], 0)
   end
-  if not throttle then return reply end
-  reply[12], reply[13], reply[14] = throttle_field, throttle_a, throttle_b
-  return {unpack(reply)}
+  return reply
 until true
 ${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no

@@ -48,19 +48,6 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   local at = string.find(table_text, head, 1, true)
   if not at then return nil end
   local now = redis_time_us(clock)
-  -- A throttle's TAT when its field holds none: its scope's bucket under another rate, the calls it holds
-  -- rescaled to \`interval\`, and that field's name; nil when there is none. Defined here, past the returns
-  -- above: a call of a plan without throttles makes no closure of it.
-  local function tat_under_other_rate(field, interval)
-    local scope = string.match(field, '^(.*@)')
-    for name, value in pairs(stored) do
-      if string.sub(name, 1, #scope) == scope then
-        local rate, tat = tonumber(string.sub(name, #scope + 1)), tonumber(value)
-        if rate and tat then return now + math.max(tat - now, 0) * rate / 1000000 * interval, name end
-      end
-    end
-    return nil
-  end
   -- Per applying throttle: its field, its TAT before and after this call, the field it was converted from.
   local taken = {}
   -- An excess of a thousandth of a µs or less is the floats' rounding, not a refusal.
@@ -75,7 +62,19 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
       interval = tonumber(interval)
       local capacity = tonumber(burst) * interval
       local tat, converted_from = tonumber(stored[field] or ''), nil
-      if not tat then tat, converted_from = tat_under_other_rate(field, interval) end
+      -- A field that holds no TAT: its scope's bucket under another rate, the calls it holds rescaled to
+      -- this interval, if there is one (written out here, not a function: a call makes no closure of it).
+      if not tat then
+        local scope = string.match(field, '^(.*@)')
+        for name, value in pairs(stored) do
+          local rate = string.sub(name, 1, #scope) == scope and tonumber(string.sub(name, #scope + 1))
+          local old_tat = tonumber(value)
+          if rate and old_tat then
+            tat, converted_from = now + math.max(old_tat - now, 0) * rate / 1000000 * interval, name
+            break
+          end
+        end
+      end
       local before = math.min(math.max(tat or now, now), now + capacity)
       local ahead = before - now + cells * interval
       local excess = ahead - capacity
