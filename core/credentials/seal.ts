@@ -7,7 +7,7 @@
  * Rotating the provider key or service token makes the values sealed before unreadable: flush the
  * pending usage (the sweep) before the rotation.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { Credential } from '../platform/types';
 import { parseCredential } from './';
 
@@ -16,27 +16,6 @@ const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const HKDF_SALT = 'apigw-access-management/credential-seal';
-/** IVs drawn from one fill of random bytes: a first call seals, and one fill serves this many. */
-const IVS_PER_FILL = 256;
-
-/**
- * Fresh random IVs, each used once, from a buffer filled by the CSPRNG when it is spent: one
- * randomFillSync per IVS_PER_FILL seals instead of one per seal (it was about a third of a seal's time).
- * The first fill comes with the first seal, never at module init, so a runtime that snapshots an
- * initialized instance cannot hand two instances the same bytes.
- */
-function ivSource(): () => Buffer {
-  const pool = Buffer.alloc(IV_BYTES * IVS_PER_FILL);
-  let next = pool.length;
-  return () => {
-    if (next === pool.length) {
-      randomFillSync(pool);
-      next = 0;
-    }
-    next += IV_BYTES;
-    return pool.subarray(next - IV_BYTES, next);
-  };
-}
 
 export class UnsealError extends Error {
   constructor(problem: string) {
@@ -54,10 +33,9 @@ export interface CredentialSealer {
 /** `platformSecret` is the provider key or service token; `serviceId` separates the keys of two services. */
 export function createCredentialSealer(platformSecret: string, serviceId: string): CredentialSealer {
   const key = Buffer.from(hkdfSync('sha256', platformSecret, HKDF_SALT, `${VERSION}:${serviceId}`, 32));
-  const nextIv = ivSource();
   return {
     seal(credentialId, credential) {
-      const iv = nextIv();
+      const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv(ALGORITHM, key, iv);
       cipher.setAAD(Buffer.from(credentialId, 'utf8'));
       const body = Buffer.concat([cipher.update(JSON.stringify(credential), 'utf8'), cipher.final()]);
