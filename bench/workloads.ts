@@ -190,7 +190,7 @@ export interface Workload {
   };
 }
 
-export type InterleaveGroup = 'serial' | 'alerts' | 'flood';
+export type InterleaveGroup = 'serial' | 'alerts' | 'flood' | 'cold';
 
 /** How many rounds a group runs in (full run, `--quick`): each member's calls are split into that many chunks. */
 export const GROUP_ROUNDS: Readonly<
@@ -202,6 +202,10 @@ export const GROUP_ROUNDS: Readonly<
   alerts: { full: 20, quick: 4 },
   // Chunks of 1,000 (quick 500) calls of the hot key, with and without the flood beside it.
   flood: { full: 10, quick: 8 },
+  // Chunks of 100 (quick 50) first calls of each design. The designs share the platform client, its XML
+  // parser and the local platform: run one after the other, the second ran on code the first had warmed,
+  // and its throughput read twice the first's whichever it was (docs/performance.md).
+  cold: { full: 10, quick: 4 },
 };
 
 /** Where a member's calls start and how many it makes in one chunk. */
@@ -326,6 +330,7 @@ export const WORKLOADS: Readonly<Record<WorkloadName, Workload>> = {
     quick: { calls: 200, keys: 200, endpoints: 1, warmupCalls: 50, warmupKeys: 50 },
     redis: 'single',
     primed: false,
+    group: 'cold',
   },
   // The baseline awaits an SNS publish per call: one caller at a time would take minutes.
   'hot-serial': { ...serialHotKey, setup: 'rest' },

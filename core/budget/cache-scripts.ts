@@ -360,7 +360,15 @@ export interface ScriptDefinition {
 export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The hot path. KEYS: neg, app, keys, pending, inflight, since, refused, first.
+ * How long a seen mark (keys.ts, `am:{id}:seen`) lasts after the platform's last answer for the
+ * credential: it outlives the budget's snapshot (a day without an answer) and costs a few bytes a
+ * credential, so a known credential whose snapshot expired or was evicted is still known, and the
+ * first-call gate (decision/first-call-gate.ts) never counts it.
+ */
+export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * The hot path. KEYS: neg, app, keys, pending, inflight, since, refused, first, seen.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
@@ -385,13 +393,14 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * the metric tree, and the mapping rules are local, so only a budget without one asks the platform. A
  * miss claims the budget's first-call lock (SET NX) when the caller sends a token, in the same step that
  * found no snapshot, so exactly one of concurrent first calls asks the platform and no call asks after
- * an answer is stored.
+ * an answer is stored. A miss or an unchecked key also says whether the key id is in the budget's seen
+ * marks (STORE_SCRIPT writes them), so the first-call gate needs no round trip of its own to know it.
  * A refused call of a budget the platform answered about opens the report window like usage does, so
  * the reporter refreshes the budget at least once per window while refused calls keep coming (a raised
  * limit, a new plan, a resumed application reach it) without a platform call per refused call; a call
  * refused at a limit also marks the limit (`<period>:<metric>` in the refused hash) for usage alerts.
- * Returns {'expired'} | {'miss', claimed ('1' when this call holds the lock now)} (no snapshot) |
- * {'key_unknown'} (the budget's application has a snapshot, this key was never checked) |
+ * Returns {'expired'} | {'miss', claimed ('1' when this call holds the lock now), seen ('1' marked)} (no
+ * snapshot) | {'key_unknown', seen} (the budget's application has a snapshot, this key was never checked) |
  * {'cached', state, publish} |
  * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
  * {'deny', 'rate_limited', plan, '0', the throttle's field (throttleField), ms until the call would pass} |
@@ -408,7 +417,7 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
-  numberOfKeys: 8,
+  numberOfKeys: 9,
   lua: lua`${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 and redis_time_us('') / 1000 > deadline then return {'expired'} end
@@ -608,9 +617,10 @@ else
   ${READ_SNAPSHOT}
   snapshot = read_snapshot(KEYS[2])
   if not snapshot.state then
-    if ARGV[14] == '' then return {'miss', '0'} end
+    local seen = redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 1 and '1' or '0'
+    if ARGV[14] == '' then return {'miss', '0', seen} end
     local claimed = redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX')
-    return {'miss', claimed and '1' or '0'}
+    return {'miss', claimed and '1' or '0', seen}
   end
   -- Stored before the bucket field: the smallest limited period that nests in every other (module note).
   if not snapshot.bucket then
@@ -622,7 +632,9 @@ else
     snapshot.bucket = smallest
   end
 end
-if not key_known then return {'key_unknown'} end
+if not key_known then
+  return {'key_unknown', redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 1 and '1' or '0'}
+end
 if snapshot.state ~= 'active' then
   return {'cached', snapshot.state, open_window(KEYS[2], snapshot.window, now, window_ms)}
 end
@@ -710,7 +722,7 @@ return {unpack(reply)}
 };
 
 /**
- * Stores a platform answer. KEYS: neg, app, keys, since, first.
+ * Stores a platform answer. KEYS: neg, app, keys, since, first, seen.
  * ARGV: state ('' = the answer is about the key only: the budget is left as it is), negative TTL ms,
  * entry TTL ms, sealed credential, plan, now, key id ('' = none), key fact ('ok <sealed credential>' |
  * 'bad <until ms> <code>' | ''), the first-call lock's token ('' = none held), the throttle table ('' =
@@ -718,7 +730,9 @@ return {unpack(reply)}
  * metric/delta pairs, then snapshot field/value pairs.
  * The caller's first-call lock is given back in the same step, and the answered call takes its throttle
  * cells whatever the buckets hold (the platform admitted and counted it already, and the calls that
- * waited for this answer must see it), so a first call costs the check and this script, no more.
+ * waited for this answer must see it), and a state other than invalid marks the key id seen ('' for the
+ * budget's own credential) for SEEN_MARK_TTL_SECONDS, so a first call costs the check and this script,
+ * no more, on the budget's slot.
  * An invalid state sets the negative entry (a flood of unknown credentials stays off the platform until
  * it expires); any other state clears it: a denied budget keeps its state in the snapshot, and its
  * refused calls have the reporter refresh it. An invalid answer keeps no snapshot: a budget never seen
@@ -728,7 +742,7 @@ return {unpack(reply)}
  */
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
-  numberOfKeys: 5,
+  numberOfKeys: 6,
   lua: lua`${PRELUDE}${THROTTLE_LUA}
 if ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9] then redis.call('DEL', KEYS[5]) end
 local state = ARGV[1]
@@ -745,6 +759,8 @@ if string.sub(state, 1, 8) == 'invalid:' then
   return 'ok'
 end
 redis.call('DEL', KEYS[1])
+redis.call('SADD', KEYS[6], ARGV[7])
+redis.call('EXPIRE', KEYS[6], ${SEEN_MARK_TTL_SECONDS})
 local first_field = 13 + 2 * tonumber(ARGV[12])
 local kept, throttles = {}, {}
 local old = redis.call('HGETALL', KEYS[2])

@@ -84,10 +84,12 @@ export type CheckResult =
   /**
    * No snapshot of the budget: the platform must be asked. `claimed`: the check took the budget's
    * first-call lock for the caller (CheckRequest's firstCallLock), so the caller is the one to ask.
+   * `seen`: the platform answered for the key before (its seen mark, keys.ts), so the first-call gate
+   * does not count it.
    */
-  | { readonly kind: 'miss'; readonly claimed: boolean }
-  /** The budget has a snapshot, the presented key was never checked with the platform. */
-  | { readonly kind: 'key_unknown' }
+  | { readonly kind: 'miss'; readonly claimed: boolean; readonly seen: boolean }
+  /** The budget has a snapshot, the presented key was never checked with the platform; `seen` as above. */
+  | { readonly kind: 'key_unknown'; readonly seen: boolean }
   | {
       readonly kind: 'cached';
       readonly state: Exclude<CredentialState, { kind: 'active' }>;
@@ -366,12 +368,12 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
     case 'expired':
       throw new Error('cache answer came after its deadline (is the Redis clock ahead of ours?)');
     case 'miss':
-      return { kind: 'miss', claimed: reply[1] === '1' };
+      return { kind: 'miss', claimed: reply[1] === '1', seen: reply[2] === '1' };
     case 'key_unknown':
-      return { kind: 'key_unknown' };
+      return { kind: 'key_unknown', seen: reply[1] === '1' };
     case 'cached': {
       const state = decodeState(reply[1] as string);
-      if (state.kind === 'active') return { kind: 'miss', claimed: false };
+      if (state.kind === 'active') return { kind: 'miss', claimed: false, seen: false };
       return { kind: 'cached', state, publish: reply[2] === '1' };
     }
     case 'deny':
@@ -588,6 +590,7 @@ export class AccessCache {
           keys.since,
           keys.refusals,
           keys.firstCall,
+          keys.seen,
         ],
         [
           request.now,
@@ -622,7 +625,7 @@ export class AccessCache {
     const takenUsage = throttled ? usagePairs(admittedUsage) : [];
     await this.run(
       STORE_SCRIPT,
-      [keys.negative, keys.app, keys.keys, keys.since, keys.firstCall],
+      [keys.negative, keys.app, keys.keys, keys.since, keys.firstCall, keys.seen],
       [
         budget ? encodeState(budget.state) : '',
         this.options.negativeTtlMs,

@@ -54,7 +54,8 @@
  *                     credentials/token-not-before.ts)
  *   am:{id}:seen      set, EX 30 days from the last answer: the key ids ('' for the budget's own
  *                     credential) the platform said exist; it outlives the snapshot, so the first-call
- *                     gate never counts a known credential whose snapshot expired (seen-marks.ts)
+ *                     gate never counts a known credential whose snapshot expired. The store script
+ *                     writes it, the check script's miss reads it (cache-scripts.ts, SEEN_MARK_TTL_SECONDS)
  *
  * Keys of the service, not of a budget:
  *   am:<service>:first-calls:<epoch second>[:<hash of the source address>]

@@ -37,7 +37,6 @@ import {
 } from '../budget/cache';
 import { commandFateOf } from '../budget/command-fate';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
-import { redisSeenMarks, type SeenMarks } from '../budget/seen-marks';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from '../budget/snapshot';
 import {
   type CredentialReader,
@@ -196,7 +195,6 @@ interface CacheParts {
   readonly publisher: ReportPublisher;
   readonly sealer: CredentialSealer;
   readonly firstCallGate: FirstCallGate;
-  readonly seen: SeenMarks;
 }
 
 export class AccessAuthorizer {
@@ -237,7 +235,6 @@ export class AccessAuthorizer {
         publisher: deps.publisher,
         sealer: sealerOf(config),
         firstCallGate: new FirstCallGate(deps.redis, config.serviceId, config.unseenCredentialCallsPerSecond),
-        seen: redisSeenMarks(deps.redis, config.serviceId),
       };
   }
 
@@ -367,10 +364,10 @@ export class AccessAuthorizer {
     switch (result.kind) {
       case 'miss':
         this.count(METRIC.cacheMiss);
-        return this.firstCall(cached, facts, lock, result.claimed);
+        return this.firstCall(cached, facts, lock, result);
       case 'key_unknown':
         this.count(METRIC.cacheMiss);
-        return this.checkKey(cached, facts);
+        return this.checkKey(cached, facts, 'key', result.seen);
       default:
         this.count(METRIC.cacheHit);
         if (result.kind === 'allow') {
@@ -399,7 +396,8 @@ export class AccessAuthorizer {
       // Left counted: over, never under (as a Redis command that timed out but ran).
       this.deps.logger.warn('unconfirmed call not given back', { error: errorMessage(error) });
     }
-    return this.checkKey(cached, facts, 'unconfirmed');
+    // Its key was checked (the allow says so): confirming it is never bounded by the first-call gate.
+    return this.checkKey(cached, facts, 'unconfirmed', true);
   }
 
   private count(name: string): void {
@@ -669,12 +667,12 @@ export class AccessAuthorizer {
     cached: CacheParts,
     facts: RequestFacts,
     lock: FirstCallLock,
-    claimed: boolean,
+    miss: Extract<CheckResult, { kind: 'miss' }>,
   ): Promise<AccessDecision> {
     const deadline = Date.now() + lock.ttlMs;
-    let holding = claimed;
+    let last = miss;
     for (;;) {
-      if (holding) return this.askPlatform(cached, facts, lock.token);
+      if (last.claimed) return this.askPlatform(cached, facts, lock.token, last.seen);
       if (Date.now() + FIRST_CALL_POLL_MS > deadline) {
         this.count(METRIC.firstCallWaitTimedOut);
         return this.platformDown(cached, facts, 'budget');
@@ -682,9 +680,9 @@ export class AccessAuthorizer {
       await sleep(FIRST_CALL_POLL_MS);
       const result = await this.check(cached, facts, facts.keyId, lock);
       if (result === undefined) return this.direct(facts);
-      if (result.kind === 'key_unknown') return this.checkKey(cached, facts);
+      if (result.kind === 'key_unknown') return this.checkKey(cached, facts, 'key', result.seen);
       if (result.kind !== 'miss') return this.fromCheck(cached, facts, result);
-      holding = result.claimed;
+      last = result;
     }
   }
 
@@ -697,10 +695,11 @@ export class AccessAuthorizer {
     cached: CacheParts,
     facts: RequestFacts,
     lockToken: string,
+    seen: boolean,
   ): Promise<AccessDecision> {
     let released = false;
     try {
-      if (!(await this.firstCallAdmitted(cached, facts))) return this.platformBusy(facts);
+      if (!(await this.firstCallAdmitted(cached, facts, seen))) return this.platformBusy(facts);
       this.count(METRIC.platformCall);
       const outcome = await this.deps.platform.authrep(facts.credential, facts.usage);
       if (!isCredentialAnswer(outcome)) {
@@ -713,7 +712,7 @@ export class AccessAuthorizer {
         ...(this.admits(outcome) && { admittedUsage: facts.usage }),
       });
       released = stored.stored;
-      await this.learnFrom(cached, facts, outcome);
+      this.learnFrom(outcome);
       return await this.answerOf(facts, outcome, () =>
         this.keepPending(cached, facts, stored.sealedCredential),
       );
@@ -724,17 +723,18 @@ export class AccessAuthorizer {
   }
 
   /**
-   * An app key the budget has not seen (or a snapshot to confirm): the platform says whether it is one
+   * An app key the budget has not checked (or a snapshot to confirm): the platform says whether it is one
    * of the application's keys (authorize records nothing), and the budget's snapshot, refreshed by the
-   * answer, then decides the call as for any key.
+   * answer, then decides the call as for any key. `seen`: the check found the key's seen mark.
    */
   private async checkKey(
     cached: CacheParts,
     facts: RequestFacts,
-    unknown: Unknown = 'key',
+    unknown: Exclude<Unknown, 'budget'>,
+    seen: boolean,
   ): Promise<AccessDecision> {
     // A key never seen is bounded like a budget never seen; confirming a known budget never is.
-    if (unknown === 'key' && !(await this.firstCallAdmitted(cached, facts))) return this.platformBusy(facts);
+    if (!(await this.firstCallAdmitted(cached, facts, seen))) return this.platformBusy(facts);
     this.count(METRIC.platformCall);
     const outcome = await this.deps.platform.authorize(facts.credential);
     if (!isCredentialAnswer(outcome)) {
@@ -743,7 +743,7 @@ export class AccessAuthorizer {
       return this.platformDown(cached, facts, unknown);
     }
     await this.storeAnswer(cached, facts, outcome);
-    await this.learnFrom(cached, facts, outcome);
+    this.learnFrom(outcome);
     const state = stateOf(outcome);
     if (state.kind !== 'active') return this.refusedFor(facts, state);
     const result = await this.check(cached, facts, facts.keyId);
@@ -754,25 +754,17 @@ export class AccessAuthorizer {
   }
 
   /**
-   * Whether the platform may be asked about a credential the cache has no answer for: always for one it
-   * has seen (its snapshot expired or was evicted), else within the first-call gate's bound.
+   * Whether the platform may be asked about a credential the cache has no answer for: always for one
+   * the check found seen (its snapshot expired or was evicted: the store script marks every credential
+   * the platform says exists), else within the first-call gate's bound.
    */
-  private async firstCallAdmitted(cached: CacheParts, facts: RequestFacts): Promise<boolean> {
-    if (await cached.seen.has(facts.credentialId, facts.keyId)) return true;
-    return cached.firstCallGate.admits(facts.now, facts.sourceAddress);
+  private async firstCallAdmitted(cached: CacheParts, facts: RequestFacts, seen: boolean): Promise<boolean> {
+    return seen || cached.firstCallGate.admits(facts.now, facts.sourceAddress);
   }
 
-  /**
-   * What a platform answer teaches beyond the snapshot: its plan's name is judged against the throttles
-   * (throttle-names.ts), and a credential it says exists is marked seen (a failed mark only costs a
-   * later gate count).
-   */
-  private async learnFrom(cached: CacheParts, facts: RequestFacts, answer: CredentialAnswer): Promise<void> {
+  /** What a platform answer teaches beyond the snapshot: its plan's name is judged against the throttles. */
+  private learnFrom(answer: CredentialAnswer): void {
     if (answer.kind !== 'invalid_credential') this.throttleNames.onAnswerNaming(answer.plan ?? '');
-    if (stateOf(answer).kind === 'invalid') return;
-    await cached.seen.mark(facts.credentialId, facts.keyId).catch((error: unknown) => {
-      this.deps.logger.warn('seen mark not stored', { error: errorMessage(error) });
-    });
   }
 
   /** A credential never seen, past the bound of such platform calls per second: refused at once. */

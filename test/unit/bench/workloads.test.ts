@@ -65,8 +65,10 @@ describe('runGroups', () => {
         { workload: 'hot-serial', design: 'project' },
         { workload: 'oauth', design: 'project' },
       ],
-      [{ workload: 'cold', design: 'project' }],
-      [{ workload: 'cold', design: 'baseline' }],
+      [
+        { workload: 'cold', design: 'project' },
+        { workload: 'cold', design: 'baseline' },
+      ],
       [
         { workload: 'hot-alerts-off', design: 'project' },
         { workload: 'hot-alerts-on', design: 'project' },

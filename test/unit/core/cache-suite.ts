@@ -5,6 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../core/budget/cache';
+import { SEEN_MARK_TTL_SECONDS } from '../../../core/budget/cache-scripts';
 import { credentialKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
 import { ACTIVE, type CredentialAnswer } from '../../../core/budget/snapshot';
@@ -93,7 +94,7 @@ export function describeAccessCache(target: () => TestRedis): void {
 
   describe('hot path check', () => {
     it('is a miss for a budget without a snapshot, and decides every endpoint of one that has it', async () => {
-      expect(await check()).toEqual({ kind: 'miss', claimed: false });
+      expect(await check()).toEqual({ kind: 'miss', claimed: false, seen: false });
       await storeActive([hourly('hits', 100, 1)]);
       expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'allow', plan: 'Basic' });
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'allow', plan: 'Basic' });
@@ -366,7 +367,7 @@ export function describeAccessCache(target: () => TestRedis): void {
   describe('keys of an application', () => {
     it('asks for a key it never saw, then decides it from the budget shared with the other keys', async () => {
       await storeActive([hourly('hits', 3, 0)]);
-      expect(await check({ keyId: KEY })).toEqual({ kind: 'key_unknown' });
+      expect(await check({ keyId: KEY })).toEqual({ kind: 'key_unknown', seen: false });
       await cache.store({
         credentialId: ID,
         now: T0,
@@ -393,7 +394,7 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await check({ keyId: KEY })).toEqual(refused);
       await storeActive([hourly('hits', 100, 0)]);
       expect(await check({ keyId: KEY, now: T0 + 59_999 })).toEqual(refused);
-      expect(await check({ keyId: KEY, now: T0 + 60_000 })).toEqual({ kind: 'key_unknown' });
+      expect(await check({ keyId: KEY, now: T0 + 60_000 })).toEqual({ kind: 'key_unknown', seen: false });
       expect(await redis.pttl(keys.keys)).toBeGreaterThan(ENTRY_TTL_MS - 60_000);
       expect(await cache.validKeyCredentials(ID)).toEqual([]);
     });
@@ -428,13 +429,13 @@ export function describeAccessCache(target: () => TestRedis): void {
     const lock = (token: string) => ({ firstCallLock: { token, ttlMs: 5_000 } });
 
     it('let the check that finds no snapshot claim the budget for one caller until it gives it back or the claim runs out', async () => {
-      expect(await check(lock('a'))).toEqual({ kind: 'miss', claimed: true });
-      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: false });
-      expect(await check()).toEqual({ kind: 'miss', claimed: false });
+      expect(await check(lock('a'))).toEqual({ kind: 'miss', claimed: true, seen: false });
+      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: false, seen: false });
+      expect(await check()).toEqual({ kind: 'miss', claimed: false, seen: false });
       await cache.releaseFirstCall(ID, 'b');
-      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: false });
+      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: false, seen: false });
       await cache.releaseFirstCall(ID, 'a');
-      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: true });
+      expect(await check(lock('b'))).toEqual({ kind: 'miss', claimed: true, seen: false });
       expect(await redis.pttl(keys.firstCall)).toBeGreaterThan(4_000);
     });
 
@@ -635,6 +636,49 @@ export function describeAccessCache(target: () => TestRedis): void {
     });
   });
 
+  describe('seen marks', () => {
+    const OTHER_KEY = 'b'.repeat(64);
+    const answered = (answer: CredentialAnswer, keyId: string) =>
+      cache.storeAnswer({ credentialId: ID, keyId, sealedCredential: SEALED, answer, now: T0 });
+    const lock = { firstCallLock: { token: 't', ttlMs: 5_000 } };
+
+    it('mark for 30 days from the last answer the key ids the platform says exist: active, limited or suspended', async () => {
+      await answered({ kind: 'authorized', ...status([hourly('hits', 100, 7)]) }, KEY);
+      await answered(
+        { kind: 'denied', reason: 'limits_exceeded', reasonText: 'over', ...status([hourly('hits', 5, 5)]) },
+        OTHER_KEY,
+      );
+      await redis.expire(keys.seen, 10);
+      await answered(
+        { kind: 'denied', reason: 'application_not_active', reasonText: 'suspended', ...status([]) },
+        '',
+      );
+      expect((await redis.smembers(keys.seen)).sort()).toEqual(['', OTHER_KEY, KEY]);
+      expect(await redis.ttl(keys.seen)).toBeGreaterThan(SEEN_MARK_TTL_SECONDS - 5);
+      expect(await redis.ttl(keys.seen)).toBeLessThanOrEqual(SEEN_MARK_TTL_SECONDS);
+    });
+
+    it('never mark an unknown credential or a refused key', async () => {
+      await answered({ kind: 'invalid_credential', code: 'user_key_invalid', message: 'invalid' }, '');
+      await answered(
+        { kind: 'denied', reason: 'application_key_invalid', reasonText: 'bad key', ...status([]) },
+        KEY,
+      );
+      expect(await redis.exists(keys.seen)).toBe(0);
+    });
+
+    it("say on a miss or an unchecked key whether the key id is marked, after the snapshot's end", async () => {
+      await answered({ kind: 'authorized', ...status([hourly('hits', 100, 7)]) }, KEY);
+      await redis.del(keys.keys);
+      expect(await check({ keyId: KEY })).toEqual({ kind: 'key_unknown', seen: true });
+      expect(await check({ keyId: OTHER_KEY })).toEqual({ kind: 'key_unknown', seen: false });
+      await redis.del(keys.app);
+      expect(await check({ keyId: KEY, ...lock })).toEqual({ kind: 'miss', claimed: true, seen: true });
+      expect(await check({ keyId: OTHER_KEY })).toEqual({ kind: 'miss', claimed: false, seen: false });
+      expect(await check({ keyId: '' })).toEqual({ kind: 'miss', claimed: false, seen: false });
+    });
+  });
+
   describe('admit (failure mode allow)', () => {
     it('records usage by the minute and the sealed credential without a snapshot', async () => {
       expect(await cache.admit(ID, SEALED, { hits: 1 }, T0 + 5_000, 10_000)).toBe(true);
@@ -644,7 +688,7 @@ export function describeAccessCache(target: () => TestRedis): void {
         [`t:${T0}`]: String(T0 + 6_000),
       });
       expect(await redis.hgetall(keys.app)).toEqual({ cred: SEALED, window: String(T0 + 15_000) });
-      expect(await check()).toEqual({ kind: 'miss', claimed: false });
+      expect(await check()).toEqual({ kind: 'miss', claimed: false, seen: false });
       expect(await cache.drain(ID, 't')).toEqual({
         kind: 'ready',
         sealedCredential: SEALED,

@@ -427,6 +427,23 @@ describe('platform calls for credentials never seen', () => {
     expect(await decide.decide(event())).toEqual(allowed());
     expect(platform.count('authrep')).toBe(3);
   });
+
+  it('cost a first call three Redis round trips: the check (with the seen mark), the gate, the store (marking it)', async () => {
+    const counted = countingRedis(redis);
+    redis = counted.redis;
+    const decide = authorizer({ unseenCredentialCallsPerSecond: 1 });
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(counted.calls.filter((call) => call !== 'defineCommand')).toEqual([
+      'accessCheck',
+      'eval',
+      'accessStore',
+    ]);
+    // Its snapshot gone, the key is still known: the check says so, and the gate is not asked.
+    await redis.del(credentialKeys(SERVICE, ID).app);
+    counted.calls.length = 0;
+    expect(await decide.decide(event())).toEqual(allowed());
+    expect(counted.calls).toEqual(['accessCheck', 'accessStore']);
+  });
 });
 
 // A real redis-server: the flood is 1,290 decisions, each a script run, too slow on the in-memory stand-in.
