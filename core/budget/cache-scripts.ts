@@ -23,7 +23,7 @@
  */
 
 import { lua } from './lua';
-import { THROTTLE_LUA } from './throttle-script';
+import { GCRA_STEP_LUA, THROTTLE_LUA } from './throttle-script';
 
 /**
  * The functions of the check script's general path (CHECK_SCRIPT), which the other scripts share. Notes
@@ -547,33 +547,28 @@ repeat
   local bucket = ARGV[8]
   if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
   elseif bucket_period ~= 'day' then break end
-  -- The plan's throttles, as take_throttles takes them (GCRA, see THROTTLE_LUA) from the hinted parameters:
-  -- every field holds its TAT (none to convert), and one HSET writes them all.
+  -- The plan's throttles, as take_throttles takes them, from the hinted parameters: every field holds its
+  -- TAT (none to convert), and one HSET writes them all. \`now\` is the throttles' clock (µs) in this block.
   local throttle, throttle_field, throttle_a, throttle_b
   if throttled then
-    local now_us, tats = redis_time_us(ARGV[13]), {}
-    local refused_field, refused_excess, tightest_ahead = nil, 0.001, 0
+    local now, tats = redis_time_us(ARGV[13]), {}
+    local refused_field, refused_excess, tightest_field, tightest_remaining, tightest_ahead = nil, 0.001, nil, nil, 0
     for i = 0, throttle_count - 1 do
       local metric, cells = ARGV[throttles_at + 3 * i], 1
       if metric ~= '' then cells = requested[metric] or 0 end
       if cells > 0 then
         local field, interval = ARGV[hints_at - throttle_count + i], tonumber(ARGV[throttles_at + 3 * i + 1])
         local capacity = tonumber(ARGV[throttles_at + 3 * i + 2]) * interval
-        local stored = tonumber(values[hints_at - throttle_count + i - 15]) or now_us
-        local ahead = math.min(math.max(stored, now_us), now_us + capacity) - now_us + cells * interval
-        local excess = ahead - capacity
-        if excess > refused_excess then refused_field, refused_excess = field, excess end
-        local remaining = math.max(math.floor((capacity - ahead) / (cells * interval) + 0.000001), 0)
-        if not throttle_field or remaining < throttle_a then
-          throttle_field, throttle_a, tightest_ahead = field, remaining, ahead
-        end
-        tats[#tats + 1], tats[#tats + 2] = field, string.format('%.0f', math.floor(now_us + ahead))
+        local tat = tonumber(values[hints_at - throttle_count + i - 15])
+        ${GCRA_STEP_LUA}
+        tats[#tats + 1], tats[#tats + 2] = field, string.format('%.0f', math.floor(now + ahead))
       end
     end
     if refused_field then return {'deny', 'rate_limited', plan, '0', refused_field, math.ceil(refused_excess / 1000)} end
-    if throttle_field then
+    if tightest_field then
       redis.call('HSET', KEYS[2], unpack(tats))
-      throttle, throttle_b = 'taken', math.ceil(tightest_ahead / 1000)
+      throttle, throttle_field, throttle_a = 'taken', tightest_field, tightest_remaining
+      throttle_b = math.ceil(tightest_ahead / 1000)
     end
   end
   -- The usage recorded as record_usage records it, the report window opened as open_window opens it.
