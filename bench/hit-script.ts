@@ -3,8 +3,10 @@
  *
  * One budget on the bench's plan (hits limited per hour and per day, five methods under hits) is answered
  * and hit once through AccessCache, which gives the hit's KEYS and ARGV as the authorizer sends them (the
- * hints learnt, a deadline set, so TIME runs). Then the hit's script, the same script cut short after each
- * of its steps (hit-script-steps.ts) and `return 1` with the same arguments are called with EVALSHA, one
+ * hints learnt, a deadline set, so TIME runs); a second budget on the same plan throttled (one throttle
+ * on every call that never refuses, as the bench's throttled-serial) gives a throttled hit's. Then the
+ * hit's script, the throttled hit's, the same script cut short after each of its steps
+ * (hit-script-steps.ts) and `return 1` with the same arguments are called with EVALSHA, one
  * call at a time, in rounds that alternate their order; per round, CONFIG RESETSTAT and the `EVALSHA`
  * usec_per_call of `INFO commandstats`. Each figure is the median over the rounds, and the median of its
  * differences with the whole script in the same rounds. redis-server is pinned apart from this process
@@ -22,17 +24,26 @@ import { pinBench, pinProcess } from './placement';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-const CREDENTIAL_ID = 'b'.repeat(64);
+/** The whole script on the same plan throttled: paired with the whole script, what a throttle adds. */
+const THROTTLED = 'whole script, throttled';
 const METHODS = ['word_read', 'word_write', 'word_list', 'word_delete', 'word_search'];
 
-/** The hit's KEYS and ARGV as AccessCache sends them, after a first hit taught it the hints. */
-async function hitArguments(redis: Redis): Promise<{ keys: string[]; argv: string[] }> {
+/** The throttle of the bench's `throttled` set-up (workloads.ts): one on every call that never refuses. */
+const NEVER_REFUSING_THROTTLE = { rate: 1_000_000, burst: 1_000_000 };
+
+/**
+ * The hit's KEYS and ARGV as AccessCache sends them, after a first hit taught it the hints; with
+ * `throttled`, of its own budget on the plan throttled as the bench's throttled-serial workload is.
+ */
+async function hitArguments(redis: Redis, throttled: boolean): Promise<{ keys: string[]; argv: string[] }> {
   const cache = new AccessCache(redis, {
     serviceId: BENCH_SERVICE_ID,
     negativeTtlMs: 60_000,
     leaseMs: 30_000,
     hotPathDeadlineMs: 60_000,
+    ...(throttled && { throttles: { basic: NEVER_REFUSING_THROTTLE } }),
   });
+  const credentialId = (throttled ? 'c' : 'b').repeat(64);
   const now = Date.now();
   const hour = Math.floor(now / HOUR_MS) * HOUR_MS;
   const day = Math.floor(now / DAY_MS) * DAY_MS;
@@ -46,7 +57,7 @@ async function hitArguments(redis: Redis): Promise<{ keys: string[]; argv: strin
     exceeded: false,
   });
   await cache.storeAnswer({
-    credentialId: CREDENTIAL_ID,
+    credentialId,
     keyId: '',
     sealedCredential: 's'.repeat(123),
     now,
@@ -58,7 +69,7 @@ async function hitArguments(redis: Redis): Promise<{ keys: string[]; argv: strin
     },
   });
   const request = {
-    credentialId: CREDENTIAL_ID,
+    credentialId,
     keyId: '',
     usage: { word_read: 1 },
     now,
@@ -91,9 +102,11 @@ async function main(): Promise<void> {
   try {
     const info = await redis.info('server');
     if (placement !== undefined) pinProcess(Number(/process_id:(\d+)/.exec(info)?.[1]), placement.redisCpus);
-    const { keys, argv } = await hitArguments(redis);
+    const { keys, argv } = await hitArguments(redis, false);
+    const throttledHit = await hitArguments(redis, true);
     const scripts = new Map<string, string>([
       ['whole script', CHECK_SCRIPT.lua],
+      [THROTTLED, CHECK_SCRIPT.lua],
       ...HIT_SCRIPT_STEPS.map((step): [string, string] => [
         `up to ${step.name}`,
         cutShortBefore(CHECK_SCRIPT.lua, step.before),
@@ -102,19 +115,21 @@ async function main(): Promise<void> {
     ]);
     const shas = new Map<string, string>();
     for (const [name, lua] of scripts) shas.set(name, String(await redis.script('LOAD', lua)));
-    const round = async (sha: string, count: number) => {
+    const round = async (name: string, count: number) => {
+      const sha = shas.get(name) as string;
+      const hit = name === THROTTLED ? throttledHit : { keys, argv };
       await redis.config('RESETSTAT');
-      for (let i = 0; i < count; i++) await redis.evalsha(sha, keys.length, ...keys, ...argv);
+      for (let i = 0; i < count; i++) await redis.evalsha(sha, hit.keys.length, ...hit.keys, ...hit.argv);
       const stat = parseCommandStats(await redis.info('commandstats')).get('evalsha');
       if (stat === undefined || stat.calls === 0) throw new Error('INFO commandstats has no evalsha');
       return stat.usec / stat.calls;
     };
     const names = [...shas.keys()];
-    for (const name of names) await round(shas.get(name) as string, 200);
+    for (const name of names) await round(name, 200);
     const micros = new Map<string, number[]>(names.map((name) => [name, []]));
     for (let r = 0; r < rounds; r++) {
       for (const name of r % 2 === 0 ? names : [...names].reverse()) {
-        micros.get(name)?.push(await round(shas.get(name) as string, calls));
+        micros.get(name)?.push(await round(name, calls));
       }
     }
     const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
@@ -128,7 +143,7 @@ async function main(): Promise<void> {
     for (const figure of pairedFigures(micros, 'whole script')) {
       const step = HIT_SCRIPT_STEPS.find((candidate) => `up to ${candidate.name}` === figure.name);
       console.log(
-        `${figure.name.padEnd(22)} ${figure.medianMicros.toFixed(2).padStart(7)} µs median, ` +
+        `${figure.name.padEnd(24)} ${figure.medianMicros.toFixed(2).padStart(7)} µs median, ` +
           `${figure.medianDifferenceMicros.toFixed(2).padStart(7)} µs against the whole script (paired)` +
           (step ? `  [${step.adds}]` : ''),
       );

@@ -23,7 +23,7 @@
  */
 
 import { lua } from './lua';
-import { THROTTLE_LUA } from './throttle-script';
+import { GCRA_STEP_LUA, THROTTLE_LUA } from './throttle-script';
 
 /**
  * The functions of the check script's general path (CHECK_SCRIPT), which the other scripts share. Notes
@@ -376,8 +376,9 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * hints (NeedHints in cache.ts): the counts n (the call's metrics), l (hinted limit fields), p (hinted
  * parent links) and t (throttle fields of the hinted plan), the hinted plan; from 21 the fields to read
  * by name (n `need:<metric>`, l limit fields, t throttle fields); the n needs as the caller last saw them
- * ('' none); period and metric of each limit field; child and parent of each link; then the n
- * metric/delta pairs, in the order of the `need:` fields.
+ * ('' none); period and metric of each limit field; metric, emission interval µs and burst of each
+ * throttle field (ThrottleTable.paramsOf); child and parent of each link; then the n metric/delta pairs,
+ * in the order of the `need:` fields.
  * An active snapshot stored with its `bucket` and `need:` fields is read by name, one HMGET of the head
  * fields (state, plan, synced, window, bucket) and those ARGV names, so a hit costs the same whatever
  * the plan's size; any other is read whole, as before. The hit path at the top decides, as straight code
@@ -427,7 +428,8 @@ local window_ms = tonumber(ARGV[3])
 local metric_count, limit_count, throttle_count = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[19])
 local hints_at = 21 + metric_count + limit_count + throttle_count
 local limits_at = hints_at + metric_count
-local parents_at = limits_at + 2 * limit_count
+local throttles_at = limits_at + 2 * limit_count
+local parents_at = throttles_at + 3 * throttle_count
 local first_pair = parents_at + 2 * tonumber(ARGV[18])
 local values = redis.call('HMGET', KEYS[2], 'state', 'plan', 'synced', 'window', 'bucket', unpack(ARGV, 21, hints_at - 1))
 -- The hit path (see the notes): straight code that makes no closure. Whatever it does not decide breaks out
@@ -445,17 +447,15 @@ repeat
     local need = values[5 + i]
     if (type(need) == 'string' and need or '') ~= ARGV[hints_at + i - 1] then hold = false break end
   end
-  -- The plan's throttle state, when its plan is the one hinted and every field of it is there.
-  local throttled = nil
+  -- The plan's throttles are the hinted ones when its plan is the one hinted; every field of them is there.
+  local throttled = false
   if hold and ARGV[12] ~= '' then
     if plan ~= ARGV[20] then
       hold = not string.find(ARGV[12], '\\n' .. plan .. '\\t', 1, true)
     elseif throttle_count > 0 then
-      throttled = {}
-      for i = hints_at - throttle_count, hints_at - 1 do
-        local tat = values[i - 15]
-        if type(tat) ~= 'string' then hold = false break end
-        throttled[ARGV[i]] = tat
+      throttled = true
+      for i = hints_at - throttle_count - 15, hints_at - 16 do
+        if type(values[i]) ~= 'string' then hold = false break end
       end
     end
   end
@@ -547,11 +547,29 @@ repeat
   local bucket = ARGV[8]
   if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
   elseif bucket_period ~= 'day' then break end
+  -- The plan's throttles, as take_throttles takes them, from the hinted parameters: every field holds its
+  -- TAT (none to convert), and one HSET writes them all. \`now\` is the throttles' clock (µs) in this block.
   local throttle, throttle_field, throttle_a, throttle_b
   if throttled then
-    throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2], throttled, ARGV[12], ARGV[13], plan,
-      requested, false)
-    if throttle == 'refused' then return {'deny', 'rate_limited', plan, '0', throttle_field, throttle_a} end
+    local now, tats = redis_time_us(ARGV[13]), {}
+    local refused_field, refused_excess, tightest_field, tightest_remaining, tightest_ahead = nil, 0.001, nil, nil, 0
+    for i = 0, throttle_count - 1 do
+      local metric, cells = ARGV[throttles_at + 3 * i], 1
+      if metric ~= '' then cells = requested[metric] or 0 end
+      if cells > 0 then
+        local field, interval = ARGV[hints_at - throttle_count + i], tonumber(ARGV[throttles_at + 3 * i + 1])
+        local capacity = tonumber(ARGV[throttles_at + 3 * i + 2]) * interval
+        local tat = tonumber(values[hints_at - throttle_count + i - 15])
+        ${GCRA_STEP_LUA}
+        tats[#tats + 1], tats[#tats + 2] = field, string.format('%.0f', math.floor(now + ahead))
+      end
+    end
+    if refused_field then return {'deny', 'rate_limited', plan, '0', refused_field, math.ceil(refused_excess / 1000)} end
+    if tightest_field then
+      redis.call('HSET', KEYS[2], unpack(tats))
+      throttle, throttle_field, throttle_a = 'taken', tightest_field, tightest_remaining
+      throttle_b = math.ceil(tightest_ahead / 1000)
+    end
   end
   -- The usage recorded as record_usage records it, the report window opened as open_window opens it.
   local counts, publish = { 't:' .. bucket, ARGV[1] }, '0'

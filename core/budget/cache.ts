@@ -453,7 +453,7 @@ class NeedHints {
   /**
    * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
    * throttles (see CHECK_SCRIPT's ARGV): the counts and the plan, the fields to read by name, then what
-   * the hints say of them.
+   * the hints say of them and the plan's throttles' parameters.
    */
   argsFor(usage: Usage, throttles: ThrottleTable): string[] {
     const metrics = Object.keys(usage);
@@ -481,6 +481,7 @@ class NeedHints {
       ...throttleFields,
       ...needs.map((need) => need?.text ?? ''),
       ...[...fields.values()].flatMap(([, period, metric]) => [period, metric]),
+      ...throttles.paramsOf(this.plan),
       ...[...parents.entries()].flat(),
     ];
   }

@@ -23,6 +23,26 @@
  */
 
 import { lua } from './lua';
+
+/**
+ * One throttle's GCRA step, written out wherever a script takes a throttle (take_throttles, and the check
+ * script's hit path, which makes no closure): with the clock `now` (µs), the throttle's `field`,
+ * `interval` (µs), `capacity` (burst · interval), the call's `cells` and the stored `tat` (nil: a rested
+ * bucket) in scope, it sets `before` and `ahead` (the TAT before and after the call, less `now`), keeps
+ * the longest refusal in `refused_field`/`refused_excess` and the fewest calls left in
+ * `tightest_field`/`tightest_remaining`/`tightest_ahead`.
+ */
+export const GCRA_STEP_LUA = lua`
+local before = math.min(math.max(tat or now, now), now + capacity)
+local ahead = before - now + cells * interval
+local excess = ahead - capacity
+if excess > refused_excess then refused_field, refused_excess = field, excess end
+local remaining = math.max(math.floor((capacity - ahead) / (cells * interval) + 0.000001), 0)
+if not tightest_field or remaining < tightest_remaining then
+  tightest_field, tightest_remaining, tightest_ahead = field, remaining, ahead
+end
+`;
+
 export const THROTTLE_LUA = lua`
 -- Redis's TIME in µs, read once per script; or the test clock when one is given ('' = none).
 local time_us = nil
@@ -50,8 +70,8 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
   local now = redis_time_us(clock)
   -- Per applying throttle: its field, its TAT before and after this call, the field it was converted from.
   local taken = {}
-  -- An excess of a thousandth of a µs or less is the floats' rounding, not a refusal.
-  local refused_field, refused_excess = nil, 0.001
+  -- An excess of a thousandth of a µs or less is the floats' rounding, not a refusal; a forced call none.
+  local refused_field, refused_excess = nil, forced and math.huge or 0.001
   local tightest_field, tightest_remaining, tightest_ahead = nil, nil, 0
   while at do
     local metric, field, interval, burst = string.match(table_text, '^([^\\t]*)\\t([^\\t]+)\\t([^\\t]+)\\t([^\\n]+)',
@@ -75,14 +95,7 @@ local function take_throttles(app_key, stored, table_text, clock, plan, requeste
           end
         end
       end
-      local before = math.min(math.max(tat or now, now), now + capacity)
-      local ahead = before - now + cells * interval
-      local excess = ahead - capacity
-      if excess > refused_excess and not forced then refused_field, refused_excess = field, excess end
-      local remaining = math.max(math.floor((capacity - ahead) / (cells * interval) + 0.000001), 0)
-      if not tightest_field or remaining < tightest_remaining then
-        tightest_field, tightest_remaining, tightest_ahead = field, remaining, ahead
-      end
+      ${GCRA_STEP_LUA}
       taken[#taken + 1] = { field, before, now + ahead, converted_from }
     end
     at = string.find(table_text, head, at + #head, true)

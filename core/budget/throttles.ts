@@ -181,20 +181,42 @@ export interface ThrottleTable {
   entryOf(plan: string, field: string): ThrottleEntry | undefined;
   /** The state fields of a plan's throttles, in the table's order; none for a plan without throttles. */
   fieldsOf(plan: string): readonly string[];
+  /**
+   * The rest of each of those throttles' line, in the same order, three items each: its metric ('' for
+   * every call), emission interval µs and burst, as the text writes them. The check script's hit path
+   * takes them as arguments instead of searching the text and splitting lines.
+   */
+  paramsOf(plan: string): readonly string[];
 }
 
+const NONE: readonly string[] = [];
+
 export function throttleTable(throttles: Throttles): ThrottleTable {
-  const entries = throttleEntries(throttles).map((entry) => ({ entry, field: throttleField(entry) }));
+  const lines = throttleEntries(throttles).map((entry) => {
+    const field = throttleField(entry);
+    return {
+      entry,
+      field,
+      params: [entry.metric ?? '', String(1_000_000 / entry.rate), String(entry.burst)],
+    };
+  });
   // Names hold no line breaks (validateThrottles), so a newline joins plan and field unambiguously.
-  const byPlanAndField = new Map(entries.map(({ entry, field }) => [`${entry.plan}\n${field}`, entry]));
+  const byPlanAndField = new Map(lines.map(({ entry, field }) => [`${entry.plan}\n${field}`, entry]));
+  const ofPlan = (plan: string) => lines.filter(({ entry }) => entry.plan === plan);
+  const fieldsByPlan = new Map(
+    Object.keys(throttles).map((plan) => [plan, ofPlan(plan).map(({ field }) => field)]),
+  );
+  const paramsByPlan = new Map(
+    Object.keys(throttles).map((plan) => [plan, ofPlan(plan).flatMap(({ params }) => params)]),
+  );
   return {
-    text: entries
-      .map(
-        ({ entry: { plan, metric, rate, burst }, field }) =>
-          `\n${plan}\t${metric ?? ''}\t${field}\t${1_000_000 / rate}\t${burst}`,
+    text: lines
+      .map(({ entry: { plan }, field, params: [metric, interval, burst] }) =>
+        [`\n${plan}`, metric, field, interval, burst].join('\t'),
       )
       .join(''),
     entryOf: (plan, field) => byPlanAndField.get(`${plan}\n${field}`),
-    fieldsOf: (plan) => entries.filter(({ entry }) => entry.plan === plan).map(({ field }) => field),
+    fieldsOf: (plan) => fieldsByPlan.get(plan) ?? NONE,
+    paramsOf: (plan) => paramsByPlan.get(plan) ?? NONE,
   };
 }

@@ -127,6 +127,31 @@ export function describeThrottles(target: () => TestRedis): void {
       });
     });
 
+    it("tells a hit whose plan's throttle fields are all there the tightest of them, whichever comes first", async () => {
+      const cache = cacheWith({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 1, burst: 3 } } } });
+      await storePlan(cache, 'Pro');
+      const search = { usage: { search: 1 } };
+      expect(await check(cache, search)).toMatchObject({ throttle: { metric: 'search', remaining: 2 } });
+      expect(await check(cache, search)).toMatchObject({
+        kind: 'allow',
+        throttle: { metric: 'search', rate: 1, burst: 3, remaining: 1, fullInMs: 2_000 },
+      });
+      clock += 3_000;
+      expect(await check(cache, search)).toMatchObject({
+        kind: 'allow',
+        throttle: { metric: 'search', remaining: 2, fullInMs: 1_000 },
+      });
+      expect(await allowedOf(cache, 3, search)).toBe(2);
+      expect(await check(cache)).toMatchObject({
+        kind: 'allow',
+        throttle: { rate: 10, burst: 20, remaining: 16, fullInMs: 400 },
+      });
+      expect(await check(cache, search)).toMatchObject({
+        kind: 'throttled',
+        throttle: { metric: 'search', retryInMs: 1_000 },
+      });
+    });
+
     it('counts a metric throttle in the metric usage, descendants included, and leaves other metrics alone', async () => {
       const cache = cacheWith({ Pro: { metrics: { hits: { rate: 1, burst: 4 } } } });
       await storePlan(cache, 'Pro');
