@@ -147,6 +147,11 @@ export interface Machine {
   readonly redis: string;
   /** 1-minute load average when the run started and when it ended: other work on the machine skews every figure. */
   readonly loadAverage: { readonly atStart: number; readonly atEnd: number };
+  /**
+   * Other processes' CPU during the run, per core (other-load.ts): the end's load average mostly counts the
+   * bench itself. Absent where /proc cannot say.
+   */
+  readonly otherCpuPerCore?: number;
   /** Which CPUs Redis and the bench ran on (placement.ts). */
   readonly placement: string;
 }
@@ -180,6 +185,7 @@ export function describeMachine(
   redisVersion: string,
   loadAverageAtStart: number,
   placement: string,
+  otherCpuPerCore?: number,
 ): Machine {
   const cpus = os.cpus();
   return {
@@ -190,6 +196,7 @@ export function describeMachine(
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     redis: redisVersion,
     loadAverage: { atStart: loadAverageAtStart, atEnd: os.loadavg()[0] as number },
+    ...(otherCpuPerCore !== undefined && { otherCpuPerCore }),
     placement,
   };
 }
@@ -429,7 +436,10 @@ export function machineLine(machine: Machine): string {
   return (
     `${machine.cpuModel} x ${machine.cpuCount}, ${machine.memoryGiB} GiB, ${machine.os}, ` +
     `Node ${machine.node}, redis-server ${machine.redis}; 1-min load average ` +
-    `${machine.loadAverage.atStart.toFixed(2)} at start, ${machine.loadAverage.atEnd.toFixed(2)} at end`
+    `${machine.loadAverage.atStart.toFixed(2)} at start, ${machine.loadAverage.atEnd.toFixed(2)} at end` +
+    (machine.otherCpuPerCore === undefined
+      ? ''
+      : `; other processes' CPU during the run ${machine.otherCpuPerCore.toFixed(2)} per core`)
   );
 }
 

@@ -55,6 +55,7 @@ import {
   traffic,
 } from './fixture';
 import { type HotAuthorizer, LOGGING_BEFORE, LOGGING_NOW, type LogBytes, measureLogBytes } from './log-bytes';
+import { otherCpuPerCore, readCpu } from './other-load';
 import { type Placement, pinBench, pinProcess, placementText } from './placement';
 import { measurePortal } from './portal';
 import { countSentCommands } from './redis-counter';
@@ -1048,6 +1049,7 @@ async function main(): Promise<number> {
   if (options.portalOnly) return portalOnly(options, initRuns);
   const startedAt = new Date().toISOString();
   const loadAverageAtStart = os.loadavg()[0] as number;
+  const cpuAtStart = readCpu();
   const applications = applicationsOf(options.workloads, options.quick);
   console.log(
     `bench: report window ${options.reportWindowSeconds} s, SNS publish latency ${options.snsLatencyMs} ms, ` +
@@ -1127,6 +1129,9 @@ async function main(): Promise<number> {
     });
     const hot = find('hot', 'project');
     const hotBaseline = find('hot', 'baseline');
+    const cpuAtEnd = readCpu();
+    const otherCpu =
+      cpuAtStart && cpuAtEnd ? otherCpuPerCore(cpuAtStart, cpuAtEnd, os.cpus().length) : undefined;
     const designFigures = (workload: WorkloadName, design: Design) => {
       const result = find(workload, design);
       return (
@@ -1186,6 +1191,7 @@ async function main(): Promise<number> {
         start: loadAverageAtStart / os.cpus().length,
         end: (os.loadavg()[0] as number) / os.cpus().length,
       },
+      ...(otherCpu !== undefined && { otherCpuPerCore: otherCpu }),
       ...(logBytes && {
         logBytes: { now: logBytes.now.perAuthorization, before: logBytes.before.perAuthorization },
       }),
@@ -1207,7 +1213,7 @@ async function main(): Promise<number> {
     const report: BenchReport = {
       startedAt,
       command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
-      machine: describeMachine(redisVersion, loadAverageAtStart, placementText(placement)),
+      machine: describeMachine(redisVersion, loadAverageAtStart, placementText(placement), otherCpu),
       settings: {
         quick: options.quick,
         snsLatencyMs: options.snsLatencyMs,

@@ -190,8 +190,11 @@ export interface TargetInputs {
   /**
    * The 1-minute load average per core at the run's start and end: from LIMITS.loadedPerCore on, the
    * targets read against the original design (throughput and CPU, which the other load moves) are not judged.
+   * Where otherCpuPerCore is known it stands for the end's figure, which mostly counts the bench itself.
    */
   readonly loadPerCore?: { readonly start: number; readonly end: number };
+  /** Other processes' CPU during the run, per core (other-load.ts); absent where it cannot be read. */
+  readonly otherCpuPerCore?: number;
   /** Each side-by-side workload the run had (`--workloads` may leave some out): the others are not judged. */
   readonly designs?: Readonly<Partial<Record<SideBySideWorkload, SideBySideFigures>>>;
   /** The application workloads the run had; absent ones are not judged. */
@@ -220,6 +223,23 @@ const fixed = (value: number, digits = 2) => value.toFixed(digits);
 const signed = (value: number, digits: number) => `${value < 0 ? '' : '+'}${fixed(value, digits)}`;
 const grouped = (value: number) => Math.round(value).toLocaleString('en-US');
 
+/** Why the run's machine counts as loaded (LIMITS.loadedPerCore), or undefined when it is quiet. */
+function loadedMachine(
+  loadPerCore: TargetInputs['loadPerCore'],
+  otherCpuPerCore: number | undefined,
+): string | undefined {
+  if (loadPerCore === undefined) return undefined;
+  if (otherCpuPerCore === undefined) {
+    return Math.max(loadPerCore.start, loadPerCore.end) >= LIMITS.loadedPerCore
+      ? `loaded machine: load ${fixed(loadPerCore.start)} to ${fixed(loadPerCore.end)} per core`
+      : undefined;
+  }
+  return Math.max(loadPerCore.start, otherCpuPerCore) >= LIMITS.loadedPerCore
+    ? `loaded machine: load ${fixed(loadPerCore.start)} per core at the start, other processes' CPU ` +
+        `${fixed(otherCpuPerCore)} per core during the run`
+    : undefined;
+}
+
 export function evaluateTargets({
   reportWindowSeconds,
   hot,
@@ -231,18 +251,13 @@ export function evaluateTargets({
   logBytes,
   hitScriptRoundMicros,
   loadPerCore,
+  otherCpuPerCore,
   designs = {},
   app = {},
 }: TargetInputs): TargetResult[] {
-  const loaded = loadPerCore && Math.max(loadPerCore.start, loadPerCore.end) >= LIMITS.loadedPerCore;
+  const loaded = loadedMachine(loadPerCore, otherCpuPerCore);
   const unjudgedWhenLoaded = (target: TargetResult): TargetResult =>
-    loaded
-      ? {
-          ...target,
-          pass: true,
-          notJudged: `loaded machine: load ${fixed(loadPerCore.start)} to ${fixed(loadPerCore.end)} per core`,
-        }
-      : target;
+    loaded ? { ...target, pass: true, notJudged: loaded } : target;
   return [
     ...(hot ? hotKeyTargets(hot, reportWindowSeconds) : []),
     ...appTargets(app),

@@ -319,6 +319,26 @@ describe('the project against the original design, same run', () => {
     expect(evaluateTargets(quiet).find((r) => r.id === 'hot-redis-cpu')?.notJudged).toBeUndefined();
   });
 
+  it("reads other processes' CPU during the run, where known, instead of the end's load, which counts the bench", () => {
+    const endLoadedByTheBench = {
+      ...inputs({ hot: figures(9_000, 80, 3_000, 40) }),
+      loadPerCore: { start: 0.3, end: 0.6 },
+      otherCpuPerCore: 0.1,
+    };
+    expect(failing(endLoadedByTheBench)).toEqual(['hot-redis-cpu']);
+    const othersBusy = {
+      ...endLoadedByTheBench,
+      loadPerCore: { start: 0.3, end: 0.3 },
+      otherCpuPerCore: 0.55,
+    };
+    expect(failing(othersBusy)).toEqual([]);
+    expect(evaluateTargets(othersBusy).find((r) => r.id === 'hot-redis-cpu')?.notJudged).toBe(
+      "loaded machine: load 0.30 per core at the start, other processes' CPU 0.55 per core during the run",
+    );
+    const busyAtTheStart = { ...endLoadedByTheBench, loadPerCore: { start: 0.5, end: 0.3 } };
+    expect(failing(busyAtTheStart)).toEqual([]);
+  });
+
   it('judges only the workloads the run had', () => {
     const { spread: _spread, ...withoutSpread } = designs;
     const judged = (ran: TargetInputs['designs']) =>
