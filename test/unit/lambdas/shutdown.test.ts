@@ -145,4 +145,28 @@ describe('ShutdownTasks', () => {
       'shutdown deadline passed: tasks left undone',
     ]);
   });
+
+  it('runs nothing after a task the deadline cut off, even when the wall clock reads it a millisecond early', async () => {
+    vi.useFakeTimers();
+    try {
+      // The deadline is read at 1,000 (so 1,050); every later reading is 1,049, as Date.now can be when a
+      // timer of the loop's monotonic clock fires.
+      vi.spyOn(Date, 'now').mockReturnValueOnce(1_000).mockReturnValue(1_049);
+      const tasks = new ShutdownTasks();
+      const ran: string[] = [];
+      tasks.add(() => new Promise(() => undefined));
+      tasks.add(() => ran.push('metrics'));
+      const running = tasks.run(logger, 50);
+      await vi.advanceTimersByTimeAsync(50);
+      await running;
+      expect(ran).toEqual([]);
+      expect(lines.map((line) => line.message)).toEqual([
+        'shutdown task failed',
+        'shutdown deadline passed: tasks left undone',
+      ]);
+    } finally {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    }
+  });
 });
