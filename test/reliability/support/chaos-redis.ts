@@ -98,7 +98,6 @@ async function startChaosCluster(): Promise<ChaosRedis> {
   const redis = await startRedisTopology('cluster', { replicasPerPrimary: 1, nodeTimeoutMs: 1000 });
   const cluster = redis.cluster as LocalRedisCluster;
   const admin = new ClusterAdmin(cluster.nodes);
-  const client = await redis.client();
   // The killed node of the last failover, starting again: the next failover waits for its sync, so
   // every shard has a replica to promote, while the callers and other faults go on meanwhile.
   let rejoining: Promise<void> = Promise.resolve();
@@ -129,7 +128,14 @@ async function startChaosCluster(): Promise<ChaosRedis> {
     },
     keys: (pattern) => redis.keys(pattern),
     async del(keys) {
-      for (const key of keys) await client.del(key);
+      // A client made now: one made at the start has seen every failover, and a redirection to a node it
+      // knew before that node's restart can find the connection closed (CI: "Connection is closed.").
+      const fresh = await redis.client();
+      try {
+        for (const key of keys) await fresh.del(key);
+      } finally {
+        fresh.disconnect();
+      }
     },
     async stop() {
       await rejoining.catch(() => undefined);
