@@ -4,7 +4,8 @@
  * - `cluster`: a local Redis Cluster of three primaries with a replica each; the cluster promotes the
  *   replica itself (cluster-node-timeout), clients follow the slots;
  * - `primary-replica`: one primary and its replicas behind an endpoint (a TCP proxy), failed over as
- *   ElastiCache's primary endpoint is: a replica promoted (`REPLICAOF NO ONE`), the others following it,
+ *   ElastiCache's primary endpoint is: the replica furthest in the stream promoted (`REPLICAOF NO ONE`),
+ *   the others following it,
  *   the endpoint moved to it. Only this one can also cut the clients' network (`cut`), for the endpoint
  *   is their only way in. With one replica the promoted node has none until the killed one has synced
  *   again; the durable set-up runs two, so that a write can be confirmed right after a promotion, as a
@@ -80,6 +81,35 @@ async function replicaInSync(port: number): Promise<boolean> {
   } finally {
     connection.disconnect();
   }
+}
+
+/** A replica's replication offset: how much of its primary's stream it has applied. */
+async function replicationOffset(port: number): Promise<number> {
+  const connection = adminConnection(port);
+  try {
+    const offset = /^slave_repl_offset:(\d+)/m.exec(await connection.info('replication'))?.[1];
+    if (offset === undefined) throw new Error(`node ${port} reports no replication offset`);
+    return Number(offset);
+  } finally {
+    connection.disconnect();
+  }
+}
+
+/**
+ * The replicas, the one with the greatest replication offset first: the one to promote, as Redis
+ * Sentinel chooses (the replica that processed most of the primary's stream) and as a durable store
+ * never loses a confirmed write. A write `WAIT 1` confirmed is on at least one replica, and every
+ * replica holds a prefix of one stream, so the furthest holds them all; another promoted instead loses
+ * them, and the furthest, following it, needs a full sync, during which no write is confirmed.
+ */
+async function byReplicationOffset(
+  replicas: readonly ServerProcess[],
+): Promise<[ServerProcess, ...ServerProcess[]]> {
+  const offsets = await Promise.all(replicas.map((replica) => replicationOffset(replica.port)));
+  const order = replicas.map((_, i) => i).sort((a, b) => (offsets[b] as number) - (offsets[a] as number));
+  const [furthest, ...others] = order.map((i) => replicas[i] as ServerProcess);
+  if (!furthest) throw new Error('no replica to promote');
+  return [furthest, ...others];
 }
 
 export interface ChaosRedisOptions {
@@ -184,7 +214,7 @@ async function startPrimaryReplica(replicaCount: number): Promise<ChaosRedis> {
     async failover() {
       const killedAt = performance.now();
       await terminateProcess(primary.child, 'SIGKILL');
-      const [promoted, ...others] = replicas as [ServerProcess, ...ServerProcess[]];
+      const [promoted, ...others] = await byReplicationOffset(replicas);
       await command(promoted.port, 'REPLICAOF', 'NO', 'ONE');
       // The other replicas follow the promoted node (a partial resync: it keeps the replication id).
       for (const other of others) await command(other.port, 'REPLICAOF', '127.0.0.1', String(promoted.port));
