@@ -40,8 +40,8 @@ export function addressShareOf(perSecond: number): number {
   return Math.max(1, Math.ceil(perSecond / 10));
 }
 
-/** Addresses an instance remembers as refused in the current second: beyond it, Redis is asked again. */
-const REFUSED_ADDRESSES_KEPT = 10_000;
+/** Source addresses whose leases an instance keeps for its latest second: beyond it, Redis is asked each call. */
+const ADDRESSES_KEPT = 10_000;
 
 /** The largest lease, as a share of the bound: other instances keep most of the second to lease from. */
 const LEASE_SHARE_OF_BOUND = 16;
@@ -51,47 +51,36 @@ const LEASE_SCRIPT = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
 if n == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return n`;
 
-/** The calls this instance holds for one second. */
+/** The calls this instance holds of one counter for one second. */
 interface Lease {
   readonly second: number;
   /** Calls leased and not used yet. */
   left: number;
   /** The size of the next lease of this second. */
   next: number;
-  /** The counter reached the bound: no more leases this second. */
+  /** The counter reached its bound: no more leases this second. */
   closed: boolean;
   /** The lease on its way to Redis (false: Redis failed), which callers that find none left wait for. */
   pending?: Promise<boolean> | undefined;
 }
 
-export class FirstCallGate {
+/**
+ * Calls of one per-second counter shared by every instance, taken in leases: 1, then twice the last, up
+ * to `maxLease`. Leases never add up past `bound`, so the bound holds exactly across instances; what a
+ * lease leaves unused is lost with its second (at most what the instance used in it).
+ */
+class LeasedCounter {
   private lease: Lease = { second: -1, left: 0, next: 1, closed: false };
-  private readonly maxLease: number;
-  private readonly perAddress: number;
-  /** Addresses refused in `refusedSecond`. */
-  private refused = new Set<string>();
-  private refusedSecond = -1;
-  private readonly keys: ServiceKeys;
 
   constructor(
     private readonly redis: RedisConnection,
-    /** The service whose first calls are counted: each service has its own counters and bound. */
-    serviceId: string,
-    /** Setting `unseenCredentialCallsPerSecond`. */
-    private readonly perSecond: number,
-  ) {
-    this.keys = serviceKeys(serviceId);
-    this.maxLease = Math.max(1, Math.floor(perSecond / LEASE_SHARE_OF_BOUND));
-    this.perAddress = addressShareOf(perSecond);
-  }
+    private readonly keyOf: (second: number) => string,
+    private readonly bound: number,
+    private readonly maxLease: number,
+  ) {}
 
-  /**
-   * Whether a platform call for a credential never seen, from `address` if known, may be made now. A
-   * Redis failure lets it through: the bound protects the platform, it must not refuse good first calls.
-   */
-  async admits(now: number, address?: string): Promise<boolean> {
-    const second = Math.floor(now / 1000);
-    if (address !== undefined && !(await this.addressAdmits(second, address))) return false;
+  /** Takes one call of `second`; a Redis failure lets it through. */
+  async take(second: number): Promise<boolean> {
     for (;;) {
       const lease = this.leaseFor(second);
       if (lease.left > 0) {
@@ -121,34 +110,75 @@ export class FirstCallGate {
     return this.lease;
   }
 
-  /** Whether the address has some of its share of the second left; takes one call of it if so. */
-  private async addressAdmits(second: number, address: string): Promise<boolean> {
-    if (second > this.refusedSecond) {
-      this.refused = new Set();
-      this.refusedSecond = second;
-    }
-    if (second === this.refusedSecond && this.refused.has(address)) return false;
-    let count: number;
-    try {
-      const key = addressCounterKey(this.keys, second * 1000, address);
-      count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, 1, COUNTER_TTL_MS));
-    } catch {
-      return true;
-    }
-    if (count <= this.perAddress) return true;
-    if (second === this.refusedSecond && this.refused.size < REFUSED_ADDRESSES_KEPT)
-      this.refused.add(address);
-    return false;
-  }
-
-  /** Leases the next calls of the lease's second from the shared counter. */
   private async extend(lease: Lease): Promise<void> {
     const size = lease.next;
-    const key = firstCallCounterKey(this.keys, lease.second * 1000);
+    const key = this.keyOf(lease.second);
     const count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, size, COUNTER_TTL_MS));
-    const granted = Math.max(0, Math.min(size, this.perSecond - (count - size)));
-    lease.left += granted;
+    lease.left += Math.max(0, Math.min(size, this.bound - (count - size)));
     lease.next = Math.min(size * 2, this.maxLease);
-    if (count >= this.perSecond) lease.closed = true;
+    if (count >= this.bound) lease.closed = true;
+  }
+}
+
+/** The largest lease of a counter whose bound is `bound`: other instances keep most of the second. */
+function maxLeaseOf(bound: number): number {
+  return Math.max(1, Math.floor(bound / LEASE_SHARE_OF_BOUND));
+}
+
+export class FirstCallGate {
+  private readonly second: LeasedCounter;
+  private readonly perAddress: number;
+  /** The counters of the source addresses seen in `addressesSecond`. */
+  private addresses = new Map<string, LeasedCounter>();
+  private addressesSecond = -1;
+  private readonly keys: ServiceKeys;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    /** The service whose first calls are counted: each service has its own counters and bound. */
+    serviceId: string,
+    /** Setting `unseenCredentialCallsPerSecond`. */
+    perSecond: number,
+  ) {
+    this.keys = serviceKeys(serviceId);
+    this.second = new LeasedCounter(
+      redis,
+      (second) => firstCallCounterKey(this.keys, second * 1000),
+      perSecond,
+      maxLeaseOf(perSecond),
+    );
+    this.perAddress = addressShareOf(perSecond);
+  }
+
+  /**
+   * Whether a platform call for a credential never seen, from `address` if known, may be made now. A
+   * Redis failure lets it through: the bound protects the platform, it must not refuse good first calls.
+   */
+  async admits(now: number, address?: string): Promise<boolean> {
+    const second = Math.floor(now / 1000);
+    if (address !== undefined && !(await this.addressCounter(second, address).take(second))) return false;
+    return this.second.take(second);
+  }
+
+  /**
+   * The counter of `address`'s share of the second, leased as the second's own. An instance keeps those of
+   * the addresses of its latest second, up to a number: past it, an address is counted a call at a time.
+   */
+  private addressCounter(second: number, address: string): LeasedCounter {
+    if (second > this.addressesSecond) {
+      this.addresses = new Map();
+      this.addressesSecond = second;
+    }
+    const known = this.addresses.get(address);
+    if (known) return known;
+    const kept = this.addresses.size < ADDRESSES_KEPT;
+    const counter = new LeasedCounter(
+      this.redis,
+      (leased) => addressCounterKey(this.keys, leased * 1000, address),
+      this.perAddress,
+      kept ? maxLeaseOf(this.perAddress) : 1,
+    );
+    if (kept) this.addresses.set(address, counter);
+    return counter;
   }
 }

@@ -3,6 +3,7 @@ import RedisMock from 'ioredis-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { serviceKeys } from '../../../../core/budget/keys';
 import {
+  addressCounterKey,
   addressShareOf,
   FirstCallGate,
   firstCallCounterKey,
@@ -95,6 +96,23 @@ describe('FirstCallGate', () => {
     expect(others.filter(Boolean).length).toBe(20 - addressShareOf(20));
     // The next second the address has its share again.
     expect(await admittedOf(one, 10, T0 + 1_000, flood)).toBe(addressShareOf(20));
+  });
+
+  it("leases an address's share as the second's: a burst from one address pays a few round trips, never past the share", async () => {
+    const { redis, evals } = countedClient();
+    const gate = new FirstCallGate(redis, SERVICE, 3_200);
+    const address = '198.51.100.7';
+    expect(await admittedOf(gate, 100, T0, address)).toBe(100);
+    // The address's leases 1, 2, 4, 8, 16, then 20 (a sixteenth of its share of 320) four times; the
+    // second's 1, 2, ... 64: 16 round trips for 100 calls, not one per call.
+    expect(evals()).toBe(16);
+    expect(await redis.get(addressCounterKey(KEYS, T0, address))).toBe('111');
+    const other = new FirstCallGate(countedClient().redis, SERVICE, 3_200);
+    const [fromOne, fromOther] = await Promise.all([
+      admittedOf(gate, 400, T0, address),
+      admittedOf(other, 400, T0, address),
+    ]);
+    expect(100 + fromOne + fromOther).toBe(addressShareOf(3_200));
   });
 
   it('a call without a source address meets the whole bound only', async () => {
