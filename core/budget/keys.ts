@@ -58,9 +58,10 @@
  *                     writes it, the check script's miss reads it (cache-scripts.ts, SEEN_MARK_TTL_SECONDS)
  *
  * Keys of the service, not of a budget:
- *   am:<service>:first-calls:<epoch second>[:<hash of the source address>]
+ *   am:<service>:{first-calls:<epoch second>}[:<hash of the source address>]
  *                                 the first-call gate's counters (decision/first-call-gate.ts), each service
- *                                 with its own bound
+ *                                 with its own bound; a second's share one hash tag, so one script takes
+ *                                 an address's lease and the second's together
  *   am:<service>:rules            string, no TTL (mappingRulesSource platform, decision/platform-mapping-rules.ts):
  *                                 the mapping rules last read from the platform, JSON {readAt, version, rules};
  *                                 the last good ones outlive a platform outage
@@ -178,8 +179,8 @@ function keysUnder(prefix: string): LayoutKeys {
     pattern: (kind) => patterns[kind],
     credentialIdOfSinceKey: (key) => sinceKey.exec(key)?.[1],
     credentialIdOfKey: (key) => anyKey.exec(key)?.[1],
-    firstCallCounter: (second) => `${prefix}:first-calls:${second}`,
-    addressCounter: (second, addressHash) => `${prefix}:first-calls:${second}:${addressHash}`,
+    firstCallCounter: (second) => `${prefix}:{first-calls:${second}}`,
+    addressCounter: (second, addressHash) => `${prefix}:{first-calls:${second}}:${addressHash}`,
   };
 }
 

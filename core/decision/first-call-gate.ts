@@ -51,6 +51,21 @@ const LEASE_SCRIPT = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
 if n == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return n`;
 
+/**
+ * An address's lease and the second's in one round trip (their counters share the second's hash tag).
+ * KEYS: the address's counter, the second's. ARGV: the address's lease, its share, the second's lease, TTL
+ * ms. Returns both counts; the second's is -1 when the address had no call left (nothing taken of it).
+ */
+const JOINT_LEASE_SCRIPT = `local function lease(key, size)
+  local n = redis.call('INCRBY', key, size)
+  if n == size then redis.call('PEXPIRE', key, ARGV[4]) end
+  return n
+end
+local address_lease = tonumber(ARGV[1])
+local address_count = lease(KEYS[1], address_lease)
+if address_count - address_lease >= tonumber(ARGV[2]) then return {address_count, -1} end
+return {address_count, lease(KEYS[2], tonumber(ARGV[3]))}`;
+
 /** The calls this instance holds of one counter for one second. */
 interface Lease {
   readonly second: number;
@@ -74,8 +89,8 @@ class LeasedCounter {
 
   constructor(
     private readonly redis: RedisConnection,
-    private readonly keyOf: (second: number) => string,
-    private readonly bound: number,
+    readonly keyOf: (second: number) => string,
+    readonly bound: number,
     private readonly maxLease: number,
   ) {}
 
@@ -88,16 +103,34 @@ class LeasedCounter {
         return true;
       }
       if (lease.closed) return false;
-      lease.pending ??= this.extend(lease)
-        .then(
-          () => true,
-          () => false,
-        )
-        .finally(() => {
-          lease.pending = undefined;
-        });
+      if (!lease.pending) this.awaitLease(lease, this.count(lease));
       if (!(await lease.pending)) return true;
     }
+  }
+
+  /** The lease a call of `second` would have to ask Redis for (none left, none on its way), if any. */
+  leaseToAsk(second: number): Lease | undefined {
+    const lease = this.leaseFor(second);
+    return lease.left === 0 && !lease.closed && !lease.pending ? lease : undefined;
+  }
+
+  /**
+   * Has the calls of `lease` wait for `count`: the counter once a lease of `lease.next` was taken, or
+   * undefined when none was (the calls then ask again), or a rejection when Redis failed (they pass).
+   */
+  awaitLease(lease: Lease, count: Promise<number | undefined>): void {
+    const size = lease.next;
+    lease.pending = count
+      .then(
+        (counted) => {
+          if (counted !== undefined) this.grant(lease, size, counted);
+          return true;
+        },
+        () => false,
+      )
+      .finally(() => {
+        lease.pending = undefined;
+      });
   }
 
   /**
@@ -110,10 +143,13 @@ class LeasedCounter {
     return this.lease;
   }
 
-  private async extend(lease: Lease): Promise<void> {
-    const size = lease.next;
-    const key = this.keyOf(lease.second);
-    const count = Number(await this.redis.eval(LEASE_SCRIPT, 1, key, size, COUNTER_TTL_MS));
+  private async count(lease: Lease): Promise<number> {
+    return Number(
+      await this.redis.eval(LEASE_SCRIPT, 1, this.keyOf(lease.second), lease.next, COUNTER_TTL_MS),
+    );
+  }
+
+  private grant(lease: Lease, size: number, count: number): void {
     lease.left += Math.max(0, Math.min(size, this.bound - (count - size)));
     lease.next = Math.min(size * 2, this.maxLease);
     if (count >= this.bound) lease.closed = true;
@@ -156,8 +192,42 @@ export class FirstCallGate {
    */
   async admits(now: number, address?: string): Promise<boolean> {
     const second = Math.floor(now / 1000);
-    if (address !== undefined && !(await this.addressCounter(second, address).take(second))) return false;
+    if (address !== undefined) {
+      const counter = this.addressCounter(second, address);
+      this.leaseTogether(second, counter);
+      if (!(await counter.take(second))) return false;
+    }
     return this.second.take(second);
+  }
+
+  /**
+   * When a call would ask Redis for a lease of both its address and the second (a lone first call), one
+   * round trip asks for both. The second's lease is taken only if the address had a call left.
+   */
+  private leaseTogether(second: number, address: LeasedCounter): void {
+    const addressLease = address.leaseToAsk(second);
+    const secondLease = addressLease && this.second.leaseToAsk(second);
+    if (!addressLease || !secondLease) return;
+    const counts = this.redis
+      .eval(
+        JOINT_LEASE_SCRIPT,
+        2,
+        address.keyOf(second),
+        this.second.keyOf(second),
+        addressLease.next,
+        address.bound,
+        secondLease.next,
+        COUNTER_TTL_MS,
+      )
+      .then((reply) => (reply as [number, number]).map(Number) as [number, number]);
+    address.awaitLease(
+      addressLease,
+      counts.then(([addressCount]) => addressCount),
+    );
+    this.second.awaitLease(
+      secondLease,
+      counts.then(([, secondCount]) => (secondCount < 0 ? undefined : secondCount)),
+    );
   }
 
   /**

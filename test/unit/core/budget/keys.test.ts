@@ -34,7 +34,13 @@ describe('credential keys', () => {
 
   it('start with the service, before the hash tag', () => {
     expect(credentialKeys('2555417735060', id).since).toBe(`am:2555417735060:{${id}}:since`);
-    expect(s1.firstCallCounter(1_700_000_000)).toBe('am:s1:first-calls:1700000000');
+    expect(s1.firstCallCounter(1_700_000_000)).toBe('am:s1:{first-calls:1700000000}');
+  });
+
+  it("put a second's first-call counters, the address's and the second's, under one hash tag", () => {
+    const tag = hashTag(s1.firstCallCounter(1_700_000_000));
+    expect(tag).toBe('first-calls:1700000000');
+    expect(hashTag(s1.addressCounter(1_700_000_000, 'ab'.repeat(16)))).toBe(tag);
   });
 
   it('find the credential id back from a since key of the service only', () => {
