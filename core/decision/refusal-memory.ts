@@ -49,6 +49,8 @@ interface HeldRefusal {
   readonly latest: number;
   /** The amounts the refused call added, per metric. */
   readonly usage: Usage;
+  /** Past its bound, kept for a re-check's grace. */
+  readonly graced?: boolean;
 }
 
 interface LimitedEntry extends HeldRefusal {
@@ -86,9 +88,9 @@ export class RefusalMemory {
     if (this.limited.size === 0 && this.throttled.size === 0) return undefined;
     const key = limitedKey(credentialId, keyId, usage);
     const graceMs = Math.min(RECHECK_GRACE_MS, this.boundMs);
-    const entry = heldEntry(this.limited, key, usage, now, graceMs);
+    const entry = heldEntry(this.limited, key, usage, now, graceMs, 'once');
     if (entry !== undefined) return { kind: 'limited', plan: entry.plan, limit: entry.limit };
-    const throttled = heldEntry(this.throttled, key, usage, now, graceMs);
+    const throttled = heldEntry(this.throttled, key, usage, now, graceMs, 'again');
     if (throttled === undefined) return undefined;
     return {
       kind: 'throttled',
@@ -195,10 +197,15 @@ function smallestOf(usage: Usage, known: Usage): Usage {
   );
 }
 
+/** Whether an entry whose grace ran out unanswered gets another (`again`) or is dropped (`once`). */
+type Regrace = 'again' | 'once';
+
 /**
  * The entry kept under `key` while it holds at `now` for a call adding `usage`: one adding at least the
  * refused amounts to each metric. An entry past its time is this call's to re-check: the others keep it
- * for `graceMs` more, never past its latest, when it is dropped.
+ * for `graceMs` more, never past its latest, when it is dropped. A grace that ran out with no answer (a
+ * slow Redis) is renewed for the next re-check, or, `once`, ends the entry: a limit refusal then holds
+ * no longer than its bound and one grace, for a raised limit must reach the calls by then.
  */
 function heldEntry<Entry extends HeldRefusal>(
   entries: Map<string, Entry>,
@@ -206,12 +213,14 @@ function heldEntry<Entry extends HeldRefusal>(
   usage: Usage,
   now: number,
   graceMs: number,
+  regrace: Regrace,
 ): Entry | undefined {
   const entry = entries.get(key);
   if (entry === undefined) return undefined;
   if (now >= entry.until) {
     const until = Math.min(now + graceMs, entry.latest);
-    if (until > now) entries.set(key, { ...entry, until });
+    if (until > now && !(regrace === 'once' && entry.graced))
+      entries.set(key, { ...entry, until, graced: true });
     else entries.delete(key);
     return undefined;
   }

@@ -11,10 +11,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { credentialKeys } from '../../core/budget/keys';
+import { credentialKeys, serviceKeys } from '../../core/budget/keys';
 import { startChaosRedis } from './support/chaos-redis';
 import { stoppedAfterEach } from './support/chaos-run';
 import { startChaosWorld } from './support/chaos-world';
+import { SERVICE_ID } from './support/fixture';
 import { reliabilitySeed, seededRandom } from './support/seed';
 
 const LONG = process.env.RELIABILITY_LONG === '1';
@@ -88,7 +89,8 @@ describe('soak', () => {
         rssMb: mb(memory.rss),
         redisMb: ((await chaosRedis.usedMemory?.()) ?? []).map(mb),
         keys: keys.length,
-        budgets: new Set(keys.map((key) => /\{([^}]*)\}/.exec(key)?.[1]).filter(Boolean)).size,
+        budgets: new Set(keys.map((key) => serviceKeys(SERVICE_ID).credentialIdOfKey(key)).filter(Boolean))
+          .size,
         withoutTtl: (await chaosRedis.keysWithoutTtl?.()) ?? [],
       });
     }

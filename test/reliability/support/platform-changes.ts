@@ -9,6 +9,7 @@
  *   reporter's re-check of the application, which follows the first report message the authorizer
  *   publishes once the report window open at the change has closed.
  */
+import { RECHECK_GRACE_MS } from '../../../core/decision/refusal-memory';
 import { parseReportMessage } from '../../../core/reporting/message';
 import type { RunningPlatform, WebhookAction } from '../../../local/platform';
 import { WEBHOOK_TIMEOUT_MS } from '../../../local/platform/webhooks';
@@ -220,11 +221,15 @@ export class ChangeWatch {
 
   /**
    * Whether a call starting at `now` must see the change: once it applied, and, for a change that lets
-   * refused calls through, once an instance's memory of refusals (`refusalMemoryMs`) has run out too.
+   * refused calls through, once an instance's memory of refusals (`refusalMemoryMs`) has run out too,
+   * with its grace: while one call re-checks an expired refusal, the others keep it for up to
+   * RECHECK_GRACE_MS (refusal-memory.ts).
    */
   appliedFor(now: number, refusalMemoryMs: number): boolean {
     if (this.appliedAt === undefined) return false;
-    return this.change.expect.kind !== 'allowed' || now >= this.appliedAt + refusalMemoryMs;
+    return (
+      this.change.expect.kind !== 'allowed' || now >= this.appliedAt + refusalMemoryMs + RECHECK_GRACE_MS
+    );
   }
 
   observe(answer: Answer, afterApplied: boolean): void {

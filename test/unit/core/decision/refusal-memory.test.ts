@@ -117,14 +117,25 @@ describe('RefusalMemory', () => {
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0)).toBeUndefined();
   });
 
-  it('past the bound, lets the first call re-check and refuses the others for the grace, then the next re-checks', () => {
+  it('past the bound, lets the first call re-check a limit refusal and refuses the others for one grace only', () => {
     const memory = new RefusalMemory(1000);
     memory.rememberLimited(BUDGET, '', { hits: 1 }, 'basic', perMinute(T0 + 60_000), T0);
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)).toBeUndefined();
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)?.kind).toBe('limited');
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS - 1)?.kind).toBe('limited');
+    // No answer within the grace (a slow Redis): a raised limit must still reach the calls within the
+    // bound and the grace, so every call asks Redis until an answer is remembered.
     expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)).toBeUndefined();
-    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)?.kind).toBe('limited');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)).toBeUndefined();
+  });
+
+  it('past the bound, keeps a throttle refusal for a grace at a time while its re-checks go unanswered', () => {
+    const memory = new RefusalMemory(1000);
+    memory.rememberThrottled(BUDGET, '', { hits: 1 }, 'basic', throttledFor(60_000), T0);
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000)?.kind).toBe('throttled');
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)).toBeUndefined();
+    expect(memory.refusalOf(BUDGET, '', { hits: 1 }, T0 + 1000 + RECHECK_GRACE_MS)?.kind).toBe('throttled');
   });
 
   it("never keeps a refusal past its limit's reset, nor a throttle's past the moment the call can pass", () => {
