@@ -315,13 +315,18 @@ function resetAtOf(period: Period, encodedEnd: string, now: number): number | un
   return end === -2 ? periodWindow(period, now).end : end;
 }
 
+const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
+
+/** The limit a reply names at `at` by its field (`limit:<period>:<metric>`), then its max and period end. */
 function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo {
-  const period = reply[at + 1] as Period;
-  const resetAt = resetAtOf(period, reply[at + 3] ?? '-1', now);
+  const field = LIMIT_FIELD.exec(reply[at] as string);
+  if (field === null) throw new Error(`check reply names no limit field: ${reply[at]}`);
+  const period = field[1] as Period;
+  const resetAt = resetAtOf(period, reply[at + 2] ?? '-1', now);
   return {
-    metric: reply[at] as string,
+    metric: field[2] as string,
     period,
-    max: Number(reply[at + 2]),
+    max: Number(reply[at + 1]),
     ...(resetAt !== undefined && { resetAt }),
   };
 }
@@ -392,18 +397,18 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
         limit: limitInfoOf(reply, 4, now),
       };
     case 'allow': {
-      const throttle = throttleFeedbackOf(reply, 11, throttles);
+      const throttle = throttleFeedbackOf(reply, 10, throttles);
       const base = {
         kind: 'allow',
         plan: reply[1] as string,
         publish: reply[2] === '1',
         overLimit: reply[3] === '1',
-        bucket: Number(reply[9]),
-        confirmedAt: Number(reply[10] ?? 0),
+        bucket: Number(reply[8]),
+        confirmedAt: Number(reply[9] ?? 0),
         ...(throttle !== undefined && { throttle }),
       } as const;
       if (reply[4] === '') return base;
-      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
+      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[7]) } };
     }
     default:
       throw new Error(`unexpected check reply: ${reply[0]}`);
@@ -411,26 +416,24 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
 }
 
 /** Where an allowed call's reply carries the needs its hints missed (see CHECK_SCRIPT). */
-const CHECK_NEEDS_AT = 14;
+const CHECK_NEEDS_AT = 13;
 
 /** A `need:<metric>` field (snapshot.ts) as the check script takes it pre-parsed. */
 interface Need {
   readonly text: string;
   /** The metric's ancestors, nearest first. */
   readonly ancestors: readonly string[];
-  /** Field, period and metric of each limit field it lists. */
-  readonly limits: readonly (readonly [string, string, string])[];
+  /** Field and metric of each limit field it lists. */
+  readonly limits: readonly (readonly [string, string])[];
 }
-
-const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
 
 function parseNeed(text: string): Need {
   const ancestors: string[] = [];
-  const limits: [string, string, string][] = [];
+  const limits: [string, string][] = [];
   for (const token of text.split(' ')) {
     if (token === '') continue;
     const limit = LIMIT_FIELD.exec(token);
-    if (limit) limits.push([token, limit[1] as string, limit[2] as string]);
+    if (limit) limits.push([token, limit[2] as string]);
     else ancestors.push(token);
   }
   return { text, ancestors, limits };
@@ -458,7 +461,7 @@ class NeedHints {
   argsFor(usage: Usage, throttles: ThrottleTable): string[] {
     const metrics = Object.keys(usage);
     const needs = metrics.map((metric) => this.byMetric.get(metric));
-    const fields = new Map<string, readonly [string, string, string]>();
+    const fields = new Map<string, readonly [string, string]>();
     const parents = new Map<string, string>();
     metrics.forEach((metric, index) => {
       const need = needs[index];
@@ -473,14 +476,13 @@ class NeedHints {
     return [
       String(metrics.length),
       String(fields.size),
-      String(parents.size),
       String(throttleFields.length),
       this.plan,
       ...metrics.map((metric) => `need:${metric}`),
       ...fields.keys(),
       ...throttleFields,
       ...needs.map((need) => need?.text ?? ''),
-      ...[...fields.values()].flatMap(([, period, metric]) => [period, metric]),
+      ...[...fields.values()].map(([, metric]) => metric),
       ...throttles.paramsOf(this.plan),
       ...[...parents.entries()].flat(),
     ];

@@ -24,7 +24,7 @@ describe('checkResultOf: the throttle a reply names', () => {
   const table = throttleTable({ Pro: { rate: 10, burst: 20 } });
   const NOW = Date.UTC(2030, 0, 1);
   const allowed = (field: string) =>
-    ['allow', 'Pro', '0', '0', '', '', '0', '-1', '0', String(NOW), '0', field, '19', '100'] as const;
+    ['allow', 'Pro', '0', '0', '', '0', '-1', '0', String(NOW), '0', field, '19', '100'] as const;
 
   it("maps an allowed call's field to the throttle of its plan", () => {
     expect(checkResultOf(allowed('throttle:call@10'), NOW, table)).toMatchObject({
