@@ -415,7 +415,11 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts); then, when a
  * throttle applies, the tightest one's field (throttleField), remaining and ms until rested; and when a
  * need hint was wrong, those three ('' when no throttle applies) and then metric, need, ... for the caller
- * to learn.
+ * to learn. The hit path's allow, when the plan is the one hinted (ARGV[19]), is one text instead of a
+ * table, a cheaper reply for Redis to write and the client to read: 'allow', '' (the hinted plan),
+ * publish, over, max, period end, remaining, bucket start, synced, the throttle's three ('' each when
+ * none) and the limit field last (a platform metric's name, the one item not of the script's own
+ * making), joined by tabs (hitReplyOf in cache.ts).
  * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
  * no usage and opens no report window: the platform never hears of it.
  */
@@ -602,17 +606,21 @@ repeat
       end
     end
   end
-  -- The reply made whole by its constructor (see the module's notes), its limit feedback then filled in.
-  local over = exceeded and '1' or '0'
-  local reply = throttle and
-    {'allow', plan, publish, over, '', '0', '-1', 0, bucket, values[3], throttle_field, throttle_a, throttle_b} or
-    {'allow', plan, publish, over, '', '0', '-1', 0, bucket, values[3]}
-  if type(reply[10]) ~= 'string' then reply[10] = '0' end
+  local over, synced, field, max, period_end, left = exceeded and '1' or '0', values[3], '', '0', '-1', 0
+  if type(synced) ~= 'string' then synced = '0' end
   if tightest then
-    reply[5], reply[6], reply[7] = tightest[1], tightest[4], tightest[6]
-    reply[8] = math.max(tightest[3], 0)
+    field, max, period_end, left = tightest[1], tightest[4], tightest[6], math.max(tightest[3], 0)
+    -- Lua writes a number into a text with 14 digits.
+    if left >= 1e14 then left = string.format('%.0f', left) end
   end
-  return reply
+  -- The reply is one text (see the notes) when the plan is the hinted one.
+  if plan == ARGV[19] then
+    return 'allow\t\t' .. publish .. '\t' .. over .. '\t' .. max .. '\t' .. period_end .. '\t' .. left .. '\t' ..
+      bucket .. '\t' .. synced .. '\t' .. (throttle_field or '') .. '\t' .. (throttle_a or '') .. '\t' ..
+      (throttle_b or '') .. '\t' .. field
+  end
+  return {'allow', plan, publish, over, field, max, period_end, left, bucket, synced, throttle_field or '', throttle_a or '',
+    throttle_b or ''}
 until true
 ${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
@@ -733,9 +741,6 @@ local over = exceeded and '1' or '0'
 local field, max, period_end, left = '', '0', '-1', 0
 if tightest then
   field, max, period_end, left = tightest.field, tightest.max_text, period_end_of(tightest), math.max(tightest_left, 0)
-end
-if not throttle and not snapshot.needs then
-  return {'allow', snapshot.plan, publish, over, field, max, period_end, left, bucket, snapshot.synced or '0'}
 end
 local reply = {'allow', snapshot.plan, publish, over, field, max, period_end, left, bucket,
   snapshot.synced or '0', throttle_field or '', throttle_a or '', throttle_b or ''}

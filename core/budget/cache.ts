@@ -308,6 +308,22 @@ function strings(reply: unknown): string[] {
   return reply.map((item) => String(item));
 }
 
+/**
+ * The check script's reply as items: the hit path's allow comes as one text when the plan is the hinted
+ * one (see CHECK_SCRIPT), its items joined by tabs, the plan left out and the limit field last.
+ */
+export function checkReplyOf(reply: unknown, hintedPlan: string): string[] {
+  if (typeof reply !== 'string') return strings(reply);
+  const items = reply.split('\t');
+  const [kind, , publish, over, max, end, remaining, bucket, synced, throttleField, ...rest] = items;
+  if (kind !== 'allow' || rest.length < 3) throw new Error(`unexpected check reply: ${reply.slice(0, 20)}`);
+  const field = rest.slice(2).join('\t');
+  const allowed = [kind, hintedPlan, publish, over, field, max, end, remaining, bucket, synced] as string[];
+  return throttleField === ''
+    ? allowed
+    : [...allowed, throttleField as string, rest[0] as string, rest[1] as string];
+}
+
 /** When a limit's period ends: -1 is eternity, -2 the period `now` is in (the snapshot knew an earlier one). */
 function resetAtOf(period: Period, encodedEnd: string, now: number): number | undefined {
   const end = Number(encodedEnd);
@@ -450,8 +466,11 @@ function parseNeed(text: string): Need {
  */
 class NeedHints {
   private readonly byMetric = new Map<string, Need>();
-  /** The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked). */
-  private plan = '';
+  /**
+   * The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked),
+   * and a hit on it leaves the plan out of its reply.
+   */
+  plan = '';
 
   /**
    * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
@@ -581,7 +600,8 @@ export class AccessCache {
   /** The hot path: one script, one round trip. */
   async check(request: CheckRequest): Promise<CheckResult> {
     const keys = this.keys.budget(request.credentialId);
-    const reply = strings(
+    const hintedPlan = this.needHints.plan;
+    const reply = checkReplyOf(
       await this.run(
         CHECK_SCRIPT,
         [
@@ -610,6 +630,7 @@ export class AccessCache {
           ...usagePairs(request.usage),
         ],
       ),
+      hintedPlan,
     );
     if (reply[0] === 'allow') this.needHints.learn(reply[1] as string, reply.slice(CHECK_NEEDS_AT));
     return checkResultOf(reply, request.now, this.throttles);
