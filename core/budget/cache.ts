@@ -331,12 +331,16 @@ function resetAtOf(period: Period, encodedEnd: string, now: number): number | un
   return end === -2 ? periodWindow(period, now).end : end;
 }
 
-const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
+const LIMIT_FIELD = /^limit:([^:]+):(.+)$/s;
 
-/** The limit a reply names at `at` by its field (`limit:<period>:<metric>`), then its max and period end. */
-function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo {
+/**
+ * The limit a reply names at `at` by its field (`limit:<period>:<metric>`), then its max and period end;
+ * undefined for a field that does not read as one (an allowed call then goes without feedback, as
+ * throttleFeedbackOf explains).
+ */
+function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo | undefined {
   const field = LIMIT_FIELD.exec(reply[at] as string);
-  if (field === null) throw new Error(`check reply names no limit field: ${reply[at]}`);
+  if (field === null) return undefined;
   const period = field[1] as Period;
   const resetAt = resetAtOf(period, reply[at + 2] ?? '-1', now);
   return {
@@ -397,7 +401,7 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
       if (state.kind === 'active') return { kind: 'miss', claimed: false, seen: false };
       return { kind: 'cached', state, publish: reply[2] === '1' };
     }
-    case 'deny':
+    case 'deny': {
       if (reply[1] === 'rate_limited') {
         return {
           kind: 'throttled',
@@ -406,12 +410,10 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
           throttle: throttleRefusalOf(reply, throttles),
         };
       }
-      return {
-        kind: 'limited',
-        plan: reply[2] as string,
-        publish: reply[3] === '1',
-        limit: limitInfoOf(reply, 4, now),
-      };
+      const limit = limitInfoOf(reply, 4, now);
+      if (limit === undefined) throw new Error(`check reply names no limit field: ${reply[4]}`);
+      return { kind: 'limited', plan: reply[2] as string, publish: reply[3] === '1', limit };
+    }
     case 'allow': {
       const throttle = throttleFeedbackOf(reply, 10, throttles);
       const base = {
@@ -423,8 +425,9 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
         confirmedAt: Number(reply[9] ?? 0),
         ...(throttle !== undefined && { throttle }),
       } as const;
-      if (reply[4] === '') return base;
-      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[7]) } };
+      const limit = limitInfoOf(reply, 4, now);
+      if (limit === undefined) return base;
+      return { ...base, limit: { ...limit, remaining: Number(reply[7]) } };
     }
     default:
       throw new Error(`unexpected check reply: ${reply[0]}`);

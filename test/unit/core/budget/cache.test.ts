@@ -88,3 +88,32 @@ describe("checkReplyOf: the hit path's reply as one text", () => {
     expect(() => checkReplyOf('deny\t\t0', 'P')).toThrow(/unexpected check reply/);
   });
 });
+
+describe('checkResultOf: the limit a reply names by its field', () => {
+  const table = throttleTable({});
+  const NOW = Date.UTC(2030, 0, 1);
+  const HOUR_END = NOW + 3_600_000;
+  const allowed = (field: string) => ['allow', 'P', '0', '0', field, '100', String(HOUR_END), '41', '0', '5'];
+
+  it("reads the period and the metric from the field, whatever the metric's name holds", () => {
+    expect(checkResultOf(allowed('limit:hour:odd:name\nx'), NOW, table)).toMatchObject({
+      kind: 'allow',
+      limit: { metric: 'odd:name\nx', period: 'hour', max: 100, resetAt: HOUR_END, remaining: 41 },
+    });
+    expect(
+      checkResultOf(['deny', 'limits_exceeded', 'P', '1', 'limit:day:hits', '7', '-1'], NOW, table),
+    ).toMatchObject({ kind: 'limited', publish: true, limit: { metric: 'hits', period: 'day', max: 7 } });
+  });
+
+  it('keeps an allowed call allowed, without feedback, when the field is not a limit: its usage is recorded already', () => {
+    const result = checkResultOf(allowed('hits'), NOW, table);
+    expect(result.kind).toBe('allow');
+    expect(result).not.toHaveProperty('limit');
+  });
+
+  it('fails a refusal that names no limit field', () => {
+    expect(() => checkResultOf(['deny', 'limits_exceeded', 'P', '0', 'hits', '7', '-1'], NOW, table)).toThrow(
+      /names no limit field: hits/,
+    );
+  });
+});
