@@ -45,7 +45,11 @@ export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
     adds: 'the limits checked, the bucket, throttles (none)',
     before: 'local counts, publish = ',
   },
-  { name: 'record', adds: "the bucket's HSET", before: 'local reply = throttle and' },
+  {
+    name: 'record',
+    adds: "the bucket's HSET",
+    before: 'local over, synced, field, max, period_end, left = ',
+  },
 ];
 
 /** The script with `do return 1 end` before the line holding `before`; throws unless found exactly once. */

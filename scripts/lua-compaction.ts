@@ -1,9 +1,10 @@
 /**
  * Minifies the Lua inside the Lambda bundles, as esbuild minifies the TypeScript around it: in every
- * template tagged `lua` (core/budget/lua.ts), comment lines, blank lines and indentation go. Lua needs
- * neither, and its scripts' comments are a fifth of their text. What could change a script's meaning is
- * refused rather than guessed at: a long bracket (`[[`, `--[[`, a multi-line string or comment) or a line
- * that ends in a backslash.
+ * template tagged `lua` (core/budget/lua.ts), comment lines, blank lines and indentation go, and so do
+ * the spaces beside punctuation outside strings (`a = b, c` is `a=b,c`). Lua needs none of them, and its
+ * scripts' comments are a fifth of their text. What could change a script's meaning is refused rather
+ * than guessed at: a long bracket (`[[`, `--[[`, a multi-line string or comment) or a line that ends in
+ * a backslash; and a line holding a comment after code, or a backslash before a quote, keeps its spaces.
  */
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
@@ -11,6 +12,41 @@ import ts from 'typescript';
 
 export class LuaCompactionError extends Error {
   override readonly name = 'LuaCompactionError';
+}
+
+/** Characters a space beside which Lua never needs (`-` and `.` left out: `- -` and `1 ..` need theirs). */
+const PUNCTUATION = new Set('=,(){}[]<>~+*/%^#;');
+
+/**
+ * A line of Lua (as the template's raw text has it) without the spaces beside punctuation outside
+ * strings. Left as it is when it holds a comment after code, a backslash before a quote (whose quote
+ * this scan could take for the string's end) or a string it does not close. No space goes where its going
+ * would join `[[` or `--`.
+ */
+export function tightenLine(line: string): string {
+  if (/\\['"]/.test(line)) return line;
+  let out = '';
+  let quote = '';
+  for (let at = 0; at < line.length; at++) {
+    const char = line[at] as string;
+    if (quote !== '') {
+      out += char;
+      if (char === '\\') out += line[++at] ?? '';
+      else if (char === quote) quote = '';
+      continue;
+    }
+    if (char === "'" || char === '"') quote = char;
+    else if (char === '-' && line[at + 1] === '-') return line;
+    else if (char === ' ') {
+      const before = out[out.length - 1] ?? '';
+      const after = line[at + 1] ?? '';
+      const joins = (before === '[' && after === '[') || (before === '-' && after === '-');
+      if (!joins && (PUNCTUATION.has(before) || PUNCTUATION.has(after))) continue;
+    }
+    out += char;
+  }
+  // A string still open: the line goes on into a substitution; what follows it is not scanned either.
+  return quote === '' ? out : line;
 }
 
 /**
@@ -27,11 +63,12 @@ function compactPart(raw: string, startsLine: boolean, where: string): string {
   lines.forEach((line, index) => {
     // The first line may continue one a substitution began; the last may go on into the next
     // substitution, or end a template that another one includes: both keep their place and line break.
-    if (index === 0) kept.push(startsLine ? line.trimStart() : line);
-    else if (index === lines.length - 1) kept.push(line.trimStart());
+    // A line a substitution began may begin inside a string: it is not tightened.
+    if (index === 0) kept.push(startsLine ? tightenLine(line.trimStart()) : line);
+    else if (index === lines.length - 1) kept.push(tightenLine(line.trimStart()));
     else {
       const text = line.trim();
-      if (text !== '' && !text.startsWith('--')) kept.push(text);
+      if (text !== '' && !text.startsWith('--')) kept.push(tightenLine(text));
     }
   });
   return kept.join('\n');

@@ -191,7 +191,7 @@ end
  * read_call_snapshot:
  * What a call of the metrics in ARGV's pairs needs of an active snapshot, from the head and need fields
  * the check script read by name (`values`: state, plan, synced, window, bucket, then the fields ARGV
- * names from 21 on; see CHECK_SCRIPT's ARGV), for a call the hit path left (a wrong hint, a refusal, a
+ * names from 20 on; see CHECK_SCRIPT's ARGV), for a call the hit path left (a wrong hint, a refusal, a
  * period over, a throttle field missing): each need read is parsed (its ancestors, its limit fields) and
  * the limit fields read with a second HMGET. `known`: the metrics whose ancestors are in `parents` (see
  * add_usage); `needs`: metric, need, ... of the metrics whose hint was wrong, for the caller to learn.
@@ -373,12 +373,14 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
  * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms; from 16 the need
- * hints (NeedHints in cache.ts): the counts n (the call's metrics), l (hinted limit fields), p (hinted
- * parent links) and t (throttle fields of the hinted plan), the hinted plan; from 21 the fields to read
- * by name (n `need:<metric>`, l limit fields, t throttle fields); the n needs as the caller last saw them
- * ('' none); period and metric of each limit field; metric, emission interval µs and burst of each
- * throttle field (ThrottleTable.paramsOf); child and parent of each link; then the n metric/delta pairs,
- * in the order of the `need:` fields.
+ * hints (NeedHints in cache.ts): the counts n (the call's metrics), l (hinted limit fields) and t
+ * (throttle fields of the hinted plan), the hinted plan; from 20 the fields to read by name (n
+ * `need:<metric>`, l limit fields, t throttle fields); the n needs as the caller last saw them ('' none);
+ * the metric of each limit field; metric, emission interval µs and burst of each throttle field
+ * (ThrottleTable.paramsOf); child and parent of each hinted parent link; then the n metric/delta pairs,
+ * in the order of the `need:` fields (the last 2n arguments: the links are what lies between).
+ * Every argument costs the script a little (docs/performance.md), so none is sent that the call's
+ * arguments already say: a limit's period is in its field's name.
  * An active snapshot stored with its `bucket` and `need:` fields is read by name, one HMGET of the head
  * fields (state, plan, synced, window, bucket) and those ARGV names, so a hit costs the same whatever
  * the plan's size; any other is read whole, as before. The hit path at the top decides, as straight code
@@ -403,35 +405,43 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * Returns {'expired'} | {'miss', claimed ('1' when this call holds the lock now), seen ('1' marked)} (no
  * snapshot) | {'key_unknown', seen} (the budget's application has a snapshot, this key was never checked) |
  * {'cached', state, publish} |
- * {'deny', 'limits_exceeded', plan, publish, metric, period, max, period end} |
+ * {'deny', 'limits_exceeded', plan, publish, limit field, max, period end} |
  * {'deny', 'rate_limited', plan, '0', the throttle's field (throttleField), ms until the call would pass} |
- * {'allow', plan, publish, over, metric, period, max, period end, remaining, bucket start, synced}: the limit a refusal hit,
- * and the most constrained limit of an allowed call ('' metric when none applies), its period end -1
+ * {'allow', plan, publish, over, limit field, max, period end, remaining, bucket start, synced}: the limit a
+ * refusal hit, and the most constrained limit of an allowed call (`limit:<period>:<metric>`, '' when none
+ * applies), its period end -1
  * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
  * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT; synced is when the platform
  * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts); then, when a
  * throttle applies, the tightest one's field (throttleField), remaining and ms until rested; and when a
  * need hint was wrong, those three ('' when no throttle applies) and then metric, need, ... for the caller
- * to learn.
+ * to learn. The hit path's allow, when the plan is the one hinted (ARGV[19]), is one text instead of a
+ * table, a cheaper reply for Redis to write and the client to read: 'allow', '' (the hinted plan),
+ * publish, over, max, period end, remaining, bucket start, synced, the throttle's three ('' each when
+ * none) and the limit field last (a platform metric's name, the one item not of the script's own
+ * making), joined by tabs (hitReplyOf in cache.ts).
  * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
  * no usage and opens no report window: the platform never hears of it.
  */
 export const CHECK_SCRIPT: ScriptDefinition = {
   name: 'accessCheck',
   numberOfKeys: 9,
-  lua: lua`${THROTTLE_LUA}
+  lua: lua`-- ARGV and KEYS as locals: the hit reads ARGV some 60 times, and a local is a register where a global
+-- is a table look-up each time.
+local ARGV, KEYS = ARGV, KEYS
+${THROTTLE_LUA}
 local deadline = tonumber(ARGV[5])
 if deadline > 0 and redis_time_us('') / 1000 > deadline then return {'expired'} end
 local now = tonumber(ARGV[1])
 local window_ms = tonumber(ARGV[3])
 -- The caller's hints (see ARGV in the notes): where each part starts.
-local metric_count, limit_count, throttle_count = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[19])
-local hints_at = 21 + metric_count + limit_count + throttle_count
+local metric_count, limit_count, throttle_count = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18])
+local hints_at = 20 + metric_count + limit_count + throttle_count
 local limits_at = hints_at + metric_count
-local throttles_at = limits_at + 2 * limit_count
+local throttles_at = limits_at + limit_count
 local parents_at = throttles_at + 3 * throttle_count
-local first_pair = parents_at + 2 * tonumber(ARGV[18])
-local values = redis.call('HMGET', KEYS[2], 'state', 'plan', 'synced', 'window', 'bucket', unpack(ARGV, 21, hints_at - 1))
+local first_pair = #ARGV - 2 * metric_count + 1
+local values = redis.call('HMGET', KEYS[2], 'state', 'plan', 'synced', 'window', 'bucket', unpack(ARGV, 20, hints_at - 1))
 -- The hit path (see the notes): straight code that makes no closure. Whatever it does not decide breaks out
 -- of it, before any write, to the general path below, which starts again from the fields read.
 repeat
@@ -450,11 +460,11 @@ repeat
   -- The plan's throttles are the hinted ones when its plan is the one hinted; every field of them is there.
   local throttled = false
   if hold and ARGV[12] ~= '' then
-    if plan ~= ARGV[20] then
+    if plan ~= ARGV[19] then
       hold = not string.find(ARGV[12], '\\n' .. plan .. '\\t', 1, true)
     elseif throttle_count > 0 then
       throttled = true
-      for i = hints_at - throttle_count - 15, hints_at - 16 do
+      for i = hints_at - throttle_count - 14, hints_at - 15 do
         if type(values[i]) ~= 'string' then hold = false break end
       end
     end
@@ -469,18 +479,18 @@ repeat
       metric, depth = parents[metric], depth + 1
     end
   end
-  -- The limits that apply, each {period, since (the first bucket it counts), calls left before the buckets,
+  -- The limits that apply, each {field, since (the first bucket it counts), calls left before the buckets,
   -- max as read, period end, period end as read, metric}. A limit in an older form, or whose period is
   -- over, is the general path's.
   local limits = {}
   for i = 0, limit_count - 1 do
-    local value, metric = values[6 + metric_count + i], ARGV[limits_at + 2 * i + 1]
+    local value, metric = values[6 + metric_count + i], ARGV[limits_at + i]
     local amount = requested[metric]
     if type(value) == 'string' and amount then
       local since, end_text, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
       local period_end = since and tonumber(end_text)
       if not period_end or (period_end >= 0 and now >= period_end) then hold = false break end
-      limits[#limits + 1] = { ARGV[limits_at + 2 * i], tonumber(since), tonumber(max) - tonumber(current) - amount,
+      limits[#limits + 1] = { ARGV[20 + metric_count + i], tonumber(since), tonumber(max) - tonumber(current) - amount,
         max, period_end, end_text, metric }
     end
   end
@@ -559,7 +569,7 @@ repeat
       if cells > 0 then
         local field, interval = ARGV[hints_at - throttle_count + i], tonumber(ARGV[throttles_at + 3 * i + 1])
         local capacity = tonumber(ARGV[throttles_at + 3 * i + 2]) * interval
-        local tat = tonumber(values[hints_at - throttle_count + i - 15])
+        local tat = tonumber(values[hints_at - throttle_count + i - 14])
         ${GCRA_STEP_LUA}
         tats[#tats + 1], tats[#tats + 2] = field, string.format('%.0f', math.floor(now + ahead))
       end
@@ -596,17 +606,21 @@ repeat
       end
     end
   end
-  -- The reply made whole by its constructor (see the module's notes), its limit feedback then filled in.
-  local over = exceeded and '1' or '0'
-  local reply = throttle and
-    {'allow', plan, publish, over, '', '', '0', '-1', 0, bucket, values[3], throttle_field, throttle_a, throttle_b} or
-    {'allow', plan, publish, over, '', '', '0', '-1', 0, bucket, values[3]}
-  if type(reply[11]) ~= 'string' then reply[11] = '0' end
+  local over, synced, field, max, period_end, left = exceeded and '1' or '0', values[3], '', '0', '-1', 0
+  if type(synced) ~= 'string' then synced = '0' end
   if tightest then
-    reply[5], reply[6], reply[7], reply[8] = tightest[7], tightest[1], tightest[4], tightest[6]
-    reply[9] = math.max(tightest[3], 0)
+    field, max, period_end, left = tightest[1], tightest[4], tightest[6], math.max(tightest[3], 0)
+    -- Lua writes a number into a text with 14 digits.
+    if left >= 1e14 then left = string.format('%.0f', left) end
   end
-  return reply
+  -- The reply is one text (see the notes) when the plan is the hinted one.
+  if plan == ARGV[19] then
+    return 'allow\t\t' .. publish .. '\t' .. over .. '\t' .. max .. '\t' .. period_end .. '\t' .. left .. '\t' ..
+      bucket .. '\t' .. synced .. '\t' .. (throttle_field or '') .. '\t' .. (throttle_a or '') .. '\t' ..
+      (throttle_b or '') .. '\t' .. field
+  end
+  return {'allow', plan, publish, over, field, max, period_end, left, bucket, synced, throttle_field or '', throttle_a or '',
+    throttle_b or ''}
 until true
 ${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
@@ -712,7 +726,7 @@ if exceeded and ARGV[4] ~= '1' then
   redis.call('HSET', KEYS[7], exceeded.period .. ':' .. exceeded.metric, ARGV[1])
   redis.call('PEXPIRE', KEYS[7], ${REFUSAL_MARK_TTL_MS})
   return {'deny', 'limits_exceeded', snapshot.plan, open_window(KEYS[2], snapshot.window, now, window_ms),
-    exceeded.metric, exceeded.period, exceeded.max_text, period_end_of(exceeded)}
+    exceeded.field, exceeded.max_text, period_end_of(exceeded)}
 end
 read_plan_throttles(KEYS[2], snapshot, ARGV[12])
 local throttle, throttle_field, throttle_a, throttle_b = take_throttles(KEYS[2], snapshot.throttles, ARGV[12],
@@ -724,15 +738,11 @@ local bucket = period_start_text(snapshot.bucket)
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before, pending)
 local over = exceeded and '1' or '0'
-local metric, period, max, period_end, left = '', '', '0', '-1', 0
+local field, max, period_end, left = '', '0', '-1', 0
 if tightest then
-  metric, period, max, period_end, left = tightest.metric, tightest.period, tightest.max_text,
-    period_end_of(tightest), math.max(tightest_left, 0)
+  field, max, period_end, left = tightest.field, tightest.max_text, period_end_of(tightest), math.max(tightest_left, 0)
 end
-if not throttle and not snapshot.needs then
-  return {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket, snapshot.synced or '0'}
-end
-local reply = {'allow', snapshot.plan, publish, over, metric, period, max, period_end, left, bucket,
+local reply = {'allow', snapshot.plan, publish, over, field, max, period_end, left, bucket,
   snapshot.synced or '0', throttle_field or '', throttle_a or '', throttle_b or ''}
 for _, item in ipairs(snapshot.needs or {}) do reply[#reply + 1] = item end
 return {unpack(reply)}

@@ -308,6 +308,22 @@ function strings(reply: unknown): string[] {
   return reply.map((item) => String(item));
 }
 
+/**
+ * The check script's reply as items: the hit path's allow comes as one text when the plan is the hinted
+ * one (see CHECK_SCRIPT), its items joined by tabs, the plan left out and the limit field last.
+ */
+export function checkReplyOf(reply: unknown, hintedPlan: string): string[] {
+  if (typeof reply !== 'string') return strings(reply);
+  const items = reply.split('\t');
+  const [kind, , publish, over, max, end, remaining, bucket, synced, throttleField, ...rest] = items;
+  if (kind !== 'allow' || rest.length < 3) throw new Error(`unexpected check reply: ${reply.slice(0, 20)}`);
+  const field = rest.slice(2).join('\t');
+  const allowed = [kind, hintedPlan, publish, over, field, max, end, remaining, bucket, synced] as string[];
+  return throttleField === ''
+    ? allowed
+    : [...allowed, throttleField as string, rest[0] as string, rest[1] as string];
+}
+
 /** When a limit's period ends: -1 is eternity, -2 the period `now` is in (the snapshot knew an earlier one). */
 function resetAtOf(period: Period, encodedEnd: string, now: number): number | undefined {
   const end = Number(encodedEnd);
@@ -315,13 +331,22 @@ function resetAtOf(period: Period, encodedEnd: string, now: number): number | un
   return end === -2 ? periodWindow(period, now).end : end;
 }
 
-function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo {
-  const period = reply[at + 1] as Period;
-  const resetAt = resetAtOf(period, reply[at + 3] ?? '-1', now);
+const LIMIT_FIELD = /^limit:([^:]+):(.+)$/s;
+
+/**
+ * The limit a reply names at `at` by its field (`limit:<period>:<metric>`), then its max and period end;
+ * undefined for a field that does not read as one (an allowed call then goes without feedback, as
+ * throttleFeedbackOf explains).
+ */
+function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo | undefined {
+  const field = LIMIT_FIELD.exec(reply[at] as string);
+  if (field === null) return undefined;
+  const period = field[1] as Period;
+  const resetAt = resetAtOf(period, reply[at + 2] ?? '-1', now);
   return {
-    metric: reply[at] as string,
+    metric: field[2] as string,
     period,
-    max: Number(reply[at + 2]),
+    max: Number(reply[at + 1]),
     ...(resetAt !== undefined && { resetAt }),
   };
 }
@@ -376,7 +401,7 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
       if (state.kind === 'active') return { kind: 'miss', claimed: false, seen: false };
       return { kind: 'cached', state, publish: reply[2] === '1' };
     }
-    case 'deny':
+    case 'deny': {
       if (reply[1] === 'rate_limited') {
         return {
           kind: 'throttled',
@@ -385,25 +410,24 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
           throttle: throttleRefusalOf(reply, throttles),
         };
       }
-      return {
-        kind: 'limited',
-        plan: reply[2] as string,
-        publish: reply[3] === '1',
-        limit: limitInfoOf(reply, 4, now),
-      };
+      const limit = limitInfoOf(reply, 4, now);
+      if (limit === undefined) throw new Error(`check reply names no limit field: ${reply[4]}`);
+      return { kind: 'limited', plan: reply[2] as string, publish: reply[3] === '1', limit };
+    }
     case 'allow': {
-      const throttle = throttleFeedbackOf(reply, 11, throttles);
+      const throttle = throttleFeedbackOf(reply, 10, throttles);
       const base = {
         kind: 'allow',
         plan: reply[1] as string,
         publish: reply[2] === '1',
         overLimit: reply[3] === '1',
-        bucket: Number(reply[9]),
-        confirmedAt: Number(reply[10] ?? 0),
+        bucket: Number(reply[8]),
+        confirmedAt: Number(reply[9] ?? 0),
         ...(throttle !== undefined && { throttle }),
       } as const;
-      if (reply[4] === '') return base;
-      return { ...base, limit: { ...limitInfoOf(reply, 4, now), remaining: Number(reply[8]) } };
+      const limit = limitInfoOf(reply, 4, now);
+      if (limit === undefined) return base;
+      return { ...base, limit: { ...limit, remaining: Number(reply[7]) } };
     }
     default:
       throw new Error(`unexpected check reply: ${reply[0]}`);
@@ -411,26 +435,24 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
 }
 
 /** Where an allowed call's reply carries the needs its hints missed (see CHECK_SCRIPT). */
-const CHECK_NEEDS_AT = 14;
+const CHECK_NEEDS_AT = 13;
 
 /** A `need:<metric>` field (snapshot.ts) as the check script takes it pre-parsed. */
 interface Need {
   readonly text: string;
   /** The metric's ancestors, nearest first. */
   readonly ancestors: readonly string[];
-  /** Field, period and metric of each limit field it lists. */
-  readonly limits: readonly (readonly [string, string, string])[];
+  /** Field and metric of each limit field it lists. */
+  readonly limits: readonly (readonly [string, string])[];
 }
-
-const LIMIT_FIELD = /^limit:([^:]+):(.+)$/;
 
 function parseNeed(text: string): Need {
   const ancestors: string[] = [];
-  const limits: [string, string, string][] = [];
+  const limits: [string, string][] = [];
   for (const token of text.split(' ')) {
     if (token === '') continue;
     const limit = LIMIT_FIELD.exec(token);
-    if (limit) limits.push([token, limit[1] as string, limit[2] as string]);
+    if (limit) limits.push([token, limit[2] as string]);
     else ancestors.push(token);
   }
   return { text, ancestors, limits };
@@ -447,8 +469,11 @@ function parseNeed(text: string): Need {
  */
 class NeedHints {
   private readonly byMetric = new Map<string, Need>();
-  /** The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked). */
-  private plan = '';
+  /**
+   * The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked),
+   * and a hit on it leaves the plan out of its reply.
+   */
+  plan = '';
 
   /**
    * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
@@ -458,7 +483,7 @@ class NeedHints {
   argsFor(usage: Usage, throttles: ThrottleTable): string[] {
     const metrics = Object.keys(usage);
     const needs = metrics.map((metric) => this.byMetric.get(metric));
-    const fields = new Map<string, readonly [string, string, string]>();
+    const fields = new Map<string, readonly [string, string]>();
     const parents = new Map<string, string>();
     metrics.forEach((metric, index) => {
       const need = needs[index];
@@ -473,14 +498,13 @@ class NeedHints {
     return [
       String(metrics.length),
       String(fields.size),
-      String(parents.size),
       String(throttleFields.length),
       this.plan,
       ...metrics.map((metric) => `need:${metric}`),
       ...fields.keys(),
       ...throttleFields,
       ...needs.map((need) => need?.text ?? ''),
-      ...[...fields.values()].flatMap(([, period, metric]) => [period, metric]),
+      ...[...fields.values()].map(([, metric]) => metric),
       ...throttles.paramsOf(this.plan),
       ...[...parents.entries()].flat(),
     ];
@@ -579,7 +603,8 @@ export class AccessCache {
   /** The hot path: one script, one round trip. */
   async check(request: CheckRequest): Promise<CheckResult> {
     const keys = this.keys.budget(request.credentialId);
-    const reply = strings(
+    const hintedPlan = this.needHints.plan;
+    const reply = checkReplyOf(
       await this.run(
         CHECK_SCRIPT,
         [
@@ -608,6 +633,7 @@ export class AccessCache {
           ...usagePairs(request.usage),
         ],
       ),
+      hintedPlan,
     );
     if (reply[0] === 'allow') this.needHints.learn(reply[1] as string, reply.slice(CHECK_NEEDS_AT));
     return checkResultOf(reply, request.now, this.throttles);

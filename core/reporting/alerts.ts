@@ -357,7 +357,8 @@ const INPUTS_SCRIPT = {
   lua: lua`return {redis.call('HGETALL', KEYS[1]), redis.call('HKEYS', KEYS[2])}`,
 };
 
-const ALERT_SCRIPTS = [INPUTS_SCRIPT, CLAIM_SCRIPT, TAKE_SCRIPT, SETTLE_SCRIPT] as const;
+/** The alert marks' scripts (exported for the bundles' Lua compaction test). */
+export const ALERT_SCRIPTS = [INPUTS_SCRIPT, CLAIM_SCRIPT, TAKE_SCRIPT, SETTLE_SCRIPT] as const;
 type ScriptCall = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 /** The Redis side of alerts: marks, the unsent-alerts hash, pending usage; all in the budget's slot. */
