@@ -243,14 +243,16 @@ export class AccessAuthorizer {
     const { logger } = this.deps;
     // A token is verified here, before any Redis, platform or SNS call (a reader that cannot fetch the
     // issuer's keys throws: the handler answers authorizer_error, not 401).
-    const extraction = await this.readCredential(request);
+    const read = this.readCredential(request);
+    const extraction = read instanceof Promise ? await read : read;
     if (!extraction.ok) {
       this.count(METRIC.malformedCredential);
       logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
       return { effect: 'unauthorized' };
     }
     const { method, path, query, sourceAddress } = request;
-    return this.decideCall({
+    // Awaited, not returned: an async function that returns a promise takes two turns more to adopt it.
+    return await this.decideCall({
       credential: extraction.credential,
       method,
       path,
@@ -264,7 +266,8 @@ export class AccessAuthorizer {
     const { config } = this.deps;
     const { credential } = request;
     const now = this.deps.now();
-    const mapper = await this.rules.mapperAt(now);
+    const rules = this.rules.mapperAt(now);
+    const mapper = rules instanceof Promise ? await rules : rules;
     const usage = mapper?.usageOf(request);
     const facts: RequestFacts = {
       credential,
@@ -501,13 +504,21 @@ export class AccessAuthorizer {
     }
   }
 
-  private async fromCheck(
+  /** The decision of a check's answer; at once (no promise) unless the answer asks for a report message. */
+  private fromCheck(
     cached: CacheParts,
     facts: RequestFacts,
     result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
-  ): Promise<AccessDecision> {
+  ): AccessDecision | Promise<AccessDecision> {
     // A refusal publishes too, once per window: the reporter then refreshes the budget from the platform.
-    if (result.publish) await this.publish(cached, facts);
+    if (result.publish) return this.publish(cached, facts).then(() => this.checked(facts, result));
+    return this.checked(facts, result);
+  }
+
+  private checked(
+    facts: RequestFacts,
+    result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
+  ): AccessDecision {
     switch (result.kind) {
       case 'cached':
         this.count(METRIC.negativeCacheHit);
