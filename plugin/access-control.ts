@@ -256,7 +256,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   const control: AccessControl = {
     check,
     decide,
-    express: () => expressMiddleware(control),
+    express: () => expressMiddleware(control, !plugin.countFailedResponses),
     fastify: fastifyPlugin(() => control),
     hono: () => honoMiddleware(control),
     functionUrl: (handler) => wrapFunctionUrl(control, handler),

@@ -33,7 +33,14 @@ export type ExpressMiddleware = (
   next: (error?: unknown) => void,
 ) => Promise<void>;
 
-export function expressMiddleware(control: Pick<AccessControl, 'check'>): ExpressMiddleware {
+/**
+ * `settles`: whether an allowed call's end matters (`countFailedResponses: false`); when it does not, no
+ * listener waits for the response to finish.
+ */
+export function expressMiddleware(
+  control: Pick<AccessControl, 'check'>,
+  settles: boolean,
+): ExpressMiddleware {
   return async (req, res, next) => {
     const clientAddress = req.ip ?? req.socket?.remoteAddress;
     const outcome = await control.check({
@@ -48,7 +55,7 @@ export function expressMiddleware(control: Pick<AccessControl, 'check'>): Expres
     }
     for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
     req.access = outcome.grant;
-    res.once('finish', () => void outcome.settle(res.statusCode));
+    if (settles) res.once('finish', () => void outcome.settle(res.statusCode));
     next();
   };
 }
