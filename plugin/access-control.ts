@@ -225,7 +225,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     const problem = problemOf(request);
     if (problem !== undefined) return withCallback(problem, refusalAnswer(problem));
     if (plugin.unprotected.entryFor(request.method, request.path) !== undefined) return UNCHECKED;
-    return decideRead(request);
+    return await decideRead(request);
   });
 
   const check = traced(async (raw: RawRequest): Promise<AccessOutcome> => {
@@ -237,7 +237,8 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     }
     if (!read.ok) return withCallback(read.problem, refusalAnswer(read.problem));
     if (plugin.unprotected.entryFor(read.request.method, read.request.path) !== undefined) return UNCHECKED;
-    return decideRead(read.request);
+    // Awaited, not returned: an async function that returns a promise takes two turns more to adopt it.
+    return await decideRead(read.request);
   });
 
   const close = (): Promise<void> => {

@@ -274,16 +274,16 @@ export class AccessAuthorizer {
     const rules = this.rules.mapperAt(now);
     const mapper = rules instanceof Promise ? await rules : rules;
     const usage = mapper?.usageOf(request);
-    const facts: RequestFacts = {
+    const facts: { -readonly [K in keyof RequestFacts]: RequestFacts[K] } = {
       credential,
       credentialId: credentialIdOf(config.serviceId, credential),
       keyId: keyIdOf(config.serviceId, credential),
       usage: usage ?? {},
       now,
-      metrics: Object.keys(usage ?? {}).join(','),
-      ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
-      ...(request.sourceAddress !== undefined && { sourceAddress: request.sourceAddress }),
+      metrics: usage === undefined ? '' : Object.keys(usage).join(','),
     };
+    if (credential.kind === 'app_id') facts.applicationId = credential.appId;
+    if (request.sourceAddress !== undefined) facts.sourceAddress = request.sourceAddress;
     if (!mapper) return this.withoutRules(facts);
     if (!usage) {
       this.count(METRIC.noMappingRule);
