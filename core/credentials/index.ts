@@ -3,7 +3,7 @@
  * kinds of credential (how the platform is asked about it), and the credential id that stands for a
  * credential everywhere but in the request to the platform (invariant 5).
  */
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { CredentialPrompt } from '../../contract/gateway-responses';
 import type { Credential } from '../platform/types';
 import type { CredentialMode } from '../settings/config';
@@ -113,7 +113,8 @@ const recentIds = new Map<string, string>();
 function sha256Hex(input: string): string {
   const known = recentIds.get(input);
   if (known !== undefined) return known;
-  const id = hash('sha256', input, 'hex');
+  // createHash, not the one-shot crypto.hash: the plugin's package runs on Node 20 before 20.12 too.
+  const id = createHash('sha256').update(input, 'utf8').digest('hex');
   if (recentIds.size >= RECENT_IDS_KEPT) recentIds.delete(recentIds.keys().next().value as string);
   recentIds.set(input, id);
   return id;
