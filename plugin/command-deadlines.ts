@@ -2,7 +2,7 @@
  * The command deadline of the plugin's Redis connection, kept with one timer for the connection instead of
  * ioredis's one timer per command. ioredis's `commandTimeout` starts a timer for every command and clears
  * it on the reply; on a serial stream of calls that timer is the only one of its duration, so Node makes
- * and drops a timer list (and re-arms libuv's timer) twice per call: about 30 µs of a serial call's p50
+ * and drops a timer list (and re-arms libuv's timer) on every call: about 30 µs of a serial call's p50
  * and of the process's CPU per call, measured on the app-serial design (docs/performance.md).
  *
  * Here every command sent gets its deadline in a queue, in the order sent, and one timer waits for the
@@ -31,7 +31,7 @@ const OWN_TIMER = '_commandTimeoutTimer';
 /** Not a timer: clearTimeout ignores it when ioredis clears the command's timers on its reply. */
 const TIMER_HELD_HERE = Object.freeze({ heldBy: 'plugin command deadlines' });
 
-export class CommandDeadlines {
+class CommandDeadlines {
   private readonly watched: Watched[] = [];
   private first = 0;
   private timer: NodeJS.Timeout | undefined;

@@ -1,8 +1,9 @@
 /**
  * Express (5) and Connect middleware. It reads Node's own request and response, so it imports
  * nothing from Express: a refusal is written and ended here, an allowed call gets its RateLimit headers
- * and its grant (`req.access`) and goes on, and the call is settled when the response finishes (an error
- * a handler throws reaches Express's error handler, which answers 500 and finishes it).
+ * and its grant (`req.access`) and goes on, and, when its end matters (`countFailedResponses: false`), the
+ * call is settled when the response finishes (an error a handler throws reaches Express's error handler,
+ * which answers 500 and finishes it).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessControl, AccessGrant } from '../access-control';
