@@ -10,6 +10,7 @@
  */
 import { ensureConnected, type RedisConnection } from '../core/budget/redis-client';
 import { type AccessAuthorizer, type AccessDecision, createAccessAuthorizer } from '../core/decision/access';
+import { secondsUntil } from '../core/decision/rate-limit-fields';
 import {
   errorMessage,
   type LogPort,
@@ -224,7 +225,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     const problem = problemOf(request);
     if (problem !== undefined) return withCallback(problem, refusalAnswer(problem));
     if (plugin.unprotected.entryFor(request.method, request.path) !== undefined) return UNCHECKED;
-    return decideRead(request);
+    return await decideRead(request);
   });
 
   const check = traced(async (raw: RawRequest): Promise<AccessOutcome> => {
@@ -236,7 +237,8 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     }
     if (!read.ok) return withCallback(read.problem, refusalAnswer(read.problem));
     if (plugin.unprotected.entryFor(read.request.method, read.request.path) !== undefined) return UNCHECKED;
-    return decideRead(read.request);
+    // Awaited, not returned: an async function that returns a promise takes two turns more to adopt it.
+    return await decideRead(read.request);
   });
 
   const close = (): Promise<void> => {
@@ -255,7 +257,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   const control: AccessControl = {
     check,
     decide,
-    express: () => expressMiddleware(control),
+    express: () => expressMiddleware(control, !plugin.countFailedResponses),
     fastify: fastifyPlugin(() => control),
     hono: () => honoMiddleware(control),
     functionUrl: (handler) => wrapFunctionUrl(control, handler),
@@ -264,25 +266,24 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   return control;
 }
 
+/** Built field by field, not spread: one object per allowed call, on the hot path. */
 function grantOf(decision: Exclude<AccessDecision, { effect: 'unauthorized' }>, now: number): AccessGrant {
-  const { limit } = decision;
-  return {
+  const grant: { -readonly [K in keyof AccessGrant]: AccessGrant[K] } = {
     checked: true,
-    ...(decision.applicationId !== undefined && { applicationId: decision.applicationId }),
     plan: decision.plan,
     metrics: decision.metrics === '' ? [] : decision.metrics.split(','),
-    ...(limit !== undefined && {
-      limit: {
-        metric: limit.metric,
-        period: limit.period,
-        max: limit.max,
-        remaining: Math.max(limit.remaining ?? 0, 0),
-        ...(limit.resetAt !== undefined && {
-          resetSeconds: Math.max(Math.ceil((limit.resetAt - now) / 1000), 0),
-        }),
-      },
-    }),
   };
+  if (decision.applicationId !== undefined) grant.applicationId = decision.applicationId;
+  const { limit } = decision;
+  if (limit !== undefined) {
+    const { metric, period, max, resetAt } = limit;
+    const remaining = Math.max(limit.remaining ?? 0, 0);
+    grant.limit =
+      resetAt === undefined
+        ? { metric, period, max, remaining }
+        : { metric, period, max, remaining, resetSeconds: secondsUntil(resetAt, now) };
+  }
+  return grant;
 }
 
 interface Ports {

@@ -92,9 +92,12 @@ export function challengeOf(config: AccessConfig): string {
   return prompt.challenge ?? `ApiKey realm="api", error_description="${prompt.hint}"`;
 }
 
+/** No header: a call to which neither a limit nor a throttle applies. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** RateLimit-Policy and RateLimit of a decision's limit and throttle, or none. */
-export function rateLimitHeaders(values: DecisionLimitValues): Record<string, string> {
-  return { ...rateLimitFields(values) };
+export function rateLimitHeaders(values: DecisionLimitValues): Readonly<Record<string, string>> {
+  return rateLimitFields(values) ?? NO_HEADERS;
 }
 
 /** The limit and throttle values of a decision, as the refusal's body and the headers carry them. */
@@ -102,7 +105,8 @@ export function decisionLimits(
   decision: Extract<AccessDecision, { effect: 'allow' | 'deny' }>,
   now: number,
 ): DecisionLimitValues {
-  return { ...limitValues(decision.limit, now), ...throttleValues(decision.throttle) };
+  const limit = limitValues(decision.limit, now);
+  return decision.throttle === undefined ? limit : { ...limit, ...throttleValues(decision.throttle) };
 }
 
 /**

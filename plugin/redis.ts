@@ -24,6 +24,7 @@ import {
   type RedisMode,
   type RedisSettings,
 } from '../core/settings/config';
+import { withCommandDeadlines } from './command-deadlines';
 
 /** Host/port settings, as the settings table's `redis` takes them, or a URL with an optional mode. */
 export type RedisSettingsInput =
@@ -123,8 +124,17 @@ function deadlineOptions(own: number | undefined): Partial<RedisOptions> {
   };
 }
 
-/** The plugin's own connection (not yet connected); the caller closes it. */
+/**
+ * The plugin's own connection (not yet connected); the caller closes it. Its command deadline is kept by
+ * one timer for the connection (command-deadlines.ts), not one per command.
+ */
 export function connectionOf(source: RedisSource, logger: LogPort): RedisConnection {
+  const connection = unwatchedConnectionOf(source, logger);
+  const timeoutMs = commandTimeoutOf(connection);
+  return timeoutMs === undefined ? connection : withCommandDeadlines(connection, timeoutMs);
+}
+
+function unwatchedConnectionOf(source: RedisSource, logger: LogPort): RedisConnection {
   if (source.kind === 'settings') return createRedisClient(source.settings, { logger });
   const options = deadlineOptions(commandTimeoutOf(source.client));
   const client = isCluster(source.client)

@@ -33,32 +33,40 @@ export type ReadRequest =
   | { readonly ok: true; readonly request: AccessRequest }
   | { readonly ok: false; readonly problem: RequestProblem };
 
-function headerValues(headers: HeaderInput): Record<string, string[]> {
-  const values = new Map<string, string[]>();
-  const add = (name: string, value: string) => {
-    const key = name.toLowerCase();
-    const known = values.get(key);
-    if (known === undefined) values.set(key, [value]);
-    else known.push(value);
-  };
-  if (typeof headers.forEach === 'function' && !Array.isArray(headers)) {
-    (headers as { forEach(callback: (value: string, name: string) => void): void }).forEach((value, name) => {
-      add(name, value);
-    });
-  } else {
-    for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-      if (value === undefined) continue;
-      if (Array.isArray(value)) for (const each of value) add(name, String(each));
-      else add(name, String(value));
-    }
-  }
-  return Object.fromEntries(values);
+/** Values by lower-case name, in an object without a prototype: a header named __proto__ stays a header. */
+type HeaderValues = Record<string, string[]>;
+
+function addHeader(values: HeaderValues, name: string, value: string): void {
+  const key = name.toLowerCase();
+  const known = values[key];
+  if (known === undefined) values[key] = [value];
+  else known.push(value);
 }
 
-function headerBytes(headers: Readonly<Record<string, readonly string[]>>): number {
+function headerValues(headers: HeaderInput): HeaderValues {
+  const values: HeaderValues = Object.create(null);
+  if (typeof headers.forEach === 'function' && !Array.isArray(headers)) {
+    (headers as { forEach(callback: (value: string, name: string) => void): void }).forEach((value, name) => {
+      addHeader(values, name, value);
+    });
+    return values;
+  }
+  const record = headers as Readonly<Record<string, unknown>>;
+  for (const name of Object.keys(record)) {
+    const value = record[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const each of value) addHeader(values, name, String(each));
+    else addHeader(values, name, String(value));
+  }
+  return values;
+}
+
+/** The bytes of values by name, as a header block or a query string counts them (`separator`: per value). */
+function parameterBytes(parameters: Readonly<Record<string, readonly string[]>>, separator: number): number {
   let bytes = 0;
-  for (const [name, values] of Object.entries(headers)) {
-    for (const value of values) bytes += name.length + value.length + 4;
+  for (const name of Object.keys(parameters)) {
+    for (const value of parameters[name] as readonly string[])
+      bytes += name.length + value.length + separator;
   }
   return bytes;
 }
@@ -69,6 +77,8 @@ const PATH_CHARACTERS = /^\/[\x21-\x7e]*$/;
 /** Whether the path is one a client sends: visible ASCII from `/`, every percent escape decodable. */
 export function isReadablePath(path: string): boolean {
   if (!PATH_CHARACTERS.test(path)) return false;
+  // Without a `%` there is no escape to decode (nearly every path).
+  if (!path.includes('%')) return true;
   try {
     decodeURIComponent(path);
     return true;
@@ -81,18 +91,18 @@ export function isReadablePath(path: string): boolean {
 export function problemOf(request: GatewayRequest): RequestProblem | undefined {
   if (request.path.length > MAX_PATH_BYTES) return 'path_too_long';
   if (!isReadablePath(request.path)) return 'unreadable_path';
-  if (headerBytes(request.headers) > MAX_HEADER_BYTES) return 'headers_too_large';
-  let queryBytes = 0;
-  for (const [name, values] of Object.entries(request.query)) {
-    for (const value of values) queryBytes += name.length + value.length + 2;
-  }
-  if (queryBytes > MAX_QUERY_STRING_BYTES) return 'query_too_long';
+  if (parameterBytes(request.headers, 4) > MAX_HEADER_BYTES) return 'headers_too_large';
+  if (parameterBytes(request.query, 2) > MAX_QUERY_STRING_BYTES) return 'query_too_long';
   return undefined;
 }
 
+/** A scheme and authority: `http://host:port`. */
+const ABSOLUTE_URL_START = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
 /** The path and raw query of a request target; an absolute URL (a proxy's request line) gives its path. */
 function splitTarget(url: string): { readonly path: string; readonly query: string } {
-  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
+  // A target that starts with `/` (an origin-form, as Node hands it over) names no scheme.
+  const absolute = url.startsWith('/') ? null : ABSOLUTE_URL_START.exec(url);
   const target = absolute ? url.slice(absolute[0].length) || '/' : url;
   const hash = target.indexOf('#');
   const withoutHash = hash === -1 ? target : target.slice(0, hash);
@@ -107,13 +117,12 @@ export function readRequest(raw: RawRequest): ReadRequest {
   const { path, query } = splitTarget(raw.url);
   if (path.length > MAX_PATH_BYTES) return { ok: false, problem: 'path_too_long' };
   if (query.length > MAX_QUERY_STRING_BYTES) return { ok: false, problem: 'query_too_long' };
-  const request: AccessRequest = {
-    method: raw.method.toUpperCase(),
-    path,
-    query: parsedQueryString(query),
-    headers: headerValues(raw.headers),
-    ...(raw.clientAddress && { sourceAddress: raw.clientAddress }),
-  };
+  const method = raw.method.toUpperCase();
+  const parameters = parsedQueryString(query);
+  const headers = headerValues(raw.headers);
+  const request: AccessRequest = raw.clientAddress
+    ? { method, path, query: parameters, headers, sourceAddress: raw.clientAddress }
+    : { method, path, query: parameters, headers };
   const problem = problemOf(request);
   return problem === undefined ? { ok: true, request } : { ok: false, problem };
 }

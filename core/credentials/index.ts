@@ -104,8 +104,20 @@ export function credentialIdInput(serviceId: string, credential: Credential): st
   ]);
 }
 
+/** How many credentials' ids a process keeps at hand (the most recently computed). */
+const RECENT_IDS_KEPT = 10_000;
+/** Ids by their hash input: a key's calls hash it once, not once per call. In memory only, never shown. */
+const recentIds = new Map<string, string>();
+
+/** SHA-256 hex of the input, computed once while it stays among the recent ones. */
 function sha256Hex(input: string): string {
-  return createHash('sha256').update(input, 'utf8').digest('hex');
+  const known = recentIds.get(input);
+  if (known !== undefined) return known;
+  // createHash, not the one-shot crypto.hash: the plugin's package runs on Node 20 before 20.12 too.
+  const id = createHash('sha256').update(input, 'utf8').digest('hex');
+  if (recentIds.size >= RECENT_IDS_KEPT) recentIds.delete(recentIds.keys().next().value as string);
+  recentIds.set(input, id);
+  return id;
 }
 
 /**

@@ -83,9 +83,13 @@ export function singleHeaderValue(
   check: ValueCheck = checkedValue,
 ): ValueRead {
   const wanted = name.toLowerCase();
-  const spellings = Object.keys(request.headers).filter((key) => key.toLowerCase() === wanted);
-  if (spellings.length > 1) return { ok: false, reason: 'several_values' };
-  return singleOf(spellings[0] === undefined ? undefined : request.headers[spellings[0]], check);
+  let spelling: string | undefined;
+  for (const key of Object.keys(request.headers)) {
+    if (key.length !== wanted.length || key.toLowerCase() !== wanted) continue;
+    if (spelling !== undefined) return { ok: false, reason: 'several_values' };
+    spelling = key;
+  }
+  return singleOf(spelling === undefined ? undefined : request.headers[spelling], check);
 }
 
 /**

@@ -102,6 +102,11 @@ export type AccessDecision =
       readonly recorded?: RecordedUsage;
     };
 
+/** An allow or a deny: a decision about a credential that was read. */
+type AllowOrDeny = Exclude<AccessDecision, { effect: 'unauthorized' }>;
+/** An allow or deny while it is being built (its fields, writable). */
+type Decided = { -readonly [K in keyof AllowOrDeny]: AllowOrDeny[K] };
+
 /** A call to decide with its credential read, whatever carried it (a gateway's event, a SOAP envelope). */
 export interface AccessRequest {
   readonly credential: Credential;
@@ -243,14 +248,16 @@ export class AccessAuthorizer {
     const { logger } = this.deps;
     // A token is verified here, before any Redis, platform or SNS call (a reader that cannot fetch the
     // issuer's keys throws: the handler answers authorizer_error, not 401).
-    const extraction = await this.readCredential(request);
+    const read = this.readCredential(request);
+    const extraction = read instanceof Promise ? await read : read;
     if (!extraction.ok) {
       this.count(METRIC.malformedCredential);
       logger.info('malformed credential', { header: extraction.header, reason: extraction.reason });
       return { effect: 'unauthorized' };
     }
     const { method, path, query, sourceAddress } = request;
-    return this.decideCall({
+    // Awaited, not returned: an async function that returns a promise takes two turns more to adopt it.
+    return await this.decideCall({
       credential: extraction.credential,
       method,
       path,
@@ -264,18 +271,19 @@ export class AccessAuthorizer {
     const { config } = this.deps;
     const { credential } = request;
     const now = this.deps.now();
-    const mapper = await this.rules.mapperAt(now);
+    const rules = this.rules.mapperAt(now);
+    const mapper = rules instanceof Promise ? await rules : rules;
     const usage = mapper?.usageOf(request);
-    const facts: RequestFacts = {
+    const facts: { -readonly [K in keyof RequestFacts]: RequestFacts[K] } = {
       credential,
       credentialId: credentialIdOf(config.serviceId, credential),
       keyId: keyIdOf(config.serviceId, credential),
       usage: usage ?? {},
       now,
-      metrics: Object.keys(usage ?? {}).join(','),
-      ...(credential.kind === 'app_id' && { applicationId: credential.appId }),
-      ...(request.sourceAddress !== undefined && { sourceAddress: request.sourceAddress }),
+      metrics: usage === undefined ? '' : Object.keys(usage).join(','),
     };
+    if (credential.kind === 'app_id') facts.applicationId = credential.appId;
+    if (request.sourceAddress !== undefined) facts.sourceAddress = request.sourceAddress;
     if (!mapper) return this.withoutRules(facts);
     if (!usage) {
       this.count(METRIC.noMappingRule);
@@ -306,7 +314,7 @@ export class AccessAuthorizer {
     if (refusal.kind === 'invalid') return { effect: 'unauthorized' };
     if (refusal.kind === 'throttled') {
       this.count(METRIC.rateLimited);
-      return { ...this.decision(facts, 'deny', refusal.plan, 'rate_limited'), throttle: refusal.throttle };
+      return this.throttled(facts, refusal.plan, refusal.throttle);
     }
     this.count(METRIC.limitsExceeded);
     return this.deny(facts, 'limits_exceeded', refusal.plan, refusal.limit);
@@ -410,32 +418,32 @@ export class AccessAuthorizer {
     for (const metric of Object.keys(facts.usage)) this.deps.metrics.addCountPerMetric(name, metric, 1);
   }
 
+  /** A decision built field by field, not spread: one per call, on the hot path. */
   private decision(
     facts: RequestFacts,
     effect: 'allow' | 'deny',
     plan: string,
     reason?: DenyReason,
     limit?: LimitInfo,
-  ): Exclude<AccessDecision, { effect: 'unauthorized' }> {
-    return {
-      effect,
-      credentialId: facts.credentialId,
-      ...(reason !== undefined && { reason }),
-      plan,
-      metrics: facts.metrics,
-      ...(facts.applicationId !== undefined && { applicationId: facts.applicationId }),
-      ...(limit !== undefined && { limit }),
-    };
+  ): Decided {
+    const decision: Decided = { effect, credentialId: facts.credentialId, plan, metrics: facts.metrics };
+    if (reason !== undefined) decision.reason = reason;
+    if (facts.applicationId !== undefined) decision.applicationId = facts.applicationId;
+    if (limit !== undefined) decision.limit = limit;
+    return decision;
   }
 
-  private allow(
-    facts: RequestFacts,
-    plan: string,
-    limit?: LimitFeedback,
-    recorded?: RecordedUsage,
-  ): Exclude<AccessDecision, { effect: 'unauthorized' }> {
+  /** A refusal by a throttle, which it names. */
+  private throttled(facts: RequestFacts, plan: string, throttle: ThrottleRefusal): Decided {
+    const decision = this.decision(facts, 'deny', plan, 'rate_limited');
+    decision.throttle = throttle;
+    return decision;
+  }
+
+  private allow(facts: RequestFacts, plan: string, limit?: LimitFeedback, recorded?: RecordedUsage): Decided {
     const decision = this.decision(facts, 'allow', plan, undefined, limit);
-    return recorded === undefined ? decision : { ...decision, recorded };
+    if (recorded !== undefined) decision.recorded = recorded;
+    return decision;
   }
 
   /**
@@ -501,13 +509,21 @@ export class AccessAuthorizer {
     }
   }
 
-  private async fromCheck(
+  /** The decision of a check's answer; at once (no promise) unless the answer asks for a report message. */
+  private fromCheck(
     cached: CacheParts,
     facts: RequestFacts,
     result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
-  ): Promise<AccessDecision> {
+  ): AccessDecision | Promise<AccessDecision> {
     // A refusal publishes too, once per window: the reporter then refreshes the budget from the platform.
-    if (result.publish) await this.publish(cached, facts);
+    if (result.publish) return this.publish(cached, facts).then(() => this.checked(facts, result));
+    return this.checked(facts, result);
+  }
+
+  private checked(
+    facts: RequestFacts,
+    result: Exclude<CheckResult, { kind: 'miss' | 'key_unknown' }>,
+  ): AccessDecision {
     switch (result.kind) {
       case 'cached':
         this.count(METRIC.negativeCacheHit);
@@ -517,14 +533,15 @@ export class AccessAuthorizer {
         return this.deny(facts, 'limits_exceeded', result.plan, result.limit);
       case 'throttled':
         this.count(METRIC.rateLimited);
-        return { ...this.decision(facts, 'deny', result.plan, 'rate_limited'), throttle: result.throttle };
+        return this.throttled(facts, result.plan, result.throttle);
       case 'allow': {
         if (result.overLimit) this.count(METRIC.softLimitExceeded);
         const allowed = this.allow(facts, result.plan, result.limit, {
           bucket: result.bucket,
           usage: facts.usage,
         });
-        return result.throttle === undefined ? allowed : { ...allowed, throttle: result.throttle };
+        if (result.throttle !== undefined) allowed.throttle = result.throttle;
+        return allowed;
       }
     }
   }

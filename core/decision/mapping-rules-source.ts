@@ -10,14 +10,17 @@ import { type AccessConfig, ConfigError, type MappingRule } from '../settings/co
 import { compileMappingRules, type UsageMapper } from './mapping';
 
 export interface MappingRulesPort {
-  /** The rules in effect at `now` (epoch ms); undefined when none could ever be read. */
-  mapperAt(now: number): Promise<UsageMapper | undefined>;
+  /**
+   * The rules in effect at `now` (epoch ms); undefined when none could ever be read. Rules at hand come
+   * back as they are, without a promise (the hot path decides without waiting a turn for them).
+   */
+  mapperAt(now: number): UsageMapper | undefined | Promise<UsageMapper | undefined>;
 }
 
 /** Rules given in the configuration: compiled once, never changing. */
 export function givenMappingRules(rules: readonly MappingRule[]): MappingRulesPort {
   const mapper = compileMappingRules(rules);
-  return { mapperAt: async () => mapper };
+  return { mapperAt: () => mapper };
 }
 
 /** What reading the platform's rules needs: the admin API and its token. */

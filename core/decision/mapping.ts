@@ -52,6 +52,21 @@ function mergeSlashes(path: string): string {
 }
 
 const HEX = /^[0-9A-Fa-f]{2}$/;
+/** What decoding changes: a `%`, or a character beyond ASCII (its UTF-8 bytes). */
+const DECODED_AWAY = /[%\u0080-\uffff]/;
+/** What resolving changes: a repeated slash, or a `.` or `..` segment. */
+const RESOLVED_AWAY = /\/\/|\/\.\.?(?:\/|$)/;
+/** What escaping changes (escapedForMatching): a character beyond visible ASCII, `#`, `%` or `?`. */
+const ESCAPED = /[^\x21-\x7e]|[#%?]/;
+
+/**
+ * The path percent-decoded once, as a latin1 string of its bytes. A path of ASCII without a `%` (nearly
+ * every one) is its own decoding: no bytes to build.
+ */
+function percentDecoded(path: string): string {
+  if (!DECODED_AWAY.test(path)) return path;
+  return Buffer.from(percentDecodedBytes(path)).toString('latin1');
+}
 
 /** Percent-escapes decoded once into bytes; a `%` not followed by two hex digits stays a `%`. */
 function percentDecodedBytes(path: string): number[] {
@@ -71,6 +86,7 @@ function percentDecodedBytes(path: string): number[] {
 
 /** `.` and `..` segments resolved (a `..` above the root stays at the root), repeated slashes merged. */
 function resolvedSegments(path: string): string {
+  if (!RESOLVED_AWAY.test(path)) return path;
   const segments: string[] = [];
   const parts = path.split('/').filter((part, i) => i === 0 || part !== '');
   for (const part of parts.slice(1)) {
@@ -85,6 +101,7 @@ function resolvedSegments(path: string): string {
 
 /** What nginx's ngx_escape_uri escapes in a URI (type 0): controls, space, `#`, `%`, `?` and non-ASCII. */
 function escapedForMatching(latin1Path: string): string {
+  if (!ESCAPED.test(latin1Path)) return latin1Path;
   let escaped = '';
   for (const char of latin1Path) {
     const byte = char.charCodeAt(0);
@@ -104,7 +121,7 @@ function escapedForMatching(latin1Path: string): string {
  * sent it, still percent-encoded.
  */
 export function normalizedPath(rawPath: string): string {
-  const decoded = Buffer.from(percentDecodedBytes(rawPath)).toString('latin1');
+  const decoded = percentDecoded(rawPath);
   return escapedForMatching(resolvedSegments(decoded.startsWith('/') ? decoded : `/${decoded}`));
 }
 

@@ -44,13 +44,16 @@ export function limitValues(
   now: number,
 ): DecisionLimitValues {
   if (limit === undefined) return {};
-  return {
-    limit: limit.max,
-    remaining: Math.max(limit.remaining ?? 0, 0),
-    ...(limit.resetAt !== undefined && { reset: Math.max(Math.ceil((limit.resetAt - now) / 1000), 0) }),
-    limitMetric: limit.metric,
-    limitPeriod: limit.period,
-  };
+  const { max, metric, period, resetAt } = limit;
+  const remaining = Math.max(limit.remaining ?? 0, 0);
+  return resetAt === undefined
+    ? { limit: max, remaining, limitMetric: metric, limitPeriod: period }
+    : { limit: max, remaining, reset: secondsUntil(resetAt, now), limitMetric: metric, limitPeriod: period };
+}
+
+/** Whole seconds from `now` until `at` (epoch ms), rounded up; 0 once it is past. */
+export function secondsUntil(at: number, now: number): number {
+  return Math.max(Math.ceil((at - now) / 1000), 0);
 }
 
 /**
@@ -95,13 +98,15 @@ const PERIOD_SECONDS = {
 
 /** `RateLimit-Policy` and `RateLimit`, or undefined when neither a limit nor a throttle applies to the call. */
 export function rateLimitFields(values: LimitValues): RateLimitFields | undefined {
-  const policies = [defaultPolicy(values), burstPolicy(values)].filter(
-    (policy): policy is Policy => policy !== undefined,
-  );
-  if (policies.length === 0) return undefined;
+  const byDefault = defaultPolicy(values);
+  const burst = burstPolicy(values);
+  if (byDefault === undefined || burst === undefined) {
+    const only = byDefault ?? burst;
+    return only && { 'RateLimit-Policy': only.policy, RateLimit: only.state };
+  }
   return {
-    'RateLimit-Policy': policies.map(({ policy }) => policy).join(', '),
-    RateLimit: policies.map(({ state }) => state).join(', '),
+    'RateLimit-Policy': `${byDefault.policy}, ${burst.policy}`,
+    RateLimit: `${byDefault.state}, ${burst.state}`,
   };
 }
 

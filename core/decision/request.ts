@@ -24,6 +24,9 @@ export interface GatewayRequest {
   readonly sourceAddress?: string;
 }
 
+/** The parameters of an empty query string: one object, never written (ParameterValues is read-only). */
+const NO_PARAMETERS: ParameterValues = Object.freeze({});
+
 /** Longest raw query string read; API Gateway's own limits keep real ones far below it. */
 export const MAX_QUERY_STRING_BYTES = 64 * 1024;
 
@@ -33,6 +36,7 @@ export const MAX_QUERY_STRING_BYTES = 64 * 1024;
  * Bounded and linear: a string beyond MAX_QUERY_STRING_BYTES is refused, not read in part.
  */
 export function parsedQueryString(raw: string): ParameterValues {
+  if (raw === '') return NO_PARAMETERS;
   if (raw.length > MAX_QUERY_STRING_BYTES) {
     throw new RangeError(`query string longer than ${MAX_QUERY_STRING_BYTES} characters`);
   }

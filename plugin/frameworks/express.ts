@@ -1,8 +1,9 @@
 /**
  * Express (5) and Connect middleware. It reads Node's own request and response, so it imports
  * nothing from Express: a refusal is written and ended here, an allowed call gets its RateLimit headers
- * and its grant (`req.access`) and goes on, and the call is settled when the response finishes (an error
- * a handler throws reaches Express's error handler, which answers 500 and finishes it).
+ * and its grant (`req.access`) and goes on, and, when its end matters (`countFailedResponses: false`), the
+ * call is settled when the response finishes (an error a handler throws reaches Express's error handler,
+ * which answers 500 and finishes it).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessControl, AccessGrant } from '../access-control';
@@ -33,7 +34,14 @@ export type ExpressMiddleware = (
   next: (error?: unknown) => void,
 ) => Promise<void>;
 
-export function expressMiddleware(control: Pick<AccessControl, 'check'>): ExpressMiddleware {
+/**
+ * `settles`: whether an allowed call's end matters (`countFailedResponses: false`); when it does not, no
+ * listener waits for the response to finish.
+ */
+export function expressMiddleware(
+  control: Pick<AccessControl, 'check'>,
+  settles: boolean,
+): ExpressMiddleware {
   return async (req, res, next) => {
     const clientAddress = req.ip ?? req.socket?.remoteAddress;
     const outcome = await control.check({
@@ -48,7 +56,7 @@ export function expressMiddleware(control: Pick<AccessControl, 'check'>): Expres
     }
     for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
     req.access = outcome.grant;
-    res.once('finish', () => void outcome.settle(res.statusCode));
+    if (settles) res.once('finish', () => void outcome.settle(res.statusCode));
     next();
   };
 }

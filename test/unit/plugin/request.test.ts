@@ -37,6 +37,15 @@ describe('readRequest', () => {
     expect(read.ok && Object.getOwnPropertyNames(read.request.query)).toEqual(['__proto__']);
   });
 
+  it('keeps a header named __proto__ a header', () => {
+    const headers = JSON.parse('{"__proto__": "x", "apikey": "k"}') as Record<string, string>;
+    const read = readRequest({ method: 'GET', url: '/x', headers });
+    expect(read.ok && Object.getOwnPropertyNames(read.request.headers)).toEqual(['__proto__', 'apikey']);
+    expect(read.ok && Object.getOwnPropertyDescriptor(read.request.headers, '__proto__')?.value).toEqual([
+      'x',
+    ]);
+  });
+
   it.each([
     ['a path too long', { url: `/${'a'.repeat(MAX_PATH_BYTES)}` }, 'path_too_long'],
     ['a query too long', { url: `/x?q=${'a'.repeat(MAX_QUERY_STRING_BYTES)}` }, 'query_too_long'],

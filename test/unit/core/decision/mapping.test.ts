@@ -174,6 +174,13 @@ describe('normalizedPath', () => {
     ['/v1/%3Fq=1', '/v1/%3Fq=1'],
     ['/v1/caf%C3%A9', '/v1/caf%C3%A9'],
     ['/v1/café', '/v1/caf%C3%A9'],
+    ['/', '/'],
+    ['', '/'],
+    ['v1/x', '/v1/x'],
+    ['/.well-known/x', '/.well-known/x'],
+    ['/a/.../..b', '/a/.../..b'],
+    ['/x/%2e%2e/y', '/y'],
+    ['/a#b?c', '/a%23b%3Fc'],
   ])('%s is matched as %s', (raw, normalized) => {
     expect(normalizedPath(raw)).toBe(normalized);
   });
