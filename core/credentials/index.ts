@@ -3,7 +3,7 @@
  * kinds of credential (how the platform is asked about it), and the credential id that stands for a
  * credential everywhere but in the request to the platform (invariant 5).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CredentialPrompt } from '../../contract/gateway-responses';
 import type { Credential } from '../platform/types';
 import type { CredentialMode } from '../settings/config';
@@ -104,20 +104,12 @@ export function credentialIdInput(serviceId: string, credential: Credential): st
   ]);
 }
 
-/** How many credentials' ids a process keeps at hand (the most recently computed). */
-const RECENT_IDS_KEPT = 10_000;
-/** Ids by their hash input: a key's calls hash it once, not once per call. In memory only, never shown. */
-const recentIds = new Map<string, string>();
-
-/** SHA-256 hex of the input, computed once while it stays among the recent ones. */
+/**
+ * SHA-256 hex of the input, in one call without a `Hash` object (node:crypto's `hash`). No id is kept by
+ * what it hashes: that would hold raw credentials in the process for as long as they stay recent.
+ */
 function sha256Hex(input: string): string {
-  const known = recentIds.get(input);
-  if (known !== undefined) return known;
-  // createHash, not the one-shot crypto.hash: the plugin's package runs on Node 20 before 20.12 too.
-  const id = createHash('sha256').update(input, 'utf8').digest('hex');
-  if (recentIds.size >= RECENT_IDS_KEPT) recentIds.delete(recentIds.keys().next().value as string);
-  recentIds.set(input, id);
-  return id;
+  return hash('sha256', input, 'hex');
 }
 
 /**
