@@ -419,7 +419,7 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * table, a cheaper reply for Redis to write and the client to read: 'allow', '' (the hinted plan),
  * publish, over, max, period end, remaining, bucket start, synced, the throttle's three ('' each when
  * none) and the limit field last (a platform metric's name, the one item not of the script's own
- * making), joined by tabs (hitReplyOf in cache.ts).
+ * making), joined by tabs (checkReplyOf in cache.ts).
  * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
  * no usage and opens no report window: the platform never hears of it.
  */

@@ -46,25 +46,26 @@ const ADDRESSES_KEPT = 10_000;
 /** The largest lease, as a share of the bound: other instances keep most of the second to lease from. */
 const LEASE_SHARE_OF_BOUND = 16;
 
-/** INCRBY, with the expiry set by the call that creates the counter: one round trip. Returns the new count. */
-const LEASE_SCRIPT = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
-if n == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return n`;
+/** INCRBY of `size`, with the expiry `ttl` set by the call that creates the counter. Returns the new count. */
+const LEASE_LUA = `local function lease(key, size, ttl)
+  local n = redis.call('INCRBY', key, size)
+  if n == size then redis.call('PEXPIRE', key, ttl) end
+  return n
+end
+`;
+
+/** One counter's lease in one round trip. KEYS: the counter. ARGV: the lease, TTL ms. Returns the new count. */
+const LEASE_SCRIPT = `${LEASE_LUA}return lease(KEYS[1], tonumber(ARGV[1]), ARGV[2])`;
 
 /**
  * An address's lease and the second's in one round trip (their counters share the second's hash tag).
  * KEYS: the address's counter, the second's. ARGV: the address's lease, its share, the second's lease, TTL
  * ms. Returns both counts; the second's is -1 when the address had no call left (nothing taken of it).
  */
-const JOINT_LEASE_SCRIPT = `local function lease(key, size)
-  local n = redis.call('INCRBY', key, size)
-  if n == size then redis.call('PEXPIRE', key, ARGV[4]) end
-  return n
-end
-local address_lease = tonumber(ARGV[1])
-local address_count = lease(KEYS[1], address_lease)
+const JOINT_LEASE_SCRIPT = `${LEASE_LUA}local address_lease = tonumber(ARGV[1])
+local address_count = lease(KEYS[1], address_lease, ARGV[4])
 if address_count - address_lease >= tonumber(ARGV[2]) then return {address_count, -1} end
-return {address_count, lease(KEYS[2], tonumber(ARGV[3]))}`;
+return {address_count, lease(KEYS[2], tonumber(ARGV[3]), ARGV[4])}`;
 
 /** The calls this instance holds of one counter for one second. */
 interface Lease {
