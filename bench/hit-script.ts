@@ -13,14 +13,12 @@
  * when taskset allows (placement.ts); the load average is printed at the start and the end.
  */
 import os from 'node:os';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { AccessCache } from '../core/budget/cache';
 import { CHECK_SCRIPT } from '../core/budget/cache-scripts';
-import { findOnPath, startRedisServer } from '../local/redis';
-import { parseCommandStats } from './commandstats';
 import { BENCH_SERVICE_ID } from './fixture';
 import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from './hit-script-steps';
-import { pinBench, pinProcess } from './placement';
+import { evalshaMicros, startScriptBench } from './script-rounds';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -94,14 +92,9 @@ async function hitArguments(redis: Redis, throttled: boolean): Promise<{ keys: s
 async function main(): Promise<void> {
   const [rounds = 30, calls = 500] = process.argv.slice(2).map(Number);
   const loadAtStart = os.loadavg()[0] as number;
-  const placement = pinBench(console.log);
-  const binary = findOnPath('redis-server');
-  if (binary === undefined) throw new Error('redis-server is not installed');
-  const server = await startRedisServer(binary);
-  const redis = new Redis({ host: server.host, port: server.port, commandTimeout: 10_000 });
+  const bench = await startScriptBench();
+  const { redis } = bench;
   try {
-    const info = await redis.info('server');
-    if (placement !== undefined) pinProcess(Number(/process_id:(\d+)/.exec(info)?.[1]), placement.redisCpus);
     const { keys, argv } = await hitArguments(redis, false);
     const throttledHit = await hitArguments(redis, true);
     const scripts = new Map<string, string>([
@@ -115,14 +108,10 @@ async function main(): Promise<void> {
     ]);
     const shas = new Map<string, string>();
     for (const [name, lua] of scripts) shas.set(name, String(await redis.script('LOAD', lua)));
-    const round = async (name: string, count: number) => {
-      const sha = shas.get(name) as string;
+    const round = (name: string, count: number) => {
       const hit = name === THROTTLED ? throttledHit : { keys, argv };
-      await redis.config('RESETSTAT');
-      for (let i = 0; i < count; i++) await redis.evalsha(sha, hit.keys.length, ...hit.keys, ...hit.argv);
-      const stat = parseCommandStats(await redis.info('commandstats')).get('evalsha');
-      if (stat === undefined || stat.calls === 0) throw new Error('INFO commandstats has no evalsha');
-      return stat.usec / stat.calls;
+      const args = [...hit.keys, ...hit.argv];
+      return evalshaMicros(redis, shas.get(name) as string, count, hit.keys.length, () => args);
     };
     const names = [...shas.keys()];
     for (const name of names) await round(name, 200);
@@ -132,14 +121,10 @@ async function main(): Promise<void> {
         micros.get(name)?.push(await round(name, calls));
       }
     }
-    const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
     console.log(
       `hit script: ${keys.length} keys, ${argv.length} arguments; ${rounds} rounds of ${calls} calls`,
     );
-    const where = placement
-      ? `redis-server on CPU ${placement.redisCpus}, this process on CPU ${placement.benchCpus} (taskset)`
-      : 'unpinned';
-    console.log(`Node ${process.version}, redis-server ${version}; ${where}`);
+    console.log(bench.description);
     for (const figure of pairedFigures(micros, 'whole script')) {
       const step = HIT_SCRIPT_STEPS.find((candidate) => `up to ${candidate.name}` === figure.name);
       console.log(
@@ -152,8 +137,7 @@ async function main(): Promise<void> {
       `load average (1 min): ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0]?.toFixed(2)} at the end`,
     );
   } finally {
-    redis.disconnect();
-    await server.stop();
+    await bench.stop();
   }
 }
 

@@ -52,7 +52,11 @@ import { GCRA_STEP_LUA, THROTTLE_LUA } from './throttle-script';
  * The start of the period now is in, as ARGV[6..11] has it (minute, hour, day, week, month, year), as text.
  * An if-chain, not a table: the script's body runs on every call, so a table here would be built each time.
  */
-const HOT_PRELUDE = lua`
+/**
+ * What every script that reads limits or the metric tree starts with, the store script included (which
+ * defines nothing else of HOT_PRELUDE: a first call's store makes only the closures it runs).
+ */
+const LIMIT_PRELUDE = lua`
 local function int(n) return string.format('%.0f', n) end
 
 -- A limit is '<period start> <period end> <max> <current>' (-1 -1 for eternity). A snapshot stored
@@ -67,6 +71,18 @@ local function limit_texts(value)
   return nil
 end
 
+-- The platform adds the usage of a metric to all its ancestors; so do the limit checks here.
+local function add_up(totals, parents, metric, amount)
+  local depth = 0
+  while metric and depth < 16 do
+    totals[metric] = (totals[metric] or 0) + amount
+    metric = parents[metric]
+    depth = depth + 1
+  end
+end
+`;
+
+const HOT_PRELUDE = lua`${LIMIT_PRELUDE}
 -- The first bytes of the field names that are not compared whole (string.byte allocates nothing).
 local LIMIT_FIELD, PARENT_FIELD, THROTTLE_FIELD = string.byte('l'), string.byte('p'), string.byte('t')
 
@@ -109,16 +125,6 @@ local function take_need(snapshot, metric, need)
     end
   end
   return limit_fields
-end
-
--- The platform adds the usage of a metric to all its ancestors; so do the limit checks here.
-local function add_up(totals, parents, metric, amount)
-  local depth = 0
-  while metric and depth < 16 do
-    totals[metric] = (totals[metric] or 0) + amount
-    metric = parents[metric]
-    depth = depth + 1
-  end
 end
 
 -- Adds a pending or in-flight hash's usage into \`buckets\` (see HOT_PRELUDE); whether it held any.
@@ -304,20 +310,12 @@ local function read_snapshot(app_key)
 end
 `;
 
-/**
- * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
- * script's body runs on every call, and each `local function` it defines is a closure made again each time.
- */
-export const PRELUDE = lua`${HOT_PRELUDE}${READ_SNAPSHOT}
+/** How an answer is stored over what the snapshot holds (the store script's and the reporter's). */
+const ANSWER_FUNCTIONS = lua`
 local function parse_limit(value)
   local period_start, period_end, max, current = limit_texts(value)
   if not period_start then return nil end
   return tonumber(period_start), tonumber(period_end), tonumber(max), tonumber(current)
-end
-
--- Usage by bucket start, each bucket's metrics added up to their ancestors; and whether the hash held any.
-local function bucket_totals(key, parents, buckets)
-  return buckets, add_usage(key, { parents = parents }, buckets)
 end
 
 -- Counters only grow within a period, so of two answers for the same period the higher count is the
@@ -343,8 +341,18 @@ local function keep_or_expire(app_key, since_key, ttl_ms)
     redis.call('PEXPIRE', app_key, ttl_ms)
   end
 end
-
 `;
+
+/**
+ * What the scripts other than the hot path use besides HOT_PRELUDE. Kept out of the hot path's text: a
+ * script's body runs on every call, and each `local function` it defines is a closure made again each time.
+ */
+export const PRELUDE = lua`${HOT_PRELUDE}${READ_SNAPSHOT}
+-- Usage by bucket start, each bucket's metrics added up to their ancestors; and whether the hash held any.
+local function bucket_totals(key, parents, buckets)
+  return buckets, add_usage(key, { parents = parents }, buckets)
+end
+${ANSWER_FUNCTIONS}`;
 
 export interface ScriptDefinition {
   readonly name: string;
@@ -622,7 +630,6 @@ repeat
   return {'allow', plan, publish, over, field, max, period_end, left, bucket, synced, throttle_field or '', throttle_a or '',
     throttle_b or ''}
 until true
-${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- What the budget's keys hash says of the presented key: true when it was found valid (or there is no
 -- key to check), false when it was never checked (or its refusal expired), or the reply refusing it.
 local function presented_key()
@@ -634,26 +641,30 @@ local function presented_key()
   if tonumber(until_ms) > now then return {'cached', 'invalid:' .. code, '0'} end
   return false
 end
--- An active snapshot is read by name. The store script that makes a snapshot active deletes the negative
--- entry in the same step, and any answer that sets one makes the state invalid, so it needs no GET then.
-local snapshot = read_call_snapshot(values)
+-- An active snapshot with its bucket field is read by name (read_call_snapshot). The store script that
+-- makes a snapshot active deletes the negative entry in the same step, and any answer that sets one makes
+-- the state invalid, so it needs no GET then. Any other is first checked for a negative entry, and a
+-- budget without a snapshot (the miss) is answered before the general path's functions are made.
 local key_known
-if snapshot then
-  key_known = presented_key()
-  if type(key_known) == 'table' then return key_known end
-else
+if values[1] ~= 'active' or type(values[5]) ~= 'string' then
   local negative = redis.call('GET', KEYS[1])
   if negative then return {'cached', negative, '0'} end
   key_known = presented_key()
   if type(key_known) == 'table' then return key_known end
-  ${READ_SNAPSHOT}
-  snapshot = read_snapshot(KEYS[2])
-  if not snapshot.state then
+  if type(values[1]) ~= 'string' then
     local seen = redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 1 and '1' or '0'
     if ARGV[14] == '' then return {'miss', '0', seen} end
-    local claimed = redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX')
-    return {'miss', claimed and '1' or '0', seen}
+    return {'miss', redis.call('SET', KEYS[8], ARGV[14], 'PX', ARGV[15], 'NX') and '1' or '0', seen}
   end
+end
+${HOT_PRELUDE}${CALL_SNAPSHOT}
+local snapshot = read_call_snapshot(values)
+if snapshot then
+  key_known = presented_key()
+  if type(key_known) == 'table' then return key_known end
+else
+  ${READ_SNAPSHOT}
+  snapshot = read_snapshot(KEYS[2])
   -- Stored before the bucket field: the smallest limited period that nests in every other (module note).
   if not snapshot.bucket then
     local rank, smallest = { minute = 1, hour = 2, day = 3 }, 'day'
@@ -771,7 +782,7 @@ return {unpack(reply)}
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
   numberOfKeys: 6,
-  lua: lua`${PRELUDE}${THROTTLE_LUA}
+  lua: lua`${LIMIT_PRELUDE}${ANSWER_FUNCTIONS}${THROTTLE_LUA}
 if ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9] then redis.call('DEL', KEYS[5]) end
 local state = ARGV[1]
 if ARGV[7] ~= '' and ARGV[8] ~= '' then
@@ -802,7 +813,6 @@ for i = 1, #old, 2 do
   end
 end
 local fields = {'state', state, 'cred', ARGV[4], 'plan', ARGV[5], 'synced', ARGV[6]}
-local parents = {}
 for i = first_field, #ARGV, 2 do
   local name = ARGV[i]
   fields[#fields + 1] = name
@@ -810,7 +820,6 @@ for i = first_field, #ARGV, 2 do
     fields[#fields + 1] = newest_limit(kept[name], ARGV[i + 1])
   else
     fields[#fields + 1] = ARGV[i + 1]
-    if string.sub(name, 1, 7) == 'parent:' then parents[string.sub(name, 8)] = ARGV[i + 1] end
   end
   kept[name] = nil
 end
@@ -824,7 +833,10 @@ if #old > 0 then redis.call('DEL', KEYS[2]) end
 -- unpack() takes a bounded number of values: the fields go in slices.
 for i = 1, #fields, 200 do redis.call('HSET', KEYS[2], unpack(fields, i, math.min(i + 199, #fields))) end
 if ARGV[10] ~= '' then
-  local requested = {}
+  local parents, requested = {}, {}
+  for i = first_field, #ARGV, 2 do
+    if string.sub(ARGV[i], 1, 7) == 'parent:' then parents[string.sub(ARGV[i], 8)] = ARGV[i + 1] end
+  end
   for i = 13, first_field - 1, 2 do add_up(requested, parents, ARGV[i], tonumber(ARGV[i + 1])) end
   take_throttles(KEYS[2], throttles, ARGV[10], ARGV[11], ARGV[5], requested, true)
 end

@@ -423,6 +423,28 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await redis.exists(keys.pending, keys.since)).toBe(0);
       expect(await check()).toMatchObject({ kind: 'allow' });
     });
+
+    it('a late first call claims no lock: its caller asked the platform already', async () => {
+      const late = new AccessCache(redis, {
+        serviceId: SERVICE,
+        negativeTtlMs: 60_000,
+        leaseMs: 30_000,
+        wallClock: () => Date.now() - 60_000,
+        hotPathDeadlineMs: 300,
+      });
+      await expect(
+        late.check({
+          credentialId: ID,
+          keyId: '',
+          usage: { get_word: 1 },
+          now: T0,
+          windowMs: 0,
+          softLimits: false,
+          firstCallLock: { token: 'late', ttlMs: 5_000 },
+        }),
+      ).rejects.toThrow(/deadline/);
+      expect(await redis.exists(keys.firstCall)).toBe(0);
+    });
   });
 
   describe('first calls', () => {
