@@ -401,8 +401,9 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
  * A budget with a snapshot decides every endpoint here: the snapshot holds all the plan's limits and
- * the metric tree, and the mapping rules are local, so only a budget without one asks the platform. A
- * miss claims the budget's first-call lock (SET NX) when the caller sends a token, in the same step that
+ * the metric tree, and the mapping rules are local, so only a budget without one asks the platform.
+ * That miss is answered right after the hit path, before the general path's functions are made (a first
+ * call's check makes no closure but the throttle's two and presented_key). A miss claims the budget's first-call lock (SET NX) when the caller sends a token, in the same step that
  * found no snapshot, so exactly one of concurrent first calls asks the platform and no call asks after
  * an answer is stored. A miss or an unchecked key also says whether the key id is in the budget's seen
  * marks (STORE_SCRIPT writes them), so the first-call gate needs no round trip of its own to know it.
