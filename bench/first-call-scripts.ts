@@ -12,13 +12,12 @@
  * `INFO commandstats`, and each figure is the median over the rounds, with the median of its differences
  * with its script in the same rounds.
  */
-import os from 'node:os';
 import type Redis from 'ioredis';
 import { AccessCache } from '../core/budget/cache';
 import { CHECK_SCRIPT, type ScriptDefinition, STORE_SCRIPT } from '../core/budget/cache-scripts';
 import { BENCH_SERVICE_ID } from './fixture';
 import { pairedFigures } from './hit-script-steps';
-import { evalshaMicros, startScriptBench } from './script-rounds';
+import { evalshaMicros, figureLine, startScriptBench } from './script-rounds';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -102,7 +101,6 @@ async function firstCallArguments(redis: Redis): Promise<{ check: SentScript; st
 
 async function main(): Promise<void> {
   const [rounds = 15, calls = 400] = process.argv.slice(2).map(Number);
-  const loadAtStart = os.loadavg()[0] as number;
   const bench = await startScriptBench();
   const { redis } = bench;
   try {
@@ -150,15 +148,9 @@ async function main(): Promise<void> {
         [...micros].filter(([name]) => name.startsWith(reference.split(' ')[0] as string)),
       );
       for (const figure of pairedFigures(pair, reference)) {
-        console.log(
-          `${figure.name.padEnd(18)} ${figure.medianMicros.toFixed(2).padStart(7)} µs median, ` +
-            `${figure.medianDifferenceMicros.toFixed(2).padStart(7)} µs against ${reference} (paired)`,
-        );
+        console.log(figureLine(figure, reference, 18));
       }
     }
-    console.log(
-      `load average (1 min): ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0]?.toFixed(2)} at the end`,
-    );
   } finally {
     await bench.stop();
   }

@@ -12,13 +12,12 @@
  * differences with the whole script in the same rounds. redis-server is pinned apart from this process
  * when taskset allows (placement.ts); the load average is printed at the start and the end.
  */
-import os from 'node:os';
 import type Redis from 'ioredis';
 import { AccessCache } from '../core/budget/cache';
 import { CHECK_SCRIPT } from '../core/budget/cache-scripts';
 import { BENCH_SERVICE_ID } from './fixture';
 import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from './hit-script-steps';
-import { evalshaMicros, startScriptBench } from './script-rounds';
+import { evalshaMicros, figureLine, startScriptBench } from './script-rounds';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -91,7 +90,6 @@ async function hitArguments(redis: Redis, throttled: boolean): Promise<{ keys: s
 
 async function main(): Promise<void> {
   const [rounds = 30, calls = 500] = process.argv.slice(2).map(Number);
-  const loadAtStart = os.loadavg()[0] as number;
   const bench = await startScriptBench();
   const { redis } = bench;
   try {
@@ -127,15 +125,8 @@ async function main(): Promise<void> {
     console.log(bench.description);
     for (const figure of pairedFigures(micros, 'whole script')) {
       const step = HIT_SCRIPT_STEPS.find((candidate) => `up to ${candidate.name}` === figure.name);
-      console.log(
-        `${figure.name.padEnd(24)} ${figure.medianMicros.toFixed(2).padStart(7)} µs median, ` +
-          `${figure.medianDifferenceMicros.toFixed(2).padStart(7)} µs against the whole script (paired)` +
-          (step ? `  [${step.adds}]` : ''),
-      );
+      console.log(figureLine(figure, 'the whole script', 24) + (step ? `  [${step.adds}]` : ''));
     }
-    console.log(
-      `load average (1 min): ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0]?.toFixed(2)} at the end`,
-    );
   } finally {
     await bench.stop();
   }

@@ -4,7 +4,7 @@
  * and every script must stay within one slot).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AccessCache, type CheckRequest, ENTRY_TTL_MS } from '../../../core/budget/cache';
+import { AccessCache, type CheckRequest, ENTRY_TTL_MS, type FirstCallLock } from '../../../core/budget/cache';
 import { SEEN_MARK_TTL_SECONDS } from '../../../core/budget/cache-scripts';
 import { credentialKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
@@ -401,48 +401,33 @@ export function describeAccessCache(target: () => TestRedis): void {
   });
 
   describe('hot-path deadline', () => {
-    it('a script that reaches Redis after its caller gave up changes nothing and says so', async () => {
-      await storeActive([hourly('hits', 100, 1)]);
-      const late = new AccessCache(redis, {
+    /** A check whose caller's clock is a minute ahead of Redis's: it reaches Redis after its deadline. */
+    const lateCheck = (firstCallLock?: FirstCallLock) =>
+      new AccessCache(redis, {
         serviceId: SERVICE,
         negativeTtlMs: 60_000,
         leaseMs: 30_000,
         wallClock: () => Date.now() - 60_000,
         hotPathDeadlineMs: 300,
+      }).check({
+        credentialId: ID,
+        keyId: '',
+        usage: { get_word: 1 },
+        now: T0,
+        windowMs: 0,
+        softLimits: false,
+        ...(firstCallLock && { firstCallLock }),
       });
-      await expect(
-        late.check({
-          credentialId: ID,
-          keyId: '',
-          usage: { get_word: 1 },
-          now: T0,
-          windowMs: 0,
-          softLimits: false,
-        }),
-      ).rejects.toThrow(/deadline/);
+
+    it('a script that reaches Redis after its caller gave up changes nothing and says so', async () => {
+      await storeActive([hourly('hits', 100, 1)]);
+      await expect(lateCheck()).rejects.toThrow(/deadline/);
       expect(await redis.exists(keys.pending, keys.since)).toBe(0);
       expect(await check()).toMatchObject({ kind: 'allow' });
     });
 
     it('a late first call claims no lock: its caller asked the platform already', async () => {
-      const late = new AccessCache(redis, {
-        serviceId: SERVICE,
-        negativeTtlMs: 60_000,
-        leaseMs: 30_000,
-        wallClock: () => Date.now() - 60_000,
-        hotPathDeadlineMs: 300,
-      });
-      await expect(
-        late.check({
-          credentialId: ID,
-          keyId: '',
-          usage: { get_word: 1 },
-          now: T0,
-          windowMs: 0,
-          softLimits: false,
-          firstCallLock: { token: 'late', ttlMs: 5_000 },
-        }),
-      ).rejects.toThrow(/deadline/);
+      await expect(lateCheck({ token: 'late', ttlMs: 5_000 })).rejects.toThrow(/deadline/);
       expect(await redis.exists(keys.firstCall)).toBe(0);
     });
   });
