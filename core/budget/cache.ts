@@ -19,6 +19,7 @@ import { periodWindow } from './periods';
 import {
   commandTimeoutOf,
   ensureConnected,
+  mustConnectFirst,
   onEveryPrimary,
   primariesOf,
   REDIS_CONNECT_TIMEOUT_MS,
@@ -873,12 +874,34 @@ export class AccessCache {
     return [...found];
   }
 
-  private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
+  /**
+   * Sends the script once the client is connected. A connected client's command is sent at once, not
+   * after an await of nothing (the hot path's serial calls pay for every turn). Never throws: a failure
+   * is the promise's.
+   */
+  private run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
+    if (mustConnectFirst(this.redis)) return this.runOnceConnected(script, keys, args);
+    try {
+      return this.send(script, keys, args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async runOnceConnected(
+    script: ScriptDefinition,
+    keys: string[],
+    args: (string | number)[],
+  ): Promise<unknown> {
     await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS).catch(
       (error: unknown) => {
         throw new CommandNotSentError(error);
       },
     );
+    return await this.send(script, keys, args);
+  }
+
+  private send(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
     const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
     return call.call(this.redis, ...keys, ...args);
   }

@@ -208,6 +208,17 @@ export function commandTimeoutOf(client: RedisConnection): number | undefined {
 const connecting = new WeakMap<RedisConnection, Promise<void>>();
 
 /**
+ * Whether ensureConnected would wait before a command: a connect under way or to start. A caller on the
+ * hot path asks this first and, when nothing is to wait for, sends at once instead of awaiting a promise
+ * that is already settled (a turn of the event loop's microtasks, about 10 µs of a serial call).
+ */
+export function mustConnectFirst(client: RedisConnection): boolean {
+  if (connecting.has(client)) return true;
+  const { status } = client;
+  return status === 'wait' || status === 'connect' || status === 'connecting' || status === 'reconnecting';
+}
+
+/**
  * Connects a lazy client on its first use (concurrent callers share that one connect), and waits at
  * most `waitMs` for a client that is reconnecting: without an offline queue a command sent meanwhile
  * would fail at once. The authorizer waits briefly (a Redis outage must not add a connect timeout to
