@@ -96,6 +96,14 @@ const PERIOD_SECONDS = {
   year: 31_622_400,
 } as const;
 
+/**
+ * The `w` parameter of each fixed period, written once: a map, so that no name an object inherits
+ * (`constructor`) reads as a period.
+ */
+const PERIOD_WINDOWS: ReadonlyMap<string, string> = new Map(
+  Object.entries(PERIOD_SECONDS).map(([period, seconds]) => [period, `;w=${seconds}`]),
+);
+
 /** `RateLimit-Policy` and `RateLimit`, or undefined when neither a limit nor a throttle applies to the call. */
 export function rateLimitFields(values: LimitValues): RateLimitFields | undefined {
   const byDefault = defaultPolicy(values);
@@ -117,10 +125,7 @@ interface Policy {
 
 function defaultPolicy({ limit, remaining, reset, limitPeriod }: LimitValues): Policy | undefined {
   if (limit === undefined || limit === null || remaining === undefined) return undefined;
-  const window =
-    typeof limitPeriod === 'string' && limitPeriod in PERIOD_SECONDS
-      ? `;w=${PERIOD_SECONDS[limitPeriod as keyof typeof PERIOD_SECONDS]}`
-      : '';
+  const window = (typeof limitPeriod === 'string' && PERIOD_WINDOWS.get(limitPeriod)) || '';
   const resetIn = reset === undefined || reset === null ? '' : `;t=${reset}`;
   return { policy: `"default";q=${limit}${window}`, state: `"default";r=${remaining}${resetIn}` };
 }
