@@ -290,27 +290,26 @@ function pairsToUsage(flat: readonly string[]): Usage {
 
 const STARTED_PERIODS = ['minute', 'hour', 'day', 'week', 'month', 'year'] as const;
 
+/** The minute whose period starts periodStarts holds (a memo of one entry; NaN: none yet), and them. */
+let startsMinute = Number.NaN;
+let starts: readonly number[] = [];
+
 /**
- * The starts of the minute, hour, day, week, month and year a time is in, as the scripts take them, worked
+ * The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them, worked
  * out once a minute: every one of these periods starts on a minute, so they hold for the whole minute.
  */
-class PeriodStarts {
-  private minute = Number.NaN;
-  private starts: readonly number[] = [];
-
-  at(now: number): readonly number[] {
-    const minute = minuteStart(now);
-    if (minute !== this.minute) {
-      this.starts = STARTED_PERIODS.map((period) => periodWindow(period, now).start);
-      this.minute = minute;
-    }
-    return this.starts;
+function periodStarts(now: number): readonly number[] {
+  const minute = minuteStart(now);
+  if (minute !== startsMinute) {
+    starts = STARTED_PERIODS.map((period) => periodWindow(period, now).start);
+    startsMinute = minute;
   }
+  return starts;
 }
 
 /** The bucket of usage admitted unchecked: the minute, as nothing tells which periods the plan limits. */
 export function admittedBucketOf(now: number): number {
-  return periodWindow('minute', now).start;
+  return minuteStart(now);
 }
 
 function encodeKeyFact(fact: KeyFact, until: number): string {
@@ -511,7 +510,6 @@ export class AccessCache {
   private readonly hotPathDeadlineMs: number | undefined;
   private readonly throttles: ThrottleTable;
   private readonly needHints: NeedHints;
-  private readonly periodStarts = new PeriodStarts();
   private readonly keys: ServiceKeys;
   private readonly reportBatchScripts = new LazyScripts(
     () => import('./report-batch-scripts'),
@@ -562,7 +560,7 @@ export class AccessCache {
           request.windowMs,
           request.softLimits ? '1' : '0',
           this.hotPathDeadlineMs === undefined ? 0 : this.wallClock() + this.hotPathDeadlineMs,
-          ...this.periodStarts.at(request.now),
+          ...periodStarts(request.now),
           this.throttles.text,
           this.throttleClockArg(),
           request.firstCallLock?.token ?? '',
@@ -812,35 +810,20 @@ export class AccessCache {
   }
 
   /**
-   * Sends the script once the client is connected. A connected client's command is sent at once, not
-   * after an await of nothing (the hot path's serial calls pay for every turn). Never throws: a failure
-   * is the promise's.
+   * Sends the script once the client is connected; a connected client's at once, not after an await of
+   * nothing (the hot path's serial calls pay for every turn).
    */
   private run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
-    if (mustConnectFirst(this.redis)) return this.runOnceConnected(script, keys, args);
-    try {
-      return this.send(script, keys, args);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  private async runOnceConnected(
-    script: ScriptDefinition,
-    keys: string[],
-    args: (string | number)[],
-  ): Promise<unknown> {
-    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS).catch(
-      (error: unknown) => {
-        throw new CommandNotSentError(error);
-      },
-    );
-    return await this.send(script, keys, args);
-  }
-
-  private send(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
-    return call.call(this.redis, ...keys, ...args);
+    const send = () =>
+      (this.redis as unknown as Record<string, ScriptCall>)[script.name].call(this.redis, ...keys, ...args);
+    return mustConnectFirst(this.redis)
+      ? ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS).then(
+          send,
+          (error: unknown) => {
+            throw new CommandNotSentError(error);
+          },
+        )
+      : send();
   }
 }
 

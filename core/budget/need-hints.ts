@@ -41,39 +41,20 @@ function parseNeed(text: string): Need {
 export class NeedHints {
   private readonly byMetric = new Map<string, Need>();
   /**
-   * argsFor's answers by the call's metrics (metricsKey), kept until a hint or the plan changes: on a run
-   * of hits nothing changes, and building them was about a tenth of the plugin's time before the script.
-   */
-  private readonly argsByMetrics = new Map<string, readonly string[]>();
-  private hintedPlan = '';
-
-  constructor(private readonly throttles: ThrottleTable) {}
-
-  /**
    * The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked),
    * and a hit on it leaves the plan out of its reply.
    */
-  get plan(): string {
-    return this.hintedPlan;
-  }
+  plan = '';
+
+  constructor(private readonly throttles: ThrottleTable) {}
 
   /**
    * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
    * throttles (see CHECK_SCRIPT's ARGV): the counts and the plan, the fields to read by name, then what
    * the hints say of them and the plan's throttles' parameters.
    */
-  argsFor(usage: Usage): readonly string[] {
+  argsFor(usage: Usage): string[] {
     const metrics = Object.keys(usage);
-    const key = metricsKey(metrics);
-    const known = this.argsByMetrics.get(key);
-    if (known !== undefined) return known;
-    const args = this.argsOf(metrics);
-    if (this.argsByMetrics.size >= MAX_KEPT_HINT_ARGS) this.argsByMetrics.clear();
-    this.argsByMetrics.set(key, args);
-    return args;
-  }
-
-  private argsOf(metrics: readonly string[]): string[] {
     const needs = metrics.map((metric) => this.byMetric.get(metric));
     const fields = new Map<string, readonly [string, string]>();
     const parents = new Map<string, string>();
@@ -86,48 +67,28 @@ export class NeedHints {
         child = ancestor;
       }
     });
-    const { throttles } = this;
-    const throttleFields = throttles.fieldsOf(this.hintedPlan);
+    const { throttles, plan } = this;
+    const throttleFields = throttles.fieldsOf(plan);
     return [
       String(metrics.length),
       String(fields.size),
       String(throttleFields.length),
-      this.hintedPlan,
+      plan,
       ...metrics.map((metric) => `need:${metric}`),
       ...fields.keys(),
       ...throttleFields,
       ...needs.map((need) => need?.text ?? ''),
       ...[...fields.values()].map(([, metric]) => metric),
-      ...throttles.paramsOf(this.hintedPlan),
+      ...throttles.paramsOf(plan),
       ...[...parents.entries()].flat(),
     ];
   }
 
   /** Takes an allowed call's plan and the metric/need pairs its reply carries. */
   learn(plan: string, pairs: readonly string[]): void {
-    if (plan !== this.hintedPlan) {
-      this.hintedPlan = plan;
-      this.argsByMetrics.clear();
-    }
+    this.plan = plan;
     for (let i = 0; i + 1 < pairs.length; i += 2) {
-      const metric = pairs[i] as string;
-      const text = pairs[i + 1] as string;
-      if (this.byMetric.get(metric)?.text === text) continue;
-      this.byMetric.set(metric, parseNeed(text));
-      this.argsByMetrics.clear();
+      this.byMetric.set(pairs[i] as string, parseNeed(pairs[i + 1] as string));
     }
   }
-}
-
-/**
- * Bound of NeedHints' kept arguments: one entry per set of metrics a call maps to, which the mapping rules
- * bound, but their combinations need not be few.
- */
-const MAX_KEPT_HINT_ARGS = 256;
-
-/** The call's metrics as one text that tells any two lists apart (each name after its length). */
-function metricsKey(metrics: readonly string[]): string {
-  let key = '';
-  for (const metric of metrics) key += `${metric.length}:${metric}`;
-  return key;
 }

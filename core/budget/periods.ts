@@ -23,11 +23,11 @@ export function minuteStart(at: number): number {
   return floorTo(at, MINUTE_MS);
 }
 
-/**
- * The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). A calendar
- * date is read only for the periods that need one (the hot path asks for minutes and hours on every call).
- */
+/** The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). */
 export function periodWindow(period: Period, at: number): PeriodWindow {
+  const date = new Date(at);
+  const year = date.getUTCFullYear();
+  const month = date.getUTCMonth();
   switch (period) {
     case 'eternity':
       return { start: 0 };
@@ -38,19 +38,13 @@ export function periodWindow(period: Period, at: number): PeriodWindow {
     case 'day':
       return { start: floorTo(at, DAY_MS), end: floorTo(at, DAY_MS) + DAY_MS };
     case 'week': {
-      const daysSinceMonday = (new Date(at).getUTCDay() + 6) % 7;
+      const daysSinceMonday = (date.getUTCDay() + 6) % 7;
       const start = floorTo(at, DAY_MS) - daysSinceMonday * DAY_MS;
       return { start, end: start + 7 * DAY_MS };
     }
-    case 'month': {
-      const date = new Date(at);
-      const year = date.getUTCFullYear();
-      const month = date.getUTCMonth();
+    case 'month':
       return { start: Date.UTC(year, month, 1), end: Date.UTC(year, month + 1, 1) };
-    }
-    case 'year': {
-      const year = new Date(at).getUTCFullYear();
+    case 'year':
       return { start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) };
-    }
   }
 }

@@ -213,9 +213,14 @@ const connecting = new WeakMap<RedisConnection, Promise<void>>();
  * that is already settled (a turn of the event loop's microtasks, about 10 µs of a serial call).
  */
 export function mustConnectFirst(client: RedisConnection): boolean {
-  if (connecting.has(client)) return true;
   const { status } = client;
-  return status === 'wait' || status === 'connect' || status === 'connecting' || status === 'reconnecting';
+  return (
+    connecting.has(client) ||
+    status === 'wait' ||
+    status === 'connect' ||
+    status === 'connecting' ||
+    status === 'reconnecting'
+  );
 }
 
 /**
@@ -230,19 +235,12 @@ export async function ensureConnected(
 ): Promise<void> {
   const pending = connecting.get(client);
   if (pending) return pending;
-  switch (client.status) {
-    case 'wait': {
-      const connect = connectClient(client).finally(() => connecting.delete(client));
-      connecting.set(client, connect);
-      return connect;
-    }
-    case 'connect':
-    case 'connecting':
-    case 'reconnecting':
-      return waitForReady(client, waitMs);
-    default:
-      return;
+  if (client.status === 'wait') {
+    const connect = connectClient(client).finally(() => connecting.delete(client));
+    connecting.set(client, connect);
+    return connect;
   }
+  if (mustConnectFirst(client)) return waitForReady(client, waitMs);
 }
 
 /**

@@ -96,14 +96,6 @@ const PERIOD_SECONDS = {
   year: 31_622_400,
 } as const;
 
-/**
- * The `w` parameter of each fixed period, written once: a map, so that no name an object inherits
- * (`constructor`) reads as a period.
- */
-const PERIOD_WINDOWS: ReadonlyMap<string, string> = new Map(
-  Object.entries(PERIOD_SECONDS).map(([period, seconds]) => [period, `;w=${seconds}`]),
-);
-
 /** `RateLimit-Policy` and `RateLimit`, or undefined when neither a limit nor a throttle applies to the call. */
 export function rateLimitFields(values: LimitValues): RateLimitFields | undefined {
   const byDefault = defaultPolicy(values);
@@ -125,7 +117,11 @@ interface Policy {
 
 function defaultPolicy({ limit, remaining, reset, limitPeriod }: LimitValues): Policy | undefined {
   if (limit === undefined || limit === null || remaining === undefined) return undefined;
-  const window = (typeof limitPeriod === 'string' && PERIOD_WINDOWS.get(limitPeriod)) || '';
+  // Own keys only: a name every object inherits (`constructor`) is no period.
+  const window =
+    typeof limitPeriod === 'string' && Object.hasOwn(PERIOD_SECONDS, limitPeriod)
+      ? `;w=${PERIOD_SECONDS[limitPeriod as keyof typeof PERIOD_SECONDS]}`
+      : '';
   const resetIn = reset === undefined || reset === null ? '' : `;t=${reset}`;
   return { policy: `"default";q=${limit}${window}`, state: `"default";r=${remaining}${resetIn}` };
 }

@@ -57,7 +57,7 @@ describe('NeedHints: the check script hint arguments', () => {
     );
   });
 
-  it('tells apart calls whose metrics would read alike joined, and keeps their order', () => {
+  it("sends one need per metric, in the order of the call's metrics, whatever their names hold", () => {
     const hints = new NeedHints(THROTTLES);
     expect(hints.argsFor({ 'a,b': 1 }).slice(0, 1)).toEqual(['1']);
     expect(hints.argsFor({ a: 1, b: 1 }).slice(0, 1)).toEqual(['2']);
