@@ -15,10 +15,12 @@ import {
 } from './cache-scripts';
 import { CommandNotSentError } from './command-fate';
 import { type ServiceKeys, serviceKeys } from './keys';
-import { periodWindow } from './periods';
+import { LIMIT_FIELD, NeedHints } from './need-hints';
+import { minuteStart, periodWindow } from './periods';
 import {
   commandTimeoutOf,
   ensureConnected,
+  mustConnectFirst,
   onEveryPrimary,
   primariesOf,
   REDIS_CONNECT_TIMEOUT_MS,
@@ -267,13 +269,17 @@ export interface AccessCacheOptions {
   readonly throttleClock?: () => number;
 }
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** Allowance for the Redis server's clock running ahead of ours. */
 export const DEADLINE_SKEW_MS = 100;
 
 type ScriptCall = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 function usagePairs(usage: Usage): string[] {
-  return Object.entries(usage).flatMap(([metric, value]) => [metric, String(value)]);
+  const pairs: string[] = [];
+  for (const metric of Object.keys(usage)) pairs.push(metric, String(usage[metric]));
+  return pairs;
 }
 
 function pairsToUsage(flat: readonly string[]): Usage {
@@ -282,16 +288,28 @@ function pairsToUsage(flat: readonly string[]): Usage {
   return usage;
 }
 
-/** The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them. */
-function periodStarts(now: number): number[] {
-  return (['minute', 'hour', 'day', 'week', 'month', 'year'] as const).map(
-    (period) => periodWindow(period, now).start,
-  );
+const STARTED_PERIODS = ['minute', 'hour', 'day', 'week', 'month', 'year'] as const;
+
+/** The minute whose period starts periodStarts holds (a memo of one entry; NaN: none yet), and them. */
+let startsMinute = Number.NaN;
+let starts: readonly number[] = [];
+
+/**
+ * The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them, worked
+ * out once a minute: every one of these periods starts on a minute, so they hold for the whole minute.
+ */
+function periodStarts(now: number): readonly number[] {
+  const minute = minuteStart(now);
+  if (minute !== startsMinute) {
+    starts = STARTED_PERIODS.map((period) => periodWindow(period, now).start);
+    startsMinute = minute;
+  }
+  return starts;
 }
 
 /** The bucket of usage admitted unchecked: the minute, as nothing tells which periods the plan limits. */
 export function admittedBucketOf(now: number): number {
-  return periodWindow('minute', now).start;
+  return minuteStart(now);
 }
 
 function encodeKeyFact(fact: KeyFact, until: number): string {
@@ -331,24 +349,19 @@ function resetAtOf(period: Period, encodedEnd: string, now: number): number | un
   return end === -2 ? periodWindow(period, now).end : end;
 }
 
-const LIMIT_FIELD = /^limit:([^:]+):(.+)$/s;
-
 /**
  * The limit a reply names at `at` by its field (`limit:<period>:<metric>`), then its max and period end;
  * undefined for a field that does not read as one (an allowed call then goes without feedback, as
  * throttleFeedbackOf explains).
  */
-function limitInfoOf(reply: readonly string[], at: number, now: number): LimitInfo | undefined {
+function limitInfoOf(reply: readonly string[], at: number, now: number): Writable<LimitInfo> | undefined {
   const field = LIMIT_FIELD.exec(reply[at] as string);
   if (field === null) return undefined;
   const period = field[1] as Period;
+  const limit: Writable<LimitInfo> = { metric: field[2] as string, period, max: Number(reply[at + 1]) };
   const resetAt = resetAtOf(period, reply[at + 2] ?? '-1', now);
-  return {
-    metric: field[2] as string,
-    period,
-    max: Number(reply[at + 1]),
-    ...(resetAt !== undefined && { resetAt }),
-  };
+  if (resetAt !== undefined) limit.resetAt = resetAt;
+  return limit;
 }
 
 /** The throttle a reply names by its plan and field (see CHECK_SCRIPT); undefined when the table has none. */
@@ -415,19 +428,23 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
       return { kind: 'limited', plan: reply[2] as string, publish: reply[3] === '1', limit };
     }
     case 'allow': {
-      const throttle = throttleFeedbackOf(reply, 10, throttles);
-      const base = {
+      // Built field by field, not spread: one per allowed call, on the hot path.
+      const allowed: Writable<Extract<CheckResult, { kind: 'allow' }>> = {
         kind: 'allow',
         plan: reply[1] as string,
         publish: reply[2] === '1',
         overLimit: reply[3] === '1',
         bucket: Number(reply[8]),
         confirmedAt: Number(reply[9] ?? 0),
-        ...(throttle !== undefined && { throttle }),
-      } as const;
-      const limit = limitInfoOf(reply, 4, now);
-      if (limit === undefined) return base;
-      return { ...base, limit: { ...limit, remaining: Number(reply[7]) } };
+      };
+      const throttle = throttleFeedbackOf(reply, 10, throttles);
+      if (throttle !== undefined) allowed.throttle = throttle;
+      const limit: Writable<Partial<LimitFeedback>> | undefined = limitInfoOf(reply, 4, now);
+      if (limit !== undefined) {
+        limit.remaining = Number(reply[7]);
+        allowed.limit = limit as LimitFeedback;
+      }
+      return allowed;
     }
     default:
       throw new Error(`unexpected check reply: ${reply[0]}`);
@@ -436,88 +453,6 @@ export function checkResultOf(reply: readonly string[], now: number, throttles: 
 
 /** Where an allowed call's reply carries the needs its hints missed (see CHECK_SCRIPT). */
 const CHECK_NEEDS_AT = 13;
-
-/** A `need:<metric>` field (snapshot.ts) as the check script takes it pre-parsed. */
-interface Need {
-  readonly text: string;
-  /** The metric's ancestors, nearest first. */
-  readonly ancestors: readonly string[];
-  /** Field and metric of each limit field it lists. */
-  readonly limits: readonly (readonly [string, string])[];
-}
-
-function parseNeed(text: string): Need {
-  const ancestors: string[] = [];
-  const limits: [string, string][] = [];
-  for (const token of text.split(' ')) {
-    if (token === '') continue;
-    const limit = LIMIT_FIELD.exec(token);
-    if (limit) limits.push([token, limit[2] as string]);
-    else ancestors.push(token);
-  }
-  return { text, ancestors, limits };
-}
-
-/**
- * What a call of each metric needs of a snapshot (its `need:<metric>` field), as this instance last saw
- * it: the check script reads the limit fields a hint lists with the snapshot's head, in one HMGET, takes
- * the hint's parse instead of parsing the need, and answers with the needs a hint missed. A hint only
- * chooses what is read, never what is decided (the script compares it with the need it read), so a stale
- * one costs a second HMGET and a parse, nothing else. One entry per metric the mapping rules name, so
- * bounded by the configuration; budgets of other plans share it, and a plan whose limits differ in a
- * metric makes that hint flip between them, which costs the same.
- */
-class NeedHints {
-  private readonly byMetric = new Map<string, Need>();
-  /**
-   * The plan of the last allowed call: its throttle fields are read with the snapshot (a guess, checked),
-   * and a hit on it leaves the plan out of its reply.
-   */
-  plan = '';
-
-  /**
-   * The script's hint arguments for the call's metrics, in the order of usagePairs, and for the plan's
-   * throttles (see CHECK_SCRIPT's ARGV): the counts and the plan, the fields to read by name, then what
-   * the hints say of them and the plan's throttles' parameters.
-   */
-  argsFor(usage: Usage, throttles: ThrottleTable): string[] {
-    const metrics = Object.keys(usage);
-    const needs = metrics.map((metric) => this.byMetric.get(metric));
-    const fields = new Map<string, readonly [string, string]>();
-    const parents = new Map<string, string>();
-    metrics.forEach((metric, index) => {
-      const need = needs[index];
-      for (const limit of need?.limits ?? []) fields.set(limit[0], limit);
-      let child = metric;
-      for (const ancestor of need?.ancestors ?? []) {
-        parents.set(child, ancestor);
-        child = ancestor;
-      }
-    });
-    const throttleFields = throttles.fieldsOf(this.plan);
-    return [
-      String(metrics.length),
-      String(fields.size),
-      String(throttleFields.length),
-      this.plan,
-      ...metrics.map((metric) => `need:${metric}`),
-      ...fields.keys(),
-      ...throttleFields,
-      ...needs.map((need) => need?.text ?? ''),
-      ...[...fields.values()].map(([, metric]) => metric),
-      ...throttles.paramsOf(this.plan),
-      ...[...parents.entries()].flat(),
-    ];
-  }
-
-  /** Takes an allowed call's plan and the metric/need pairs its reply carries. */
-  learn(plan: string, pairs: readonly string[]): void {
-    this.plan = plan;
-    for (let i = 0; i + 1 < pairs.length; i += 2) {
-      this.byMetric.set(pairs[i] as string, parseNeed(pairs[i + 1] as string));
-    }
-  }
-}
 
 /** KEYS: neg, keys; ARGV: key ids. One slot (the budget's hash tag): no call sees half of it. */
 const FORGET_REFUSALS_SCRIPT = `redis.call('DEL', KEYS[1])
@@ -574,7 +509,7 @@ export class AccessCache {
   private readonly wallClock: () => number;
   private readonly hotPathDeadlineMs: number | undefined;
   private readonly throttles: ThrottleTable;
-  private readonly needHints = new NeedHints();
+  private readonly needHints: NeedHints;
   private readonly keys: ServiceKeys;
   private readonly reportBatchScripts = new LazyScripts(
     () => import('./report-batch-scripts'),
@@ -593,6 +528,7 @@ export class AccessCache {
     this.entryTtlMs = options.entryTtlMs ?? ENTRY_TTL_MS;
     this.wallClock = options.wallClock ?? Date.now;
     this.throttles = throttleTable(options.throttles ?? {});
+    this.needHints = new NeedHints(this.throttles);
     const commandTimeout = commandTimeoutOf(redis);
     this.hotPathDeadlineMs =
       options.hotPathDeadlineMs ??
@@ -629,7 +565,7 @@ export class AccessCache {
           this.throttleClockArg(),
           request.firstCallLock?.token ?? '',
           request.firstCallLock?.ttlMs ?? 0,
-          ...this.needHints.argsFor(request.usage, this.throttles),
+          ...this.needHints.argsFor(request.usage),
           ...usagePairs(request.usage),
         ],
       ),
@@ -873,14 +809,21 @@ export class AccessCache {
     return [...found];
   }
 
-  private async run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
-    await ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS).catch(
-      (error: unknown) => {
-        throw new CommandNotSentError(error);
-      },
-    );
-    const call = (this.redis as unknown as Record<string, ScriptCall>)[script.name];
-    return call.call(this.redis, ...keys, ...args);
+  /**
+   * Sends the script once the client is connected; a connected client's at once, not after an await of
+   * nothing (the hot path's serial calls pay for every turn).
+   */
+  private run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const send = () =>
+      (this.redis as unknown as Record<string, ScriptCall>)[script.name].call(this.redis, ...keys, ...args);
+    return mustConnectFirst(this.redis)
+      ? ensureConnected(this.redis, this.options.readyWaitMs ?? REDIS_CONNECT_TIMEOUT_MS).then(
+          send,
+          (error: unknown) => {
+            throw new CommandNotSentError(error);
+          },
+        )
+      : send();
   }
 }
 

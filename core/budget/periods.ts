@@ -18,6 +18,11 @@ function floorTo(at: number, unit: number): number {
   return Math.floor(at / unit) * unit;
 }
 
+/** The start of the minute `at` is in: where every period but eternity starts. */
+export function minuteStart(at: number): number {
+  return floorTo(at, MINUTE_MS);
+}
+
 /** The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). */
 export function periodWindow(period: Period, at: number): PeriodWindow {
   const date = new Date(at);

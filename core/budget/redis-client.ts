@@ -208,6 +208,22 @@ export function commandTimeoutOf(client: RedisConnection): number | undefined {
 const connecting = new WeakMap<RedisConnection, Promise<void>>();
 
 /**
+ * Whether ensureConnected would wait before a command: a connect under way or to start. A caller on the
+ * hot path asks this first and, when nothing is to wait for, sends at once instead of awaiting a promise
+ * that is already settled (a turn of the event loop's microtasks, about 10 µs of a serial call).
+ */
+export function mustConnectFirst(client: RedisConnection): boolean {
+  const { status } = client;
+  return (
+    connecting.has(client) ||
+    status === 'wait' ||
+    status === 'connect' ||
+    status === 'connecting' ||
+    status === 'reconnecting'
+  );
+}
+
+/**
  * Connects a lazy client on its first use (concurrent callers share that one connect), and waits at
  * most `waitMs` for a client that is reconnecting: without an offline queue a command sent meanwhile
  * would fail at once. The authorizer waits briefly (a Redis outage must not add a connect timeout to
@@ -219,19 +235,12 @@ export async function ensureConnected(
 ): Promise<void> {
   const pending = connecting.get(client);
   if (pending) return pending;
-  switch (client.status) {
-    case 'wait': {
-      const connect = connectClient(client).finally(() => connecting.delete(client));
-      connecting.set(client, connect);
-      return connect;
-    }
-    case 'connect':
-    case 'connecting':
-    case 'reconnecting':
-      return waitForReady(client, waitMs);
-    default:
-      return;
+  if (client.status === 'wait') {
+    const connect = connectClient(client).finally(() => connecting.delete(client));
+    connecting.set(client, connect);
+    return connect;
   }
+  if (mustConnectFirst(client)) return waitForReady(client, waitMs);
 }
 
 /**

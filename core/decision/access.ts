@@ -26,6 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AccessCache,
   admittedBucketOf,
+  type CheckRequest,
   type CheckResult,
   type FirstCallHandover,
   type FirstCallLock,
@@ -474,13 +475,17 @@ export class AccessAuthorizer {
     firstCallLock?: FirstCallLock,
   ): Promise<CheckResult | undefined> {
     try {
-      return await cached.cache.check({
-        ...facts,
+      // Built field by field, not spread from the facts: one per call, on the hot path.
+      const request: { -readonly [K in keyof CheckRequest]: CheckRequest[K] } = {
+        credentialId: facts.credentialId,
         keyId,
+        usage: facts.usage,
+        now: facts.now,
         windowMs: this.windowMs,
         softLimits: this.softLimits,
-        ...(firstCallLock !== undefined && { firstCallLock }),
-      });
+      };
+      if (firstCallLock !== undefined) request.firstCallLock = firstCallLock;
+      return await cached.cache.check(request);
     } catch (error) {
       // Unless the instance keeps a throttle refusal for the call (withoutCache), the caller asks the platform with
       // authrep, which counts the call: once when the script did not run, twice when it ran and its write

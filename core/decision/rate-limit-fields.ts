@@ -117,8 +117,9 @@ interface Policy {
 
 function defaultPolicy({ limit, remaining, reset, limitPeriod }: LimitValues): Policy | undefined {
   if (limit === undefined || limit === null || remaining === undefined) return undefined;
+  // Own keys only: a name every object inherits (`constructor`) is no period.
   const window =
-    typeof limitPeriod === 'string' && limitPeriod in PERIOD_SECONDS
+    typeof limitPeriod === 'string' && Object.hasOwn(PERIOD_SECONDS, limitPeriod)
       ? `;w=${PERIOD_SECONDS[limitPeriod as keyof typeof PERIOD_SECONDS]}`
       : '';
   const resetIn = reset === undefined || reset === null ? '' : `;t=${reset}`;
