@@ -116,8 +116,6 @@ export interface Setting<T> {
   /** The environment variable the CDK writes and the Lambdas read. */
   readonly env: string;
   readonly sources: readonly SettingSource[];
-  /** One line for error messages and docs. */
-  readonly description: string;
   /** Applies the default to an absent value and checks the result; throws a ConfigError naming `setting`. */
   parse(setting: string, value: unknown): T;
   /** A value as an environment variable or `-c` context carries it, before `parse`. */
@@ -129,7 +127,6 @@ export interface Setting<T> {
 interface Entry {
   readonly env: string;
   readonly sources?: readonly SettingSource[];
-  readonly description: string;
 }
 
 /** A setting whose sources are known to the compiler, so each source's list of names is a type. */
@@ -302,314 +299,202 @@ export function validateMappingRules(rules: unknown, setting = 'mappingRules'): 
 const EVERYWHERE = ['stackFile', 'cdk'] as const;
 
 export const SETTINGS = {
-  serviceId: required({
-    env: 'SERVICE_ID',
-    sources: EVERYWHERE,
-    description: "the platform's service id",
-  }),
-  platformUrl: baseUrl(
-    {
-      env: 'PLATFORM_URL',
-      sources: EVERYWHERE,
-      description: "base URL of the platform's Service Management API",
-    },
-    DEFAULT_PLATFORM_URL,
-  ),
+  /** The platform's service id. */
+  serviceId: required({ env: 'SERVICE_ID', sources: EVERYWHERE }),
+  /** Base URL of the platform's Service Management API. */
+  platformUrl: baseUrl({ env: 'PLATFORM_URL', sources: EVERYWHERE }, DEFAULT_PLATFORM_URL),
+  /** What the platform credential is: a provider key or a service token. */
   platformAuthKind: choice(
-    {
-      env: 'PLATFORM_AUTH_KIND',
-      sources: ['cdk'],
-      description: 'what the platform credential is: a provider key or a service token',
-    },
+    { env: 'PLATFORM_AUTH_KIND', sources: ['cdk'] },
     PLATFORM_AUTH_KINDS,
     'provider_key',
   ),
-  platformCredentialSecretArn: optional({
-    env: 'PLATFORM_CREDENTIAL_SECRET_ARN',
-    description: 'Secrets Manager ARN holding the provider key or service token as its SecretString (AWS)',
-  }),
-  metricsInstance: optional({
-    env: 'METRICS_INSTANCE',
-    description:
-      'the `instance` dimension of every metric, `<service id>/<instanceName or stack name>` (set by the construct; AWS)',
-  }),
-  credentialMode: choice(
-    {
-      env: 'CREDENTIAL_MODE',
-      sources: EVERYWHERE,
-      description: "how consumers identify: a user key, or an application's id and key",
-    },
-    CREDENTIAL_MODES,
-    'user_key',
-  ),
-  credentialHeader: header(
-    {
-      env: 'CREDENTIAL_HEADER',
-      sources: EVERYWHERE,
-      description: 'the header carrying the user key; matched case-insensitively',
-    },
-    'apikey',
-  ),
-  appIdHeader: header(
-    { env: 'APP_ID_HEADER', sources: EVERYWHERE, description: 'the header carrying the app id' },
-    'app_id',
-  ),
-  appKeyHeader: header(
-    { env: 'APP_KEY_HEADER', sources: EVERYWHERE, description: 'the header carrying the app key' },
-    'app_key',
-  ),
+  /** Secrets Manager ARN holding the provider key or service token as its SecretString (AWS). */
+  platformCredentialSecretArn: optional({ env: 'PLATFORM_CREDENTIAL_SECRET_ARN' }),
+  /**
+   * The `instance` dimension of every metric, `<service id>/<instanceName or stack name>` (set by the
+   * construct; AWS).
+   */
+  metricsInstance: optional({ env: 'METRICS_INSTANCE' }),
+  /** How consumers identify: a user key, or an application's id and key. */
+  credentialMode: choice({ env: 'CREDENTIAL_MODE', sources: EVERYWHERE }, CREDENTIAL_MODES, 'user_key'),
+  /** The header carrying the user key; matched case-insensitively. */
+  credentialHeader: header({ env: 'CREDENTIAL_HEADER', sources: EVERYWHERE }, 'apikey'),
+  /** The header carrying the app id. */
+  appIdHeader: header({ env: 'APP_ID_HEADER', sources: EVERYWHERE }, 'app_id'),
+  /** The header carrying the app key. */
+  appKeyHeader: header({ env: 'APP_KEY_HEADER', sources: EVERYWHERE }, 'app_key'),
+  /**
+   * Where user_key and app_id credentials travel: headers, or the query string as the platform gateway reads
+   * them.
+   */
   credentialLocation: choice(
-    {
-      env: 'CREDENTIAL_LOCATION',
-      sources: EVERYWHERE,
-      description:
-        'where user_key and app_id credentials travel: headers, or the query string as the platform gateway reads them',
-    },
+    { env: 'CREDENTIAL_LOCATION', sources: EVERYWHERE },
     CREDENTIAL_LOCATIONS,
     'header',
   ),
-  oidcIssuer: optionalUrl({
-    env: 'OIDC_ISSUER',
-    sources: EVERYWHERE,
-    description:
-      "oauth mode: the tokens' issuer (`iss`); without oidcJwksUrl, the built-in issuer at this URL",
-  }),
-  oidcJwksUrl: optionalUrl({
-    env: 'OIDC_JWKS_URL',
-    sources: EVERYWHERE,
-    description: "oauth mode: an external OpenID provider's JWKS; default the built-in issuer's",
-  }),
-  oidcAudience: optional({
-    env: 'OIDC_AUDIENCE',
-    sources: EVERYWHERE,
-    description: 'oauth mode: the `aud` a token must carry; default the issuer URL',
-  }),
-  oidcAlgorithms: list(
-    {
-      env: 'OIDC_ALGORITHMS',
-      sources: EVERYWHERE,
-      description: 'oauth mode: signature algorithms accepted (asymmetric only)',
-    },
-    TOKEN_ALGORITHMS,
-    ['ES256', 'RS256'],
-  ),
+  /** Oauth mode: the tokens' issuer (`iss`); without oidcJwksUrl, the built-in issuer at this URL. */
+  oidcIssuer: optionalUrl({ env: 'OIDC_ISSUER', sources: EVERYWHERE }),
+  /** Oauth mode: an external OpenID provider's JWKS; default the built-in issuer's. */
+  oidcJwksUrl: optionalUrl({ env: 'OIDC_JWKS_URL', sources: EVERYWHERE }),
+  /** Oauth mode: the `aud` a token must carry; default the issuer URL. */
+  oidcAudience: optional({ env: 'OIDC_AUDIENCE', sources: EVERYWHERE }),
+  /** Oauth mode: signature algorithms accepted (asymmetric only). */
+  oidcAlgorithms: list({ env: 'OIDC_ALGORITHMS', sources: EVERYWHERE }, TOKEN_ALGORITHMS, ['ES256', 'RS256']),
+  /** Oauth mode: the claim naming the client; default client_id, then azp. */
   oidcClientIdClaim: optionalChoice(
-    {
-      env: 'OIDC_CLIENT_ID_CLAIM',
-      sources: EVERYWHERE,
-      description: 'oauth mode: the claim naming the client; default client_id, then azp',
-    },
+    { env: 'OIDC_CLIENT_ID_CLAIM', sources: EVERYWHERE },
     TOKEN_CLIENT_ID_CLAIMS,
   ),
+  /** Lifetime of the built-in issuer's access tokens. */
   tokenTtlSeconds: wholeNumber(
-    {
-      env: 'TOKEN_TTL_SECONDS',
-      sources: EVERYWHERE,
-      description: "lifetime of the built-in issuer's access tokens",
-    },
+    { env: 'TOKEN_TTL_SECONDS', sources: EVERYWHERE },
     { min: 60, max: MAX_TOKEN_TTL_SECONDS },
     3600,
   ),
+  /** Built-in issuer: the window in which a client's and an address's failed checks count. */
   tokenGuessWindowSeconds: wholeNumber(
-    {
-      env: 'TOKEN_GUESS_WINDOW_SECONDS',
-      sources: EVERYWHERE,
-      description: "built-in issuer: the window in which a client's and an address's failed checks count",
-    },
+    { env: 'TOKEN_GUESS_WINDOW_SECONDS', sources: EVERYWHERE },
     { min: 10, max: 86_400 },
     300,
   ),
+  /** Built-in issuer: failed client checks from one source address per window, then 429. */
   tokenGuessesPerAddress: wholeNumber(
-    {
-      env: 'TOKEN_GUESSES_PER_ADDRESS',
-      sources: EVERYWHERE,
-      description: 'built-in issuer: failed client checks from one source address per window, then 429',
-    },
+    { env: 'TOKEN_GUESSES_PER_ADDRESS', sources: EVERYWHERE },
     { min: 1, max: 10_000 },
     10,
   ),
+  /** Built-in issuer: failed checks of one client id per window, then 429; above the per-address bound. */
   tokenGuessesPerClient: wholeNumber(
-    {
-      env: 'TOKEN_GUESSES_PER_CLIENT',
-      sources: EVERYWHERE,
-      description:
-        'built-in issuer: failed checks of one client id per window, then 429; above the per-address bound',
-    },
+    { env: 'TOKEN_GUESSES_PER_CLIENT', sources: EVERYWHERE },
     { min: 2, max: 100_000 },
     100,
   ),
-  tokenSigningKeyId: optional({
-    env: 'TOKEN_SIGNING_KEY_ID',
-    description: 'the KMS key the built-in issuer signs with (AWS)',
-  }),
-  mappingRules: json(
-    {
-      env: 'MAPPING_RULES',
-      sources: EVERYWHERE,
-      description: 'which calls count on which metric; none: every call counts 1 hit',
-    },
-    (name, value): readonly MappingRule[] => validateMappingRules(value ?? [], name),
+  /** The KMS key the built-in issuer signs with (AWS). */
+  tokenSigningKeyId: optional({ env: 'TOKEN_SIGNING_KEY_ID' }),
+  /** Which calls count on which metric; none: every call counts 1 hit. */
+  mappingRules: json({ env: 'MAPPING_RULES', sources: EVERYWHERE }, (name, value): readonly MappingRule[] =>
+    validateMappingRules(value ?? [], name),
   ),
+  /**
+   * `given`: the `mappingRules` setting; `platform`: the service's proxy configuration on the platform, read
+   * with the admin access token (`adminApiUrl`, `adminTokenSecretArn`), kept in Redis and refreshed
+   * (docs/deploy.md).
+   */
   mappingRulesSource: choice(
-    {
-      env: 'MAPPING_RULES_SOURCE',
-      sources: ['stackFile'],
-      description:
-        "`given`: the `mappingRules` setting; `platform`: the service's proxy configuration on the platform, read with the admin access token (`adminApiUrl`, `adminTokenSecretArn`), kept in Redis and refreshed (docs/deploy.md)",
-    },
+    { env: 'MAPPING_RULES_SOURCE', sources: ['stackFile'] },
     MAPPING_RULES_SOURCES,
     'given',
   ),
+  /**
+   * MappingRulesSource platform: the proxy configuration read, \`staging\` or \`production\`; default
+   * ${DEFAULT_PROXY_ENVIRONMENT}.
+   */
   mappingRulesEnvironment: optionalChoice(
-    {
-      env: 'MAPPING_RULES_ENVIRONMENT',
-      sources: ['stackFile'],
-      description: `mappingRulesSource platform: the proxy configuration read, \`staging\` or \`production\`; default ${DEFAULT_PROXY_ENVIRONMENT}`,
-    },
+    { env: 'MAPPING_RULES_ENVIRONMENT', sources: ['stackFile'] },
     PROXY_ENVIRONMENTS,
   ),
+  /**
+   * MappingRulesSource platform: how old the rules may get before one instance reads them again (a promotion
+   * takes effect within it); default ${DEFAULT_RULES_REFRESH_SECONDS}.
+   */
   mappingRulesRefreshSeconds: optionalWholeNumber(
-    {
-      env: 'MAPPING_RULES_REFRESH_SECONDS',
-      sources: ['stackFile'],
-      description: `mappingRulesSource platform: how old the rules may get before one instance reads them again (a promotion takes effect within it); default ${DEFAULT_RULES_REFRESH_SECONDS}`,
-    },
+    { env: 'MAPPING_RULES_REFRESH_SECONDS', sources: ['stackFile'] },
     RULES_REFRESH_BOUNDS,
   ),
-  failureMode: choice(
-    {
-      env: 'FAILURE_MODE',
-      sources: EVERYWHERE,
-      description: 'what happens while the platform is unreachable',
-    },
-    FAILURE_MODES,
-    'strict',
-  ),
+  /** What happens while the platform is unreachable. */
+  failureMode: choice({ env: 'FAILURE_MODE', sources: EVERYWHERE }, FAILURE_MODES, 'strict'),
+  /**
+   * FailureMode strict: how long a budget's cached answer allows calls after the platform last confirmed it.
+   */
   strictTrustSeconds: wholeNumber(
-    {
-      env: 'STRICT_TRUST_SECONDS',
-      sources: EVERYWHERE,
-      description:
-        "failureMode strict: how long a budget's cached answer allows calls after the platform last confirmed it",
-    },
+    { env: 'STRICT_TRUST_SECONDS', sources: EVERYWHERE },
     { min: 1, max: 86_400 },
     60,
   ),
-  limitMode: choice(
-    {
-      env: 'LIMIT_MODE',
-      sources: EVERYWHERE,
-      description: '`hard` refuses calls over a limit; `soft` lets them through and counts them',
-    },
-    LIMIT_MODES,
-    'hard',
-  ),
+  /** `hard` refuses calls over a limit; `soft` lets them through and counts them. */
+  limitMode: choice({ env: 'LIMIT_MODE', sources: EVERYWHERE }, LIMIT_MODES, 'hard'),
+  /** At most one usage message per budget per window; also the queue delay; 0 reports every call. */
   reportWindowSeconds: wholeNumber(
-    {
-      env: 'REPORT_WINDOW_SECONDS',
-      sources: EVERYWHERE,
-      description:
-        'at most one usage message per budget per window; also the queue delay; 0 reports every call',
-    },
+    { env: 'REPORT_WINDOW_SECONDS', sources: EVERYWHERE },
     { min: 0, max: MAX_REPORT_WINDOW_SECONDS },
     10,
   ),
+  /** How long an unknown or invalid credential stays refused from the cache. */
   negativeCacheTtlSeconds: wholeNumber(
-    {
-      env: 'NEGATIVE_CACHE_TTL_SECONDS',
-      sources: EVERYWHERE,
-      description: 'how long an unknown or invalid credential stays refused from the cache',
-    },
+    { env: 'NEGATIVE_CACHE_TTL_SECONDS', sources: EVERYWHERE },
     { min: 1, max: 86_400 },
     60,
   ),
+  /** Deadline of the authorize and authrep calls on the request path. */
   platformTimeoutMs: wholeNumber(
-    {
-      env: 'PLATFORM_TIMEOUT_MS',
-      sources: ['stackFile'],
-      description: 'deadline of the authorize and authrep calls on the request path',
-    },
+    { env: 'PLATFORM_TIMEOUT_MS', sources: ['stackFile'] },
     { min: 50, max: 5000 },
     1000,
   ),
+  /**
+   * How long an authorizer instance refuses from memory a call over a limit (no longer than the limit's
+   * reset), over a throttle (no longer than the throttle lets it wait) or a credential the platform refused;
+   * 0 turns it off.
+   */
   refusalMemoryMs: wholeNumber(
-    {
-      env: 'REFUSAL_MEMORY_MS',
-      sources: ['stackFile'],
-      description:
-        "how long an authorizer instance refuses from memory a call over a limit (no longer than the limit's reset), over a throttle (no longer than the throttle lets it wait) or a credential the platform refused; 0 turns it off",
-    },
+    { env: 'REFUSAL_MEMORY_MS', sources: ['stackFile'] },
     { min: 0, max: 10_000 },
     1000,
   ),
+  /**
+   * How often at most a Lambda instance writes its counts of calls (Allowed, Denied, CacheHit,
+   * ReportPublished and the other ordinary outcomes) as one EMF log line; errors and what the alarms read
+   * are written at once; 0 writes them after every invocation.
+   */
   metricsFlushSeconds: wholeNumber(
-    {
-      env: 'METRICS_FLUSH_SECONDS',
-      sources: ['stackFile'],
-      description:
-        'how often at most a Lambda instance writes its counts of calls (Allowed, Denied, CacheHit, ReportPublished and the other ordinary outcomes) as one EMF log line; errors and what the alarms read are written at once; 0 writes them after every invocation',
-    },
+    { env: 'METRICS_FLUSH_SECONDS', sources: ['stackFile'] },
     { min: 0, max: 900 },
     60,
   ),
+  /**
+   * Platform calls per second, across all instances, for credentials the cache has never seen; past it such
+   * first calls are refused (platform_busy).
+   */
   unseenCredentialCallsPerSecond: wholeNumber(
-    {
-      env: 'UNSEEN_CREDENTIAL_CALLS_PER_SECOND',
-      sources: ['stackFile'],
-      description:
-        'platform calls per second, across all instances, for credentials the cache has never seen; past it such first calls are refused (platform_busy)',
-    },
+    { env: 'UNSEEN_CREDENTIAL_CALLS_PER_SECOND', sources: ['stackFile'] },
     { min: 1, max: 100_000 },
     100,
   ),
+  /** Deadline of the reporter's platform calls, off the request path. */
   reportTimeoutMs: wholeNumber(
-    {
-      env: 'REPORT_TIMEOUT_MS',
-      sources: ['stackFile'],
-      description: "deadline of the reporter's platform calls, off the request path",
-    },
+    { env: 'REPORT_TIMEOUT_MS', sources: ['stackFile'] },
     { min: 50, max: 60_000 },
     5000,
   ),
-  topicArn: optional({ env: 'TOPIC_ARN', description: 'the SNS topic usage messages go to (AWS)' }),
+  /** The SNS topic usage messages go to (AWS). */
+  topicArn: optional({ env: 'TOPIC_ARN' }),
+  /**
+   * Per plan: { "rate": calls per second, "burst": calls at once }, optionally per metric
+   * (docs/throttling.md); none: no throttle.
+   */
   throttles: json(
-    {
-      env: 'THROTTLES',
-      sources: EVERYWHERE,
-      description:
-        'per plan: { "rate": calls per second, "burst": calls at once }, optionally per metric (docs/throttling.md); none: no throttle',
-    },
+    { env: 'THROTTLES', sources: EVERYWHERE },
     (name, value): Throttles => validateThrottles(value ?? {}, name),
   ),
-  alertLevels: json(
-    {
-      env: 'ALERT_LEVELS',
-      sources: EVERYWHERE,
-      description: 'usage alerts at these percentages of a limit; [] turns alerts off',
-    },
-    (name, value): readonly AlertLevel[] => validateAlertLevels(value ?? [80, 100], name),
+  /** Usage alerts at these percentages of a limit; [] turns alerts off. */
+  alertLevels: json({ env: 'ALERT_LEVELS', sources: EVERYWHERE }, (name, value): readonly AlertLevel[] =>
+    validateAlertLevels(value ?? [80, 100], name),
   ),
-  alertEmails: emailList({
-    env: 'ALERT_EMAILS',
-    sources: ['cdk'],
-    description: 'e-mail addresses the CDK subscribes to the alerts topic (each confirms first)',
-  }),
-  alertsTopicArn: optional({
-    env: 'ALERTS_TOPIC_ARN',
-    description: 'the SNS topic usage alerts go to; without it the reporter sends none (AWS)',
-  }),
-  adminApiUrl: optionalUrl({
-    env: 'ADMIN_API_URL',
-    sources: EVERYWHERE,
-    description:
-      "the admin portal's origin (Account Management API): with an admin token, usage alerts name user_key applications (docs/alerts.md)",
-  }),
-  adminTokenSecretArn: optional({
-    env: 'ADMIN_TOKEN_SECRET_ARN',
-    sources: ['cdk'],
-    description:
-      'Secrets Manager ARN holding an Account Management API access token (read) as its SecretString: the reporter names user_key applications in alerts (AWS)',
-  }),
+  /** E-mail addresses the CDK subscribes to the alerts topic (each confirms first). */
+  alertEmails: emailList({ env: 'ALERT_EMAILS', sources: ['cdk'] }),
+  /** The SNS topic usage alerts go to; without it the reporter sends none (AWS). */
+  alertsTopicArn: optional({ env: 'ALERTS_TOPIC_ARN' }),
+  /**
+   * The admin portal's origin (Account Management API): with an admin token, usage alerts name user_key
+   * applications (docs/alerts.md).
+   */
+  adminApiUrl: optionalUrl({ env: 'ADMIN_API_URL', sources: EVERYWHERE }),
+  /**
+   * Secrets Manager ARN holding an Account Management API access token (read) as its SecretString: the
+   * reporter names user_key applications in alerts (AWS).
+   */
+  adminTokenSecretArn: optional({ env: 'ADMIN_TOKEN_SECRET_ARN', sources: ['cdk'] }),
 } as const;
 
 type Table = typeof SETTINGS;
