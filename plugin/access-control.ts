@@ -129,6 +129,9 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   // The parts once built: a call then decides without waiting on the promise (one microtask hop fewer).
   let ready: Parts | undefined;
   let closing: Promise<void> | undefined;
+  // The give-backs of failed calls still running: close() reports only once they are done, or the usage
+  // they take back would be reported first and stay counted.
+  const givingBack = new Set<Promise<void>>();
   const parts = (): Promise<Parts> => {
     built ??= buildParts(plugin, { redis, logger, metrics, now }).then(
       (done) => {
@@ -188,14 +191,17 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
     const limits = decisionLimits(decision, at);
     const settle = plugin.countFailedResponses
       ? settleCounted
-      : async (end: CallEnd) => {
-          if (!(end === 'threw' || end >= 500)) return;
-          try {
-            await built.access.giveBack(decision);
-          } catch (error) {
-            // Left counted: over, never under.
-            logger.warn('usage of a failed call not given back', { error: errorMessage(error) });
-          }
+      : (end: CallEnd) => {
+          if (!(end === 'threw' || end >= 500)) return Promise.resolve();
+          const giveBack = built.access.giveBack(decision).then(
+            () => undefined,
+            (error: unknown) => {
+              // Left counted: over, never under.
+              logger.warn('usage of a failed call not given back', { error: errorMessage(error) });
+            },
+          );
+          givingBack.add(giveBack);
+          return giveBack.finally(() => givingBack.delete(giveBack));
         };
     return { allowed: true, grant: grantOf(decision, at), headers: rateLimitHeaders(limits), settle };
   };
@@ -244,6 +250,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   const close = (): Promise<void> => {
     closing ??= (async () => {
       try {
+        await Promise.all(givingBack);
         const done = await parts().catch(() => undefined);
         if (done?.reporting) await done.reporting.close();
         for (const platform of done?.platforms ?? []) platform.close();
