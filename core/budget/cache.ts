@@ -810,8 +810,12 @@ export class AccessCache {
   }
 
   /**
-   * Sends the script once the client is connected; a connected client's at once, not after an await of
-   * nothing (the hot path's serial calls pay for every turn).
+   * Sends the script once the client is connected; a connected client's one microtask later, not at once
+   * and not after the several turns of awaiting ensureConnected. That one turn lets the scripts of calls
+   * that start together (a batch of replies read at once) go out in one socket write, which Redis then
+   * reads and answers in one pass: under 32 concurrent callers a hit cost Redis 22.8 to 23.6 µs of CPU
+   * that way against 27.6 to 28.9 sent at once, at 13,400 against 11,000 calls a second
+   * (docs/performance.md); a serial call's p50 shows no difference.
    */
   private run(script: ScriptDefinition, keys: string[], args: (string | number)[]): Promise<unknown> {
     const send = () =>
@@ -823,7 +827,7 @@ export class AccessCache {
             throw new CommandNotSentError(error);
           },
         )
-      : send();
+      : Promise.resolve().then(send);
   }
 }
 
