@@ -14,7 +14,9 @@
  */
 import type Redis from 'ioredis';
 import { AccessCache } from '../core/budget/cache';
-import { CHECK_SCRIPT, type ScriptDefinition, STORE_SCRIPT } from '../core/budget/cache-scripts';
+import { CHECK_SCRIPT } from '../core/budget/scripts/check-script';
+import type { ScriptDefinition } from '../core/budget/scripts/lua';
+import { STORE_SCRIPT } from '../core/budget/scripts/store-script';
 import { BENCH_SERVICE_ID } from './fixture';
 import { pairedFigures } from './hit-script-steps';
 import { evalshaMicros, figureLine, startScriptBench } from './script-rounds';

@@ -14,7 +14,7 @@
  */
 import type Redis from 'ioredis';
 import { AccessCache } from '../core/budget/cache';
-import { CHECK_SCRIPT } from '../core/budget/cache-scripts';
+import { CHECK_SCRIPT } from '../core/budget/scripts/check-script';
 import { BENCH_SERVICE_ID } from './fixture';
 import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from './hit-script-steps';
 import { evalshaMicros, figureLine, startScriptBench } from './script-rounds';

@@ -1,6 +1,6 @@
 /**
  * Minifies the Lua inside the Lambda bundles, as esbuild minifies the TypeScript around it: in every
- * template tagged `lua` (core/budget/lua.ts), comment lines, blank lines and indentation go, and so do
+ * template tagged `lua` (core/budget/scripts/lua.ts), comment lines, blank lines and indentation go, and so do
  * the spaces beside punctuation outside strings (`a = b, c` is `a=b,c`). Lua needs none of them, and its
  * scripts' comments are a fifth of their text. What could change a script's meaning is refused rather
  * than guessed at: a long bracket (`[[`, `--[[`, a multi-line string or comment) or a line that ends in

@@ -1,18 +1,10 @@
 /**
- * The Redis cache of one service: typed calls of the Lua scripts (cache-scripts.ts) over the key
+ * The Redis cache of one service: typed calls of the Lua scripts (scripts/) over the key
  * layout of keys.ts. ioredis sends each script once per connection (EVAL) and then calls it by SHA
  * (EVALSHA), falling back to EVAL when the server answers NOSCRIPT.
  */
 import type Redis from 'ioredis';
 import type { AuthorizationStatus, InvalidCredentialCode, Period, Usage } from '../platform/types';
-import {
-  ADMIT_SCRIPT,
-  CHECK_SCRIPT,
-  RELEASE_SCRIPT,
-  SCRIPTS,
-  type ScriptDefinition,
-  STORE_SCRIPT,
-} from './cache-scripts';
 import { CommandNotSentError } from './command-fate';
 import { type ServiceKeys, serviceKeys } from './keys';
 import { LIMIT_FIELD, NeedHints } from './need-hints';
@@ -26,6 +18,12 @@ import {
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
 } from './redis-client';
+import { SCRIPTS } from './scripts';
+import { ADMIT_SCRIPT } from './scripts/admit-script';
+import { CHECK_SCRIPT } from './scripts/check-script';
+import type { ScriptDefinition } from './scripts/lua';
+import { RELEASE_SCRIPT } from './scripts/release-script';
+import { STORE_SCRIPT } from './scripts/store-script';
 import {
   type CredentialAnswer,
   type CredentialState,
@@ -203,7 +201,7 @@ export interface LimitRefusal {
  */
 export type BatchHistory = 'none' | 'unsent' | 'maybe-sent';
 
-/** The state a batch's mark records (report-batch-scripts.ts). */
+/** The state a batch's mark records (scripts/report-batch-scripts.ts). */
 export type BatchMark = 'new' | 'posting' | 'sent';
 
 export type DrainResult =
@@ -512,11 +510,11 @@ export class AccessCache {
   private readonly needHints: NeedHints;
   private readonly keys: ServiceKeys;
   private readonly reportBatchScripts = new LazyScripts(
-    () => import('./report-batch-scripts'),
+    () => import('./scripts/report-batch-scripts'),
     (module) => module.REPORT_BATCH_SCRIPTS,
   );
   private readonly giveBackScript = new LazyScripts(
-    () => import('./give-back-script'),
+    () => import('./scripts/give-back-script'),
     (module) => [module.GIVE_BACK_SCRIPT],
   );
 

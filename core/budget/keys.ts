@@ -24,7 +24,7 @@
  *                       need:<metric>    what a call of the metric reads: its ancestors, nearest first,
  *                                        then the limit fields of it and them (snapshot.ts)
  *                     The hot path reads by name what the call needs (one HMGET while the instance's
- *                     hints of the needs hold, cache-scripts.ts); the other scripts read it whole. A new
+ *                     hints of the needs hold, scripts/check-script.ts); the other scripts read it whole. A new
  *                     answer keeps `window`, the throttles and the newer of each limit's counts.
  *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,
  *                     by key id (keyIdOf): `ok <sealed credential>` | `bad <until ms> <code>`
@@ -55,7 +55,7 @@
  *   am:{id}:seen      set, EX 30 days from the last answer: the key ids ('' for the budget's own
  *                     credential) the platform said exist; it outlives the snapshot, so the first-call
  *                     gate never counts a known credential whose snapshot expired. The store script
- *                     writes it, the check script's miss reads it (cache-scripts.ts, SEEN_MARK_TTL_SECONDS)
+ *                     writes it, the check script's miss reads it (scripts/store-script.ts, SEEN_MARK_TTL_SECONDS)
  *
  * Keys of the service, not of a budget:
  *   am:<service>:{first-calls:<epoch second>}[:<hash of the source address>]

@@ -1,6 +1,6 @@
 /**
  * Pending and in-flight usage as the scripts keep it (`<bucket start>:<metric>`, `t:<bucket start>`, see
- * cache-scripts.ts), read as buckets. A module of its own: the drain's reply (report-batch-scripts.ts,
+ * scripts/prelude.ts), read as buckets. A module of its own: the drain's reply (scripts/report-batch-scripts.ts,
  * loaded on first use) reads it without carrying the cache's client code.
  */
 import type { Usage } from '../platform/types';

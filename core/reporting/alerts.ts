@@ -13,10 +13,10 @@
 import { randomUUID } from 'node:crypto';
 import { bucketsOf, type LimitRefusal, type UsageBucket } from '../budget/cache';
 import { type ServiceKeys, serviceKeys } from '../budget/keys';
-import { lua } from '../budget/lua';
 import { periodWindow } from '../budget/periods';
 import type { RedisConnection } from '../budget/redis-client';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
+import { lua } from '../budget/scripts/lua';
 import { credentialIdPrefix } from '../credentials';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
 import type { ApplicationDirectory, ApplicationIdentity } from '../platform/application-directory';

@@ -16,8 +16,8 @@ const SERVICE = 's1';
 const ID = 'c'.repeat(64);
 const T0 = Date.UTC(2030, 0, 1, 10, 0, 0);
 
-type ReportBatchScripts = typeof import('../../core/budget/report-batch-scripts');
-type GiveBackScript = typeof import('../../core/budget/give-back-script');
+type ReportBatchScripts = typeof import('../../core/budget/scripts/report-batch-scripts');
+type GiveBackScript = typeof import('../../core/budget/scripts/give-back-script');
 
 function bundled<Module>(bundle: string, file: string): Module {
   return createRequire(__filename)(path.resolve('dist/bundles', bundle, 'lazy', file)) as Module;
@@ -42,7 +42,7 @@ describe('the scripts the bundles load on first use', () => {
     await cache.admit(ID, 'v1.sealed', { hits: 2 }, T0, 0);
     const { DRAIN_SCRIPT, BATCH_MARK_TTL_MS, drainResultOf } = bundled<ReportBatchScripts>(
       'reporter',
-      'core+budget+report-batch-scripts.js',
+      'core+budget+scripts+report-batch-scripts.js',
     );
     const keys = credentialKeys(SERVICE, ID);
     const reply = (await redis.eval(
@@ -63,7 +63,7 @@ describe('the scripts the bundles load on first use', () => {
     await redis.flushall();
     const cache = new AccessCache(redis, { serviceId: SERVICE, negativeTtlMs: 60_000, leaseMs: 30_000 });
     await cache.admit(ID, 'v1.sealed', { hits: 3 }, T0, 0);
-    const { GIVE_BACK_SCRIPT } = bundled<GiveBackScript>('soap', 'core+budget+give-back-script.js');
+    const { GIVE_BACK_SCRIPT } = bundled<GiveBackScript>('soap', 'core+budget+scripts+give-back-script.js');
     const keys = credentialKeys(SERVICE, ID);
     const taken = await redis.eval(
       GIVE_BACK_SCRIPT.lua,

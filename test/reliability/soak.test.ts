@@ -26,7 +26,7 @@ const APPS = 40;
 const GLOBAL_KEYS = 20;
 /**
  * The keys that hold usage not yet reported, and the snapshot with the sealed credential the reporter
- * needs: these keep no TTL while usage waits (cache-scripts.ts keep_or_expire), and get it back once
+ * needs: these keep no TTL while usage waits (scripts/prelude.ts keep_or_expire), and get it back once
  * the usage is reported. Every other key always has one.
  */
 const KEPT_WHILE_USAGE_WAITS = /:(app|pending|inflight|since)$/;

@@ -14,12 +14,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { SCRIPTS } from '../../../core/budget/cache-scripts';
-import { GIVE_BACK_SCRIPT } from '../../../core/budget/give-back-script';
 import { serviceKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
 import { createRedisClient } from '../../../core/budget/redis-client';
-import { REPORT_BATCH_SCRIPTS } from '../../../core/budget/report-batch-scripts';
+import { SCRIPTS } from '../../../core/budget/scripts';
+import { GIVE_BACK_SCRIPT } from '../../../core/budget/scripts/give-back-script';
+import { REPORT_BATCH_SCRIPTS } from '../../../core/budget/scripts/report-batch-scripts';
 import { type LogPort, METRIC } from '../../../core/observability/observability';
 import { createPlatformClient, type PlatformClient } from '../../../core/platform/client';
 import type { PlatformPort } from '../../../core/platform/types';

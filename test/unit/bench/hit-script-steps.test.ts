@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from '../../../bench/hit-script-steps';
-import { CHECK_SCRIPT } from '../../../core/budget/cache-scripts';
+import { CHECK_SCRIPT } from '../../../core/budget/scripts/check-script';
 
 describe('the hit script cut short after each step', () => {
   it('finds every step of the hot-path script once, in the order the script runs them', () => {

@@ -5,9 +5,9 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessCache, type CheckRequest, ENTRY_TTL_MS, type FirstCallLock } from '../../../core/budget/cache';
-import { SEEN_MARK_TTL_SECONDS } from '../../../core/budget/cache-scripts';
 import { credentialKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
+import { SEEN_MARK_TTL_SECONDS } from '../../../core/budget/scripts/store-script';
 import { ACTIVE, type CredentialAnswer } from '../../../core/budget/snapshot';
 import type { AuthorizationStatus, UsageReport } from '../../../core/platform/types';
 import type { TestRedis } from '../../support/redis-topology';

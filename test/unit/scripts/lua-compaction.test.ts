@@ -7,14 +7,11 @@
 import { build } from 'esbuild';
 import Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  SCRIPTS,
-  type ScriptDefinition,
-  PRELUDE as WRITTEN_PRELUDE,
-} from '../../../core/budget/cache-scripts';
-import { GIVE_BACK_SCRIPT } from '../../../core/budget/give-back-script';
-import { lua } from '../../../core/budget/lua';
-import { REPORT_BATCH_SCRIPTS } from '../../../core/budget/report-batch-scripts';
+import { SCRIPTS } from '../../../core/budget/scripts';
+import { GIVE_BACK_SCRIPT } from '../../../core/budget/scripts/give-back-script';
+import { lua, type ScriptDefinition } from '../../../core/budget/scripts/lua';
+import { PRELUDE as WRITTEN_PRELUDE } from '../../../core/budget/scripts/prelude';
+import { REPORT_BATCH_SCRIPTS } from '../../../core/budget/scripts/report-batch-scripts';
 import { ALERT_SCRIPTS } from '../../../core/reporting/alerts';
 import { type LocalRedis, startRedisServer } from '../../../local/redis';
 import {
@@ -141,9 +138,10 @@ describe('the shipped scripts, compacted', () => {
     const built = await build({
       stdin: {
         contents:
-          "export { PRELUDE, SCRIPTS } from './core/budget/cache-scripts';\n" +
-          "export { REPORT_BATCH_SCRIPTS } from './core/budget/report-batch-scripts';\n" +
-          "export { GIVE_BACK_SCRIPT } from './core/budget/give-back-script';\n" +
+          "export { PRELUDE } from './core/budget/scripts/prelude';\n" +
+          "export { SCRIPTS } from './core/budget/scripts';\n" +
+          "export { REPORT_BATCH_SCRIPTS } from './core/budget/scripts/report-batch-scripts';\n" +
+          "export { GIVE_BACK_SCRIPT } from './core/budget/scripts/give-back-script';\n" +
           "export { ALERT_SCRIPTS } from './core/reporting/alerts';",
         resolveDir: process.cwd(),
         loader: 'ts',

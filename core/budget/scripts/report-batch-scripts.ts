@@ -3,7 +3,7 @@
  * (posting, sent), its acknowledgement and the lease given back. Each touches one budget's keys (one
  * slot) and takes the time as an argument.
  *
- * A batch is the in-flight hash (`<bucket start>:<metric>`, `t:<bucket start>`, see cache-scripts.ts)
+ * A batch is the in-flight hash (`<bucket start>:<metric>`, `t:<bucket start>`, see scripts/prelude.ts)
  * plus its mark, the `batch` key: `<batch id> <state>`, state `new` (taken, not yet sent), `posting`
  * (a report carrying it is on its way: whether the platform took it is unknown) or `sent` (the platform
  * answered 202). 3scale's report API has no idempotency key, so the mark is what lets a reporter that
@@ -15,11 +15,11 @@
  * - `new`: no report ever carried it; sending it again counts nothing twice.
  */
 
-import type { Period } from '../platform/types';
-import type { BatchHistory, DrainResult, LimitRefusal } from './cache';
-import { PRELUDE, type ScriptDefinition } from './cache-scripts';
-import { lua } from './lua';
-import { bucketsOf, totalUsage } from './usage-buckets';
+import type { Period } from '../../platform/types';
+import type { BatchHistory, DrainResult, LimitRefusal } from '../cache';
+import { bucketsOf, totalUsage } from '../usage-buckets';
+import { lua, type ScriptDefinition } from './lua';
+import { PRELUDE } from './prelude';
 
 /**
  * How long a batch's mark lives: far longer than a lease (a minute) and the sweep's period, so a batch

@@ -9,3 +9,10 @@ export function lua(strings: TemplateStringsArray, ...values: readonly (string |
   for (let index = 0; index < values.length; index++) text += `${values[index]}${strings[index + 1]}`;
   return text;
 }
+
+/** A script as AccessCache loads and calls it: its name, how many of its arguments are keys, its text. */
+export interface ScriptDefinition {
+  readonly name: string;
+  readonly numberOfKeys: number;
+  readonly lua: string;
+}

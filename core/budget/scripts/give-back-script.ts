@@ -2,8 +2,7 @@
  * The script that gives back usage a decision recorded, for the SOAP proxy (docs/soap.md). A module of its
  * own, which AccessCache loads on first use: the authorizer never runs it, so its bundle leaves it out.
  */
-import type { ScriptDefinition } from './cache-scripts';
-import { lua } from './lua';
+import { lua, type ScriptDefinition } from './lua';
 
 /**
  * Takes back usage a decision recorded (a call whose backend then failed), as far as it is still
