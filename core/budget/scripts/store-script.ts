@@ -32,21 +32,24 @@ export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
   numberOfKeys: 6,
   lua: lua`${LIMIT_PRELUDE}${ANSWER_FUNCTIONS}${THROTTLE_LUA}
-if ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9] then redis.call('DEL', KEYS[5]) end
+-- The caller's lock goes with the negative entry's DEL where the answer clears one: a command fewer.
+local lock_held = ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9]
 local state = ARGV[1]
 if ARGV[7] ~= '' and ARGV[8] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[7], ARGV[8])
   redis.call('PEXPIRE', KEYS[3], ARGV[3])
 end
+local invalid = string.sub(state, 1, 8) == 'invalid:'
+if lock_held and (state == '' or invalid) then redis.call('DEL', KEYS[5]) end
 if state == '' then return 'ok' end
-if string.sub(state, 1, 8) == 'invalid:' then
+if invalid then
   redis.call('SET', KEYS[1], state, 'PX', ARGV[2])
   if redis.call('EXISTS', KEYS[2]) == 0 then return 'ok' end
   redis.call('HSET', KEYS[2], 'state', state, 'synced', ARGV[6])
   keep_or_expire(KEYS[2], KEYS[4], ARGV[3])
   return 'ok'
 end
-redis.call('DEL', KEYS[1])
+if lock_held then redis.call('DEL', KEYS[1], KEYS[5]) else redis.call('DEL', KEYS[1]) end
 redis.call('SADD', KEYS[6], ARGV[7])
 redis.call('EXPIRE', KEYS[6], ${SEEN_MARK_TTL_SECONDS})
 local first_field = 13 + 2 * tonumber(ARGV[12])

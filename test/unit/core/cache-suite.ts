@@ -460,6 +460,28 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
       expect(await redis.exists(keys.firstCall)).toBe(0);
     });
+
+    it("a store of an invalid answer, or of an answer about the key only, gives back its caller's lock too", async () => {
+      await check(lock('a'));
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
+        firstCallToken: 'a',
+      });
+      expect(await redis.exists(keys.firstCall)).toBe(0);
+      expect(await redis.get(keys.negative)).toBe('invalid:user_key_invalid');
+
+      await redis.del(keys.negative);
+      await check(lock('b'));
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        key: { id: KEY, fact: { valid: false, code: 'application_key_invalid' } },
+        firstCallToken: 'b',
+      });
+      expect(await redis.exists(keys.firstCall)).toBe(0);
+    });
   });
 
   describe('stored answers', () => {
