@@ -286,6 +286,51 @@ describe('frameworks', () => {
     });
   });
 
+  it('Fastify, Hono and Function URL: with countFailedResponses false, a call whose handler fails gives its usage back', async () => {
+    const control = plugin({ redis: redisServer.settings, countFailedResponses: false });
+    const fail = (word: string) => {
+      if (word === 'throw') throw new Error('handler failed');
+      return word === 'bad' ? 502 : 200;
+    };
+    const fastify = Fastify();
+    await fastify.register(control.fastify);
+    fastify.get('/v1/words/:word', async (request, reply) =>
+      reply.code(fail((request.params as { word: string }).word)).send({ ok: true }),
+    );
+    const hono = new Hono();
+    hono.use('/v1/*', control.hono());
+    hono.get('/v1/words/:word', (c) => c.json({ ok: true }, fail(c.req.param('word')) as 200 | 502));
+    const functionUrl = control.functionUrl(async (event: FunctionUrlEvent) => ({
+      statusCode: fail(event.rawPath.slice('/v1/words/'.length)),
+    }));
+    const before = await platformHits('key-roomy');
+    // The first call is the budget's authrep: the platform counts it whatever the handler does.
+    expect(
+      (await fastify.inject({ url: '/v1/words/first', headers: { apikey: 'key-roomy' } })).statusCode,
+    ).toBe(200);
+    const words = ['ok', 'bad', 'throw'];
+    const statuses: (number | string)[] = [];
+    for (const word of words) {
+      const url = `/v1/words/${word}`;
+      statuses.push((await fastify.inject({ url, headers: { apikey: 'key-roomy' } })).statusCode);
+      statuses.push((await hono.request(url, { headers: { apikey: 'key-roomy' } })).status);
+      const event = {
+        rawPath: url,
+        headers: { apikey: 'key-roomy' },
+        requestContext: { http: { method: 'GET' } },
+      };
+      statuses.push(
+        await functionUrl(event, {}).then(
+          (result) => result.statusCode ?? 200,
+          () => 'threw',
+        ),
+      );
+    }
+    expect(statuses).toEqual([200, 200, 200, 502, 502, 502, 500, 500, 'threw']);
+    await fastify.close();
+    expect((await platformHits('key-roomy')) - before).toBe(1 + words.length);
+  });
+
   it('throttles: refuses past the burst with 429, Retry-After and the burst policy; the platform counts the allowed', async () => {
     clock.at += HOUR;
     const control = plugin({ redis: redisServer.settings, throttles: { Roomy: { rate: 1, burst: 3 } } });
