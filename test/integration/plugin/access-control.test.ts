@@ -168,7 +168,10 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (redis: () => TestRedis) => {
     expect((await control.check(ROOMY_CALL)).allowed).toBe(true);
     const failed = [await control.check(ROOMY_CALL), await control.check(ROOMY_CALL)];
     // The handlers failed just now: their settles are still running when the application closes.
-    for (const outcome of failed) if (outcome.allowed) void outcome.settle(502);
+    for (const outcome of failed) {
+      if (!outcome.allowed || outcome.settle === undefined) throw new Error('a metered call settles');
+      void outcome.settle(502);
+    }
     await control.close();
     expect((await platformHits('key-roomy')) - before).toBe(1);
   });
@@ -284,6 +287,19 @@ describe('frameworks', () => {
       plan: 'Roomy',
       metrics: ['get_word'],
     });
+  });
+
+  it('gives an allowed call a settle only when its end matters (countFailedResponses: false)', async () => {
+    const counted = await plugin({ redis: redisServer.settings }).check(ROOMY_CALL);
+    expect(counted).toMatchObject({ allowed: true, grant: { checked: true } });
+    expect(counted).not.toHaveProperty('settle');
+    const metered = plugin({ redis: redisServer.settings, countFailedResponses: false });
+    const checked = await metered.check(ROOMY_CALL);
+    expect(checked.allowed && typeof checked.settle).toBe('function');
+    // Nothing was counted for a call let through unchecked: there is nothing to give back.
+    const preflight = await metered.check({ method: 'OPTIONS', url: '/v1/words/a', headers: {} });
+    expect(preflight).toMatchObject({ allowed: true, grant: { checked: false } });
+    expect(preflight).not.toHaveProperty('settle');
   });
 
   it('Fastify, Hono and Function URL: with countFailedResponses false, a call whose handler fails gives its usage back', async () => {
