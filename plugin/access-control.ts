@@ -2,7 +2,8 @@
  * The plugin: one object per process, built from settings, that decides each call with the core
  * (core/decision/access.ts) on the same Redis keys and scripts as the authorizer, and answers the way
  * HTTP means (answers.ts). The framework adapters (frameworks/) are thin: they read their request,
- * call `check`, send a refusal or go on, and settle the call once the handler has answered.
+ * call `check`, send a refusal or go on, and, when the call's end matters, settle it once the handler
+ * has answered.
  *
  * It never throws into the application: Redis down or the platform down is the failure mode's to
  * decide (the core), and any other error answers 500 "access check unavailable", or lets the call
@@ -73,10 +74,11 @@ export type AccessOutcome =
       /** RateLimit-Policy and RateLimit, for the allowed answer. */
       readonly headers: Readonly<Record<string, string>>;
       /**
-       * Tells the plugin how the handler ended. With `countFailedResponses: false`, a 5xx or a throw gives
-       * the call's usage back. Never throws; call it once.
+       * Present only when the call's end matters: `countFailedResponses: false`, on a call that was checked.
+       * Tells the plugin how the handler ended; a 5xx or a throw gives the call's usage back. Never throws;
+       * call it once. Absent, there is nothing to wait for.
        */
-      settle(end: CallEnd): Promise<void>;
+      readonly settle?: (end: CallEnd) => Promise<void>;
     }
   | { readonly allowed: false; readonly reason: RefusalReason; readonly answer: AccessAnswer };
 
@@ -110,11 +112,7 @@ const UNCHECKED: AccessOutcome = {
   allowed: true,
   grant: { checked: false, plan: '', metrics: [] },
   headers: {},
-  settle: async () => undefined,
 };
-
-/** The settle of an allowed call whose usage stays counted however it ends (`countFailedResponses`). */
-const settleCounted = async (_end: CallEnd): Promise<void> => undefined;
 
 /** Settings that fail to build the plugin throw here, a ConfigError naming the setting. */
 export function createAccessControl(settings: AccessControlSettings): AccessControl {
@@ -188,23 +186,27 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
       const answer = answerOfRefusal(decision, built.config, at);
       return withCallback(refusalReasonOf(decision), answer, decision);
     }
-    const limits = decisionLimits(decision, at);
-    const settle = plugin.countFailedResponses
-      ? settleCounted
-      : (end: CallEnd) => {
-          if (!(end === 'threw' || end >= 500)) return Promise.resolve();
-          const giveBack = built.access.giveBack(decision).then(
-            () => undefined,
-            (error: unknown) => {
-              // Left counted: over, never under.
-              logger.warn('usage of a failed call not given back', { error: errorMessage(error) });
-            },
-          );
-          givingBack.add(giveBack);
-          return giveBack.finally(() => givingBack.delete(giveBack));
-        };
-    return { allowed: true, grant: grantOf(decision, at), headers: rateLimitHeaders(limits), settle };
+    const grant = grantOf(decision, at);
+    const headers = rateLimitHeaders(decisionLimits(decision, at));
+    if (plugin.countFailedResponses) return { allowed: true, grant, headers };
+    return { allowed: true, grant, headers, settle: settleOf(built, decision) };
   };
+
+  /** The settle of an allowed call whose end matters: a 5xx or a throw gives its usage back. */
+  const settleOf =
+    (built: Parts, decision: AccessDecision) =>
+    (end: CallEnd): Promise<void> => {
+      if (!(end === 'threw' || end >= 500)) return Promise.resolve();
+      const giveBack = built.access.giveBack(decision).then(
+        () => undefined,
+        (error: unknown) => {
+          // Left counted: over, never under.
+          logger.warn('usage of a failed call not given back', { error: errorMessage(error) });
+        },
+      );
+      givingBack.add(giveBack);
+      return giveBack.finally(() => givingBack.delete(giveBack));
+    };
 
   const decideRead = async (request: AccessRequest): Promise<AccessOutcome> => {
     try {
@@ -264,7 +266,7 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
   const control: AccessControl = {
     check,
     decide,
-    express: () => expressMiddleware(control, !plugin.countFailedResponses),
+    express: () => expressMiddleware(control),
     fastify: fastifyPlugin(() => control),
     hono: () => honoMiddleware(control),
     functionUrl: (handler) => wrapFunctionUrl(control, handler),

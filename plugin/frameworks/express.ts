@@ -35,14 +35,8 @@ export type ExpressMiddleware = (
   next: (error?: unknown) => void,
 ) => Promise<void>;
 
-/**
- * `settles`: whether an allowed call's end matters (`countFailedResponses: false`); when it does not, no
- * listener waits for the response to finish.
- */
-export function expressMiddleware(
-  control: Pick<AccessControl, 'check'>,
-  settles: boolean,
-): ExpressMiddleware {
+/** An allowed call whose end does not matter (no `settle`) gets no listener on its response's finish. */
+export function expressMiddleware(control: Pick<AccessControl, 'check'>): ExpressMiddleware {
   return async (req, res, next) => {
     const clientAddress = req.ip ?? req.socket?.remoteAddress;
     // Built without a spread of a conditional object: one per call, on the hot path.
@@ -59,7 +53,8 @@ export function expressMiddleware(
     }
     for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
     req.access = outcome.grant;
-    if (settles) res.once('finish', () => void outcome.settle(res.statusCode));
+    const { settle } = outcome;
+    if (settle !== undefined) res.once('finish', () => void settle(res.statusCode));
     next();
   };
 }

@@ -3,10 +3,11 @@
  * children only (encapsulation: registered at the root it guards every route, registered inside a
  * plugin it guards that plugin's routes). It marks itself `skip-override`, as fastify-plugin does, so
  * its hook and its `request.access` decorator belong to the context that registers it. The call is
- * settled on onResponse (a thrown handler answers 500 first), and the plugin closes on onClose.
+ * settled on onResponse when its end matters (a thrown handler answers 500 first), and the plugin
+ * closes on onClose.
  * It imports nothing from Fastify: the types below are the little of it the plugin uses.
  */
-import type { AccessControl, AccessGrant, AccessOutcome } from '../access-control';
+import type { AccessControl, AccessGrant, CallEnd } from '../access-control';
 
 interface FastifyRequestLike {
   readonly method: string;
@@ -37,7 +38,8 @@ export type FastifyAccessPlugin = ((instance: FastifyInstanceLike, options: unkn
 };
 
 export function fastifyPlugin(controlOf: () => Pick<AccessControl, 'check' | 'close'>): FastifyAccessPlugin {
-  const settles = new WeakMap<object, Extract<AccessOutcome, { allowed: true }>['settle']>();
+  // The settles of the calls whose end matters, until their response is sent.
+  const settles = new WeakMap<object, (end: CallEnd) => Promise<void>>();
   const plugin = async (instance: FastifyInstanceLike) => {
     const control = controlOf();
     if (!instance.hasRequestDecorator('access')) instance.decorateRequest('access', null);
@@ -55,13 +57,14 @@ export function fastifyPlugin(controlOf: () => Pick<AccessControl, 'check' | 'cl
       }
       for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
       request.access = outcome.grant;
-      settles.set(request, outcome.settle);
+      if (outcome.settle !== undefined) settles.set(request, outcome.settle);
       return undefined;
     });
     instance.addHook('onResponse', async (request, reply) => {
       const settle = settles.get(request);
+      if (settle === undefined) return;
       settles.delete(request);
-      await settle?.(reply.statusCode);
+      await settle(reply.statusCode);
     });
     instance.addHook('onClose', () => control.close());
   };

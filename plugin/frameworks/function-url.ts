@@ -2,8 +2,9 @@
  * A Lambda Function URL handler (payload format 2.0) wrapped: the event becomes the plugin's request, a
  * refusal is the function's answer, and an allowed call reaches the handler with its grant where an HTTP
  * API's Lambda authorizer puts its context (`event.requestContext.authorizer.lambda`). A structured
- * answer gets the RateLimit headers; the call is settled with its status, or as failed when the handler
- * throws (the throw goes on to Lambda). Types only: the plugin imports nothing from aws-lambda.
+ * answer gets the RateLimit headers; when its end matters, the call is settled with its status, or as
+ * failed when the handler throws (the throw goes on to Lambda). Types only: the plugin imports nothing
+ * from aws-lambda.
  */
 import type { AccessControl, AccessGrant } from '../access-control';
 
@@ -36,6 +37,11 @@ function isStructured(result: unknown): result is FunctionUrlResult {
   return typeof result === 'object' && result !== null && 'statusCode' in result;
 }
 
+/** The status Lambda answers with: a structured answer's, else 200. */
+function statusOf(result: unknown): number {
+  return isStructured(result) ? (result.statusCode ?? 200) : 200;
+}
+
 export function wrapFunctionUrl<R, E extends FunctionUrlEvent, C>(
   control: Pick<AccessControl, 'check'>,
   handler: FunctionUrlHandler<R, E, C>,
@@ -54,18 +60,16 @@ export function wrapFunctionUrl<R, E extends FunctionUrlEvent, C>(
       return { statusCode: status, headers, body };
     }
     event.requestContext.authorizer = { ...event.requestContext.authorizer, lambda: outcome.grant };
+    const { settle } = outcome;
     let result: R;
     try {
       result = await handler(event, context);
     } catch (error) {
-      await outcome.settle('threw');
+      if (settle !== undefined) await settle('threw');
       throw error;
     }
-    if (!isStructured(result)) {
-      await outcome.settle(200);
-      return result;
-    }
-    await outcome.settle(result.statusCode ?? 200);
+    if (settle !== undefined) await settle(statusOf(result));
+    if (!isStructured(result)) return result;
     return { ...result, headers: { ...outcome.headers, ...result.headers } };
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Hono (4) middleware, on the Fetch request Hono hands over: a refusal is answered here, an allowed
  * call gets its grant (`c.get('access')`) and, once the handler has answered, its RateLimit headers;
- * the call is settled with the handler's status (Hono turns a thrown handler into its 500 first).
+ * when its end matters, the call is settled with the handler's status (Hono turns a thrown handler into
+ * its 500 first).
  * It imports nothing from Hono: the types below are the little of it the middleware uses.
  */
 import type { AccessControl, AccessGrant } from '../access-control';
@@ -32,14 +33,15 @@ export function honoMiddleware(control: Pick<AccessControl, 'check'>): HonoMiddl
       return new Response(body, { status, headers });
     }
     c.set('access', outcome.grant);
+    const { settle } = outcome;
     try {
       await next();
     } catch (error) {
-      await outcome.settle('threw');
+      if (settle !== undefined) await settle('threw');
       throw error;
     }
     for (const [name, value] of Object.entries(outcome.headers)) c.res.headers.set(name, value);
-    await outcome.settle(c.error === undefined ? c.res.status : 'threw');
+    if (settle !== undefined) await settle(c.error === undefined ? c.res.status : 'threw');
     return undefined;
   };
 }

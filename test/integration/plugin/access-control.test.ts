@@ -168,7 +168,10 @@ describeOnTopologies(REAL_REDIS_TOPOLOGIES, (redis: () => TestRedis) => {
     expect((await control.check(ROOMY_CALL)).allowed).toBe(true);
     const failed = [await control.check(ROOMY_CALL), await control.check(ROOMY_CALL)];
     // The handlers failed just now: their settles are still running when the application closes.
-    for (const outcome of failed) if (outcome.allowed) void outcome.settle(502);
+    for (const outcome of failed) {
+      if (!outcome.allowed || outcome.settle === undefined) throw new Error('a metered call settles');
+      void outcome.settle(502);
+    }
     await control.close();
     expect((await platformHits('key-roomy')) - before).toBe(1);
   });
@@ -284,6 +287,64 @@ describe('frameworks', () => {
       plan: 'Roomy',
       metrics: ['get_word'],
     });
+  });
+
+  it('gives an allowed call a settle only when its end matters (countFailedResponses: false)', async () => {
+    const counted = await plugin({ redis: redisServer.settings }).check(ROOMY_CALL);
+    expect(counted).toMatchObject({ allowed: true, grant: { checked: true } });
+    expect(counted).not.toHaveProperty('settle');
+    const metered = plugin({ redis: redisServer.settings, countFailedResponses: false });
+    const checked = await metered.check(ROOMY_CALL);
+    expect(checked.allowed && typeof checked.settle).toBe('function');
+    // Nothing was counted for a call let through unchecked: there is nothing to give back.
+    const preflight = await metered.check({ method: 'OPTIONS', url: '/v1/words/a', headers: {} });
+    expect(preflight).toMatchObject({ allowed: true, grant: { checked: false } });
+    expect(preflight).not.toHaveProperty('settle');
+  });
+
+  it('Fastify, Hono and Function URL: with countFailedResponses false, a call whose handler fails gives its usage back', async () => {
+    const control = plugin({ redis: redisServer.settings, countFailedResponses: false });
+    const fail = (word: string) => {
+      if (word === 'throw') throw new Error('handler failed');
+      return word === 'bad' ? 502 : 200;
+    };
+    const fastify = Fastify();
+    await fastify.register(control.fastify);
+    fastify.get('/v1/words/:word', async (request, reply) =>
+      reply.code(fail((request.params as { word: string }).word)).send({ ok: true }),
+    );
+    const hono = new Hono();
+    hono.use('/v1/*', control.hono());
+    hono.get('/v1/words/:word', (c) => c.json({ ok: true }, fail(c.req.param('word')) as 200 | 502));
+    const functionUrl = control.functionUrl(async (event: FunctionUrlEvent) => ({
+      statusCode: fail(event.rawPath.slice('/v1/words/'.length)),
+    }));
+    const before = await platformHits('key-roomy');
+    // The first call is the budget's authrep: the platform counts it whatever the handler does.
+    expect(
+      (await fastify.inject({ url: '/v1/words/first', headers: { apikey: 'key-roomy' } })).statusCode,
+    ).toBe(200);
+    const words = ['ok', 'bad', 'throw'];
+    const statuses: (number | string)[] = [];
+    for (const word of words) {
+      const url = `/v1/words/${word}`;
+      statuses.push((await fastify.inject({ url, headers: { apikey: 'key-roomy' } })).statusCode);
+      statuses.push((await hono.request(url, { headers: { apikey: 'key-roomy' } })).status);
+      const event = {
+        rawPath: url,
+        headers: { apikey: 'key-roomy' },
+        requestContext: { http: { method: 'GET' } },
+      };
+      statuses.push(
+        await functionUrl(event, {}).then(
+          (result) => result.statusCode ?? 200,
+          () => 'threw',
+        ),
+      );
+    }
+    expect(statuses).toEqual([200, 200, 200, 502, 502, 502, 500, 500, 'threw']);
+    await fastify.close();
+    expect((await platformHits('key-roomy')) - before).toBe(1 + words.length);
   });
 
   it('throttles: refuses past the burst with 429, Retry-After and the burst policy; the platform counts the allowed', async () => {
