@@ -11,7 +11,7 @@
  */
 import { ensureConnected, type RedisConnection } from '../core/budget/redis-client';
 import { type AccessAuthorizer, type AccessDecision, createAccessAuthorizer } from '../core/decision/access';
-import { secondsUntil } from '../core/decision/rate-limit-fields';
+import { type FlatLimit, limitValues } from '../core/decision/rate-limit-fields';
 import {
   errorMessage,
   type LogPort,
@@ -186,8 +186,9 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
       const answer = answerOfRefusal(decision, built.config, at);
       return withCallback(refusalReasonOf(decision), answer, decision);
     }
-    const grant = grantOf(decision, at);
-    const headers = rateLimitHeaders(decisionLimits(decision, at));
+    const limit = decision.limit && limitValues(decision.limit, at);
+    const grant = grantOf(decision, limit);
+    const headers = rateLimitHeaders(decisionLimits(decision, at, limit));
     if (plugin.countFailedResponses) return { allowed: true, grant, headers };
     return { allowed: true, grant, headers, settle: settleOf(built, decision) };
   };
@@ -276,21 +277,22 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
 }
 
 /** Built field by field, not spread: one object per allowed call, on the hot path. */
-function grantOf(decision: Exclude<AccessDecision, { effect: 'unauthorized' }>, now: number): AccessGrant {
+function grantOf(
+  decision: Exclude<AccessDecision, { effect: 'unauthorized' }>,
+  limit: FlatLimit | undefined,
+): AccessGrant {
   const grant: { -readonly [K in keyof AccessGrant]: AccessGrant[K] } = {
     checked: true,
     plan: decision.plan,
     metrics: decision.metrics === '' ? [] : decision.metrics.split(','),
   };
   if (decision.applicationId !== undefined) grant.applicationId = decision.applicationId;
-  const { limit } = decision;
   if (limit !== undefined) {
-    const { metric, period, max, resetAt } = limit;
-    const remaining = Math.max(limit.remaining ?? 0, 0);
+    const { limitMetric: metric, limitPeriod: period, limit: max, remaining, reset } = limit;
     grant.limit =
-      resetAt === undefined
+      reset === undefined
         ? { metric, period, max, remaining }
-        : { metric, period, max, remaining, resetSeconds: secondsUntil(resetAt, now) };
+        : { metric, period, max, remaining, resetSeconds: reset };
   }
   return grant;
 }

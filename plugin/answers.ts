@@ -14,6 +14,7 @@ import { credentialPromptOf } from '../core/credentials';
 import type { AccessDecision, DenyReason } from '../core/decision/access';
 import {
   type DecisionLimitValues,
+  type FlatLimit,
   limitValues,
   rateLimitFields,
   throttleValues,
@@ -100,13 +101,17 @@ export function rateLimitHeaders(values: DecisionLimitValues): Readonly<Record<s
   return rateLimitFields(values) ?? NO_HEADERS;
 }
 
-/** The limit and throttle values of a decision, as the refusal's body and the headers carry them. */
+/**
+ * The limit and throttle values of a decision, as the refusal's body and the headers carry them; `limit`:
+ * its limit's flat values, when the caller has them already.
+ */
 export function decisionLimits(
   decision: Extract<AccessDecision, { effect: 'allow' | 'deny' }>,
   now: number,
+  limit: FlatLimit | undefined = decision.limit && limitValues(decision.limit, now),
 ): DecisionLimitValues {
-  const limit = limitValues(decision.limit, now);
-  return decision.throttle === undefined ? limit : { ...limit, ...throttleValues(decision.throttle) };
+  if (decision.throttle === undefined) return limit ?? {};
+  return { ...limit, ...throttleValues(decision.throttle) };
 }
 
 /**

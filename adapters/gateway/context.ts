@@ -14,7 +14,7 @@ import type { PolicyDecision } from './format';
 
 /** The limit of a decision as flat context values (core/decision/rate-limit-fields.ts limitValues). */
 export function limitContext(limit: PolicyDecision['limit'], now: number): AuthorizerContext {
-  return { ...limitValues(limit, now) };
+  return limit === undefined ? {} : { ...limitValues(limit, now) };
 }
 
 /** A decision's throttle as flat context values (core/decision/rate-limit-fields.ts throttleValues). */

@@ -34,16 +34,20 @@ export interface DecisionLimitValues {
   readonly throttleReset?: number;
 }
 
+/** A decision's limit as flat values (limitValues). */
+export interface FlatLimit extends DecisionLimitValues {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly limitMetric: string;
+  readonly limitPeriod: string;
+}
+
 /**
  * The limit of a decision as flat values a backend can send as RateLimit headers: `limit` (the max),
  * `remaining` (0 on a refusal), `reset` (whole seconds until the period ends; absent for eternity),
  * `limitMetric` and `limitPeriod`.
  */
-export function limitValues(
-  limit: (LimitInfo & { readonly remaining?: number }) | undefined,
-  now: number,
-): DecisionLimitValues {
-  if (limit === undefined) return {};
+export function limitValues(limit: LimitInfo & { readonly remaining?: number }, now: number): FlatLimit {
   const { max, metric, period, resetAt } = limit;
   const remaining = Math.max(limit.remaining ?? 0, 0);
   return resetAt === undefined
@@ -52,7 +56,7 @@ export function limitValues(
 }
 
 /** Whole seconds from `now` until `at` (epoch ms), rounded up; 0 once it is past. */
-export function secondsUntil(at: number, now: number): number {
+function secondsUntil(at: number, now: number): number {
   return Math.max(Math.ceil((at - now) / 1000), 0);
 }
 
