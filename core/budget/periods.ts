@@ -23,28 +23,38 @@ export function minuteStart(at: number): number {
   return floorTo(at, MINUTE_MS);
 }
 
+/** A period of a fixed length: the one of `unit` ms containing `at`. */
+function fixedWindow(at: number, unit: number): PeriodWindow {
+  const start = floorTo(at, unit);
+  return { start, end: start + unit };
+}
+
 /** The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). */
 export function periodWindow(period: Period, at: number): PeriodWindow {
-  const date = new Date(at);
-  const year = date.getUTCFullYear();
-  const month = date.getUTCMonth();
   switch (period) {
     case 'eternity':
       return { start: 0 };
     case 'minute':
-      return { start: floorTo(at, MINUTE_MS), end: floorTo(at, MINUTE_MS) + MINUTE_MS };
+      return fixedWindow(at, MINUTE_MS);
     case 'hour':
-      return { start: floorTo(at, HOUR_MS), end: floorTo(at, HOUR_MS) + HOUR_MS };
+      return fixedWindow(at, HOUR_MS);
     case 'day':
-      return { start: floorTo(at, DAY_MS), end: floorTo(at, DAY_MS) + DAY_MS };
+      return fixedWindow(at, DAY_MS);
     case 'week': {
-      const daysSinceMonday = (date.getUTCDay() + 6) % 7;
+      const daysSinceMonday = (new Date(at).getUTCDay() + 6) % 7;
       const start = floorTo(at, DAY_MS) - daysSinceMonday * DAY_MS;
       return { start, end: start + 7 * DAY_MS };
     }
-    case 'month':
-      return { start: Date.UTC(year, month, 1), end: Date.UTC(year, month + 1, 1) };
-    case 'year':
+    case 'month': {
+      const date = new Date(at);
+      return {
+        start: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1),
+        end: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1),
+      };
+    }
+    case 'year': {
+      const year = new Date(at).getUTCFullYear();
       return { start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) };
+    }
   }
 }
