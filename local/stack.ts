@@ -11,7 +11,7 @@ import { snsAlertPublisher } from '../adapters/sns/alert-publisher';
 import { SNS_CLIENT_SETTINGS } from '../adapters/sns/client';
 import { DOCS_PATH, DOCS_ROUTES } from '../contract/docs';
 import { accessGatewayResponses } from '../contract/gateway-responses';
-import type { RejectedUsage } from '../core/budget/cache';
+import type { RejectedUsage } from '../core/budget/cache-types';
 import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
 import {
   credentialHeaderNames,

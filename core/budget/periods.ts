@@ -58,3 +58,22 @@ export function periodWindow(period: Period, at: number): PeriodWindow {
     }
   }
 }
+
+const STARTED_PERIODS = ['minute', 'hour', 'day', 'week', 'month', 'year'] as const;
+
+/** The minute whose period starts periodStarts holds (a memo of one entry; NaN: none yet), and them. */
+let startsMinute = Number.NaN;
+let starts: readonly number[] = [];
+
+/**
+ * The starts of the minute, hour, day, week, month and year `now` is in, as the scripts take them, worked
+ * out once a minute: every one of these periods starts on a minute, so they hold for the whole minute.
+ */
+export function periodStarts(now: number): readonly number[] {
+  const minute = minuteStart(now);
+  if (minute !== startsMinute) {
+    starts = STARTED_PERIODS.map((period) => periodWindow(period, now).start);
+    startsMinute = minute;
+  }
+  return starts;
+}

@@ -23,19 +23,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  AccessCache,
-  admittedBucketOf,
-  type CheckRequest,
-  type CheckResult,
-  type FirstCallHandover,
-  type FirstCallLock,
-  type LimitFeedback,
-  type LimitInfo,
-  type RecordedUsage,
-  type ThrottleFeedback,
-  type ThrottleRefusal,
-} from '../budget/cache';
+import { AccessCache, admittedBucketOf } from '../budget/cache';
+import type {
+  CheckRequest,
+  CheckResult,
+  FirstCallHandover,
+  FirstCallLock,
+  LimitFeedback,
+  LimitInfo,
+  RecordedUsage,
+  ThrottleFeedback,
+  ThrottleRefusal,
+} from '../budget/cache-types';
 import { commandFateOf } from '../budget/command-fate';
 import { REDIS_COMMAND_TIMEOUT_MS, type RedisConnection } from '../budget/redis-client';
 import { type CredentialAnswer, type CredentialState, isCredentialAnswer, stateOf } from '../budget/snapshot';

@@ -7,7 +7,7 @@
  */
 
 import type { RATE_LIMIT_CONTEXT } from '../../contract/authorizer-context';
-import type { LimitInfo, ThrottleFeedback, ThrottleRefusal } from '../budget/cache';
+import type { LimitInfo, ThrottleFeedback, ThrottleRefusal } from '../budget/cache-types';
 
 /** The limit values of the authorizer's context the fields are made of. */
 export interface LimitValues {

@@ -25,7 +25,7 @@
  * the entry (refused again) or removes it (any other answer: `forget`), so the calls after it get the
  * re-check's answer: a raised limit lets them through, a suspension refuses them as such.
  */
-import type { LimitInfo, ThrottleInfo, ThrottleRefusal } from '../budget/cache';
+import type { LimitInfo, ThrottleInfo, ThrottleRefusal } from '../budget/cache-types';
 import type { Usage } from '../platform/types';
 
 /** Entries an instance keeps at most: beyond it, the oldest goes (a flood of distinct refusals). */

@@ -11,12 +11,13 @@
  * before the publish, and a publish that fails leaves it there for the next report cycle.
  */
 import { randomUUID } from 'node:crypto';
-import { bucketsOf, type LimitRefusal, type UsageBucket } from '../budget/cache';
+import type { LimitRefusal } from '../budget/cache-types';
 import { type ServiceKeys, serviceKeys } from '../budget/keys';
 import { periodWindow } from '../budget/periods';
 import type { RedisConnection } from '../budget/redis-client';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
 import { lua } from '../budget/scripts/lua';
+import { bucketsOf, type UsageBucket } from '../budget/usage-buckets';
 import { credentialIdPrefix } from '../credentials';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
 import type { ApplicationDirectory, ApplicationIdentity } from '../platform/application-directory';

@@ -4,7 +4,7 @@
  * flight is judged by its mark first (report-batch-scripts.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { DrainResult } from '../budget/cache';
+import type { DrainResult } from '../budget/cache-types';
 import { credentialIdPrefix } from '../credentials';
 import { errorMessage, METRIC } from '../observability/observability';
 import type { Credential } from '../platform/types';

@@ -2,9 +2,11 @@
  * The types of the reporter's stages (drain.ts, verify.ts, report.ts, settle.ts) and of the flush that
  * runs them (reporting.ts): the ports each stage takes, and what each hands the next.
  */
-import type { AccessCache, DrainResult, LimitRefusal, UsageBucket } from '../budget/cache';
+import type { AccessCache } from '../budget/cache';
+import type { DrainResult, LimitRefusal } from '../budget/cache-types';
 import type { RedisConnection } from '../budget/redis-client';
 import type { CredentialState } from '../budget/snapshot';
+import type { UsageBucket } from '../budget/usage-buckets';
 import type { CredentialSealer } from '../credentials/seal';
 import type { LogPort, MetricsPort } from '../observability/observability';
 import type { AuthorizationStatus, Credential, PlatformPort, Usage } from '../platform/types';

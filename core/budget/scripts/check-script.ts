@@ -14,7 +14,7 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
  * the throttle table (ThrottleTable.text in throttles.ts), the throttle's test clock ('' = TIME, see
  * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms; from 16 the need
- * hints (NeedHints in cache.ts): the counts n (the call's metrics), l (hinted limit fields) and t
+ * hints (need-hints.ts): the counts n (the call's metrics), l (hinted limit fields) and t
  * (throttle fields of the hinted plan), the hinted plan; from 20 the fields to read by name (n
  * `need:<metric>`, l limit fields, t throttle fields); the n needs as the caller last saw them ('' none);
  * the metric of each limit field; metric, emission interval µs and burst of each throttle field
@@ -61,7 +61,7 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * table, a cheaper reply for Redis to write and the client to read: 'allow', '' (the hinted plan),
  * publish, over, max, period end, remaining, bucket start, synced, the throttle's three ('' each when
  * none) and the limit field last (a platform metric's name, the one item not of the script's own
- * making), joined by tabs (checkReplyOf in cache.ts).
+ * making), joined by tabs (checkReplyOf in check-reply.ts).
  * A throttle (THROTTLE_LUA) is taken only once the limits admit the call, and a throttled call records
  * no usage and opens no report window: the platform never hears of it.
  */

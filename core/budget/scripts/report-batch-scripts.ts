@@ -16,7 +16,7 @@
  */
 
 import type { Period } from '../../platform/types';
-import type { BatchHistory, DrainResult, LimitRefusal } from '../cache';
+import type { BatchHistory, DrainResult, LimitRefusal } from '../cache-types';
 import { bucketsOf, totalUsage } from '../usage-buckets';
 import { lua, type ScriptDefinition } from './lua';
 import { PRELUDE } from './prelude';

@@ -4,7 +4,8 @@
  * and every script must stay within one slot).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AccessCache, type CheckRequest, ENTRY_TTL_MS, type FirstCallLock } from '../../../core/budget/cache';
+import { AccessCache, ENTRY_TTL_MS } from '../../../core/budget/cache';
+import type { CheckRequest, FirstCallLock } from '../../../core/budget/cache-types';
 import { credentialKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
 import { SEEN_MARK_TTL_SECONDS } from '../../../core/budget/scripts/store-script';

@@ -4,7 +4,8 @@
  * (AccessCache's test-only `throttleClock`) moves the buckets; one test leaves it out, as production does.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AccessCache, type CheckRequest } from '../../../core/budget/cache';
+import { AccessCache } from '../../../core/budget/cache';
+import type { CheckRequest } from '../../../core/budget/cache-types';
 import { credentialKeys } from '../../../core/budget/keys';
 import type { RedisConnection } from '../../../core/budget/redis-client';
 import { ACTIVE } from '../../../core/budget/snapshot';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bucketsOf, checkReplyOf, checkResultOf } from '../../../../core/budget/cache';
+import { checkReplyOf, checkResultOf } from '../../../../core/budget/check-reply';
 import { throttleTable } from '../../../../core/budget/throttles';
+import { bucketsOf } from '../../../../core/budget/usage-buckets';
 import { describeOnTopologies } from '../../../support/redis-topology';
 import { describeAccessCache } from '../cache-suite';
 

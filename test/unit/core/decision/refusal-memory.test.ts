@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LimitInfo, ThrottleRefusal } from '../../../../core/budget/cache';
+import type { LimitInfo, ThrottleRefusal } from '../../../../core/budget/cache-types';
 import { RECHECK_GRACE_MS, RefusalMemory } from '../../../../core/decision/refusal-memory';
 
 const BUDGET = 'a'.repeat(64);

@@ -1,6 +1,6 @@
 /** The alerts stage's pure parts: which alerts a resynced usage makes due, and how they are published. */
 import { describe, expect, it } from 'vitest';
-import type { UsageBucket } from '../../../../core/budget/cache';
+import type { UsageBucket } from '../../../../core/budget/usage-buckets';
 import type { UsageReport } from '../../../../core/platform/types';
 import {
   alertLine,
