@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { periodWindow } from '../../../../core/budget/periods';
+import { periodStarts, periodWindow } from '../../../../core/budget/periods';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -21,5 +21,30 @@ describe('period windows (UTC, as the platform aligns them)', () => {
 
   it('eternity has no end', () => {
     expect(periodWindow('eternity', at('2024-01-10T12:00:00Z'))).toEqual({ start: 0 });
+  });
+});
+
+describe('period starts (minute, hour, day, week, month, year), as the scripts take them', () => {
+  const startsAt = (iso: string) => [
+    at(iso),
+    at('2024-12-31T23:00:00Z'),
+    at('2024-12-31T00:00:00Z'),
+    at('2024-12-30T00:00:00Z'),
+    at('2024-12-01T00:00:00Z'),
+    at('2024-01-01T00:00:00Z'),
+  ];
+
+  it('hold for the whole minute, and move with the next one, a new year included', () => {
+    expect(periodStarts(at('2024-12-31T23:59:00.001Z'))).toEqual(startsAt('2024-12-31T23:59:00Z'));
+    expect(periodStarts(at('2024-12-31T23:59:59.999Z'))).toEqual(startsAt('2024-12-31T23:59:00Z'));
+    expect(periodStarts(at('2025-01-01T00:00:00Z'))).toEqual([
+      at('2025-01-01T00:00:00Z'),
+      at('2025-01-01T00:00:00Z'),
+      at('2025-01-01T00:00:00Z'),
+      at('2024-12-30T00:00:00Z'),
+      at('2025-01-01T00:00:00Z'),
+      at('2025-01-01T00:00:00Z'),
+    ]);
+    expect(periodStarts(at('2024-12-31T23:59:30Z'))).toEqual(startsAt('2024-12-31T23:59:00Z'));
   });
 });
