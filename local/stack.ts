@@ -20,7 +20,7 @@ import {
   identitySourcesOf,
 } from '../core/credentials';
 import { redisTokensNotBefore } from '../core/credentials/token-not-before';
-import { accessCacheOf, sealerOf } from '../core/decision/access';
+import { accessCacheOf, sealerOf } from '../core/decision/cache-of-config';
 import type { LogPort, MetricsPort, MetricUnitName } from '../core/observability/observability';
 import { type PlatformClient, platformClientFromConfig } from '../core/platform/client';
 import type { UsageAlert } from '../core/reporting/alerts';

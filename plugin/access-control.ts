@@ -10,7 +10,8 @@
  * through when the failure mode is `allow`.
  */
 import { ensureConnected, type RedisConnection } from '../core/budget/redis-client';
-import { type AccessAuthorizer, type AccessDecision, createAccessAuthorizer } from '../core/decision/access';
+import { type AccessAuthorizer, createAccessAuthorizer } from '../core/decision/access';
+import type { AccessDecision } from '../core/decision/decision';
 import { type FlatLimit, limitValues } from '../core/decision/rate-limit-fields';
 import {
   errorMessage,

@@ -11,7 +11,7 @@
  */
 import { INVALID_CREDENTIAL } from '../contract/authorizer-context';
 import { credentialPromptOf } from '../core/credentials';
-import type { AccessDecision, DenyReason } from '../core/decision/access';
+import type { AccessDecision, DenyReason } from '../core/decision/decision';
 import {
   type DecisionLimitValues,
   type FlatLimit,

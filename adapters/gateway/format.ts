@@ -3,7 +3,7 @@
  * decision becomes that gateway's answer. A new format is one more module of this shape in the table of
  * index.ts; the core never changes for it.
  */
-import type { AccessDecision } from '../../core/decision/access';
+import type { AccessDecision } from '../../core/decision/decision';
 import type { GatewayRequest } from '../../core/decision/request';
 
 export type PolicyDecision = Extract<AccessDecision, { effect: 'allow' | 'deny' }>;

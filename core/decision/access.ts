@@ -23,7 +23,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AccessCache, admittedBucketOf } from '../budget/cache';
+import { type AccessCache, admittedBucketOf } from '../budget/cache';
 import type {
   CheckRequest,
   CheckResult,
@@ -32,7 +32,6 @@ import type {
   LimitFeedback,
   LimitInfo,
   RecordedUsage,
-  ThrottleFeedback,
   ThrottleRefusal,
 } from '../budget/cache-types';
 import { commandFateOf } from '../budget/command-fate';
@@ -45,78 +44,26 @@ import {
   credentialReaderOf,
   keyIdOf,
 } from '../credentials';
-import { type CredentialSealer, createCredentialSealer } from '../credentials/seal';
+import type { CredentialSealer } from '../credentials/seal';
 import { redisTokensNotBefore } from '../credentials/token-not-before';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
-import type { AuthOutcome, Credential, DenialReason, PlatformPort, Usage } from '../platform/types';
+import type { AuthOutcome, Credential, PlatformPort, Usage } from '../platform/types';
 import { type ReportPublisher, reportMessage } from '../reporting/message';
 import { type AccessConfig, ConfigError } from '../settings/config';
+import { accessCacheOf, firstCallWaitMs, sealerOf } from './cache-of-config';
+import type { AccessDecision, AccessRequest, DenyReason } from './decision';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { FirstCallGate } from './first-call-gate';
-import type { QueryParameters } from './mapping';
 import { givenMappingRules, type MappingRulesPort, platformMappingRules } from './mapping-rules-source';
 import { RefusalMemory, type RememberedRefusal } from './refusal-memory';
 import type { GatewayRequest } from './request';
 import { retryAfterSecondsOf } from './retry-after';
 import { ThrottleNames } from './throttle-names';
 
-export type DenyReason =
-  | DenialReason
-  | 'no_mapping_rule'
-  | 'platform_unavailable'
-  | 'platform_misconfigured'
-  | 'rate_limited'
-  | 'platform_busy';
-
-export type AccessDecision =
-  | { readonly effect: 'unauthorized' }
-  | {
-      readonly effect: 'allow' | 'deny';
-      readonly credentialId: string;
-      readonly reason?: DenyReason;
-      /** Plan name; empty when no platform answer told it. */
-      readonly plan: string;
-      /** Metric names the request maps to, comma-joined. */
-      readonly metrics: string;
-      /** The app id in app_id mode (user keys do not reveal their application). */
-      readonly applicationId?: string;
-      /**
-       * The limit that refused the call, or the most constrained limit of an allowed one with what it
-       * leaves; undefined when the cache did not decide the call or no limit applies to it.
-       */
-      readonly limit?: LimitInfo & { readonly remaining?: number };
-      /**
-       * The throttle that refused the call (`rate_limited`), or the tightest throttle of an allowed one
-       * with what it leaves; undefined when no throttle applies (docs/throttling.md).
-       */
-      readonly throttle?: ThrottleFeedback | ThrottleRefusal;
-      /**
-       * Whole seconds until a refused call would pass (retry-after.ts); undefined for an allowed call and
-       * for a refusal that waiting does not mend.
-       */
-      readonly retryAfterSeconds?: number;
-      /**
-       * The usage an allowed call added to the budget's pending usage, which `giveBack` can take back;
-       * undefined when the platform counted it already (a first call's authrep) or nothing was kept.
-       */
-      readonly recorded?: RecordedUsage;
-    };
-
 /** An allow or a deny: a decision about a credential that was read. */
 type AllowOrDeny = Exclude<AccessDecision, { effect: 'unauthorized' }>;
 /** An allow or deny while it is being built (its fields, writable). */
 type Decided = { -readonly [K in keyof AllowOrDeny]: AllowOrDeny[K] };
-
-/** A call to decide with its credential read, whatever carried it (a gateway's event, a SOAP envelope). */
-export interface AccessRequest {
-  readonly credential: Credential;
-  readonly method: string;
-  /** The path as the client sent it (mapping rules match its normalized form). */
-  readonly path: string;
-  readonly query: QueryParameters;
-  /** The client's IP address, when the gateway gave it (GatewayRequest.sourceAddress). */
-  readonly sourceAddress?: string;
-}
 
 export interface AccessAuthorizerDeps {
   readonly config: AccessConfig;
@@ -132,38 +79,8 @@ export interface AccessAuthorizerDeps {
   readonly mappingRules?: MappingRulesPort;
 }
 
-/** Lease of a reporter on a credential: longer than any flush (reports, resync) can take. */
-export function reportLeaseMs(config: AccessConfig): number {
-  return Math.max(60_000, 3 * config.reportTimeoutMs + 2 * config.platformTimeoutMs);
-}
-
-/**
- * How long a budget's first call may take to ask the platform and store its answer: concurrent first
- * calls wait this long for it before they decide as if the platform were down.
- */
-export function firstCallWaitMs(config: AccessConfig): number {
-  return config.platformTimeoutMs + FIRST_CALL_STORE_MS;
-}
-
-/** Time a first call has, after the platform's answer, to store it. */
-const FIRST_CALL_STORE_MS = 500;
 /** How often a waiting first call looks for the answer (one round trip each). */
 const FIRST_CALL_POLL_MS = 10;
-
-/** The cache for a configuration, shared by the authorizer and the reporter. */
-export function accessCacheOf(
-  redis: RedisConnection,
-  config: AccessConfig,
-  readyWaitMs?: number,
-): AccessCache {
-  return new AccessCache(redis, {
-    serviceId: config.serviceId,
-    negativeTtlMs: config.negativeCacheTtlSeconds * 1000,
-    leaseMs: reportLeaseMs(config),
-    throttles: config.throttles,
-    ...(readyWaitMs !== undefined && { readyWaitMs }),
-  });
-}
 
 /**
  * Whether a port's answer has to be waited for. A credential reader or a rules source answers at once when
@@ -172,17 +89,6 @@ export function accessCacheOf(
  */
 function isPending<T>(answer: T | Promise<T>): answer is Promise<T> {
   return answer instanceof Promise;
-}
-
-/** The sealer both Lambdas derive from the provider key or service token. */
-export function sealerOf(config: AccessConfig): CredentialSealer {
-  if (!config.platformCredential) {
-    throw new ConfigError(
-      'platformCredential',
-      'is required with redis: it keys the sealing of cached credentials',
-    );
-  }
-  return createCredentialSealer(config.platformCredential, config.serviceId);
 }
 
 interface RequestFacts {

@@ -12,7 +12,7 @@
  * Never less than 1: `Retry-After: 0` invites an immediate retry, which would be refused again.
  */
 import type { Usage } from '../platform/types';
-import type { AccessDecision } from './access';
+import type { AccessDecision } from './decision';
 
 export const PLATFORM_UNAVAILABLE_RETRY_SECONDS = 5;
 

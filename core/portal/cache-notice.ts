@@ -7,7 +7,7 @@
 
 import type { RedisConnection } from '../budget/redis-client';
 import { credentialIdOf, keyIdOf } from '../credentials';
-import { accessCacheOf, sealerOf } from '../decision/access';
+import { accessCacheOf, sealerOf } from '../decision/cache-of-config';
 import type { Credential } from '../platform/types';
 import type { AccessConfig } from '../settings/config';
 

@@ -14,7 +14,7 @@
  * a reporter that dies inside its POST or between the 202 and the mark leaves a batch that the next
  * attempt sends again (at least once; counted in METRIC.batchResentMaybeSent).
  */
-import { accessCacheOf, sealerOf } from '../decision/access';
+import { accessCacheOf, sealerOf } from '../decision/cache-of-config';
 import { drainUsage } from './drain';
 import type { FlushPorts, FlushResult, ReportingDeps, UsageFlusher } from './flush-types';
 import { leaseBookOf } from './leases';

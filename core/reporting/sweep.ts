@@ -6,7 +6,7 @@
 import { serviceKeys } from '../budget/keys';
 import { adoptLegacyBudgets } from '../budget/legacy-layout';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
-import { accessCacheOf, sealerOf } from '../decision/access';
+import { accessCacheOf, sealerOf } from '../decision/cache-of-config';
 import { errorMessage, METRIC } from '../observability/observability';
 import type { AccessConfig } from '../settings/config';
 import type { ReportingDeps, UsageFlusher } from './flush-types';

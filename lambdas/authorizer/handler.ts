@@ -13,7 +13,7 @@ import { createLogger, createMetrics } from '../../adapters/powertools/observabi
 import type { SnsClientSource } from '../../adapters/sns/client';
 import { createAccessAuthorizerOnSns } from '../../adapters/sns/report-publisher';
 import type { RedisConnection } from '../../core/budget/redis-client';
-import type { AccessDecision } from '../../core/decision/access';
+import type { AccessDecision } from '../../core/decision/decision';
 import { SERVICE_NAME } from '../../core/observability/metric-names';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../../core/observability/observability';
 import type { PlatformPort } from '../../core/platform/types';

@@ -17,7 +17,7 @@ import type { CredentialSettings } from '../../core/credentials';
 import { credentialPromptOf } from '../../core/credentials';
 import { appIdPartNames } from '../../core/credentials/app-id';
 import { userKeyName } from '../../core/credentials/user-key';
-import type { DenyReason } from '../../core/decision/access';
+import type { DenyReason } from '../../core/decision/decision';
 import { compileMappingRules, type QueryParameters, type UsageMapper } from '../../core/decision/mapping';
 import type { Usage } from '../../core/platform/types';
 import {

@@ -8,7 +8,7 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { redisTokensNotBefore } from '../../core/credentials/token-not-before';
-import { accessCacheOf, sealerOf } from '../../core/decision/access';
+import { accessCacheOf, sealerOf } from '../../core/decision/cache-of-config';
 import { ConfigError } from '../../core/settings/config';
 import { loadRuntime, oncePerContainer, readSecret } from '../runtime';
 import { createWebhookHandler, WEBHOOKS_SERVICE_NAME, type WebhookHandler } from './handler';

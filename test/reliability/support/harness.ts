@@ -18,7 +18,7 @@ import { serviceKeys } from '../../../core/budget/keys';
 import { createRedisClient } from '../../../core/budget/redis-client';
 import { credentialIdOf } from '../../../core/credentials';
 import { redisTokensNotBefore } from '../../../core/credentials/token-not-before';
-import { accessCacheOf, sealerOf } from '../../../core/decision/access';
+import { accessCacheOf, sealerOf } from '../../../core/decision/cache-of-config';
 import type { LogPort, MetricsPort } from '../../../core/observability/observability';
 import { createPlatformClient, type PlatformClient } from '../../../core/platform/client';
 import type { PlatformPort } from '../../../core/platform/types';

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AccessDecision } from '../../../core/decision/access';
+import type { AccessDecision } from '../../../core/decision/decision';
 import type { SoapCredentialMode } from '../../../core/soap/access-header';
 import type { ForwardPort } from '../../../core/soap/forward';
 import {

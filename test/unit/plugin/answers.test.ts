@@ -1,6 +1,6 @@
 /** The plugin's answers: each refusal as HTTP means it, problem+json with the reason, RateLimit fields. */
 import { describe, expect, it } from 'vitest';
-import type { AccessDecision, DenyReason } from '../../../core/decision/access';
+import type { AccessDecision, DenyReason } from '../../../core/decision/decision';
 import { parseConfig } from '../../../core/settings/config';
 import { answerOfRefusal, refusalAnswer } from '../../../plugin/answers';
 

@@ -8,11 +8,8 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { credentialKeys, serviceKeys } from '../../../../core/budget/keys';
 import { credentialIdOf } from '../../../../core/credentials';
-import {
-  type AccessDecision,
-  createAccessAuthorizer,
-  type DenyReason,
-} from '../../../../core/decision/access';
+import { createAccessAuthorizer } from '../../../../core/decision/access';
+import type { AccessDecision, DenyReason } from '../../../../core/decision/decision';
 import { firstCallCounterKey } from '../../../../core/decision/first-call-gate';
 import { RECHECK_GRACE_MS } from '../../../../core/decision/refusal-memory';
 import type { AuthOutcome } from '../../../../core/platform/types';

@@ -3,7 +3,7 @@
  * `Retry-After` a consumer reads); one that never passes says nothing of the kind.
  */
 import { describe, expect, it } from 'vitest';
-import type { AccessDecision } from '../../../../core/decision/access';
+import type { AccessDecision } from '../../../../core/decision/decision';
 import {
   PLATFORM_UNAVAILABLE_RETRY_SECONDS,
   retryAfterSecondsOf,
