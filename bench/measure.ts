@@ -75,20 +75,6 @@ async function measureChunk(
   });
 }
 
-/** The system of `design` in the set-up `setupName`: the application's, or the authorizer workloads'. */
-function startSystem(
-  servers: Servers,
-  redis: RedisUnderTest,
-  design: Design,
-  setupName: SetupName,
-  options: SystemOptions,
-): System {
-  const setup = SETUPS[setupName];
-  return setup.request === 'app'
-    ? startAppSystem(servers, redis, design, setup, options)
-    : startAuthorizerSystem(servers, redis, design, setupName, options);
-}
-
 /**
  * Runs `workloads` on `redis` (see `runGroups`), each design and set-up with its own clients (made at first
  * use). A group starts from an empty Redis; its members are prepared in turn, then measured in the chunks of
@@ -102,9 +88,14 @@ export async function runOn(
   options: SystemOptions,
 ): Promise<WorkloadResult[]> {
   const systems = new Map<string, System>();
-  const systemFor = (design: Design, setup: SetupName) => {
-    const key = `${design}/${setup}`;
-    const system = systems.get(key) ?? startSystem(servers, redis, design, setup, options);
+  const systemFor = (design: Design, setupName: SetupName) => {
+    const key = `${design}/${setupName}`;
+    const setup = SETUPS[setupName];
+    const system =
+      systems.get(key) ??
+      (setup.request === 'app'
+        ? startAppSystem(servers, redis, design, setup, options)
+        : startAuthorizerSystem(servers, redis, design, setupName, options));
     systems.set(key, system);
     return system;
   };
