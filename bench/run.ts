@@ -12,6 +12,7 @@ import { type BenchOptions, parseBenchArgs, UsageError } from './args';
 import { measureAuthorizerBundles } from './authorizer-bundle';
 import { accessConfig } from './authorizer-system';
 import { errorSamples } from './callers';
+import { comparisonTargets, evaluateComparisons } from './comparisons';
 import { BENCH_PROVIDER_KEY } from './fixture';
 import { hotLogBytes } from './hot-log-bytes';
 import { runOn } from './measure';
@@ -28,9 +29,10 @@ import {
   type WorkloadName,
 } from './report';
 import { startServers, stopServers } from './servers';
+import { soundnessProblems } from './soundness';
 import type { Servers } from './system';
 import { comparedFigures, resultsBy, targetInputsOf } from './target-figures';
-import { comparisonTargets, evaluateComparisons, evaluateTargets, soundnessProblems } from './targets';
+import { evaluateTargets } from './targets';
 import { CONCURRENT, checkWorkloadTable, REFUSED_WORKLOADS, SETUPS, WORKLOADS } from './workloads';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..');

@@ -2,15 +2,14 @@
  * What the targets (targets.ts) and the same-run comparisons read, taken from the run's results. A workload
  * the run left out (`--workloads`) gives no figure, and the targets that read it are not judged.
  */
+
+import type { AppFigures } from './app-targets';
+import type { ComparedFigures } from './comparisons';
 import type { LogBytes } from './log-bytes';
+import type { SideBySideWorkload } from './original-design-targets';
 import type { BundleResult, Design, WorkloadName, WorkloadResult } from './report';
-import {
-  type AppFigures,
-  type ComparedFigures,
-  PLATFORM_BUSY,
-  type SideBySideWorkload,
-  type TargetInputs,
-} from './targets';
+import { PLATFORM_BUSY } from './soundness';
+import type { TargetInputs } from './targets';
 import { FLOOD_UNSEEN_CALLS_PER_SECOND } from './workloads';
 
 /** The result of a workload in one design, when the run had it. */
