@@ -1,7 +1,6 @@
 /**
- * A workload of one design made ready to measure: warmed up on other keys (JIT, connections, script cache)
- * and flushed, so none of that is counted; its key primed when the workload measures cache hits; its flood
- * of made-up keys ready when it has one.
+ * A workload of one design made ready for measure.ts to measure chunk by chunk: warmed up, its key primed
+ * when it measures cache hits, its flood of made-up keys ready when it has one.
  */
 import { drive } from './driver';
 import { keysOf, type Traffic, traffic } from './fixture';
