@@ -14,7 +14,13 @@ import { type AccessConfig, parseConfig } from '../core/settings/config';
 import { createSweepHandler } from '../lambdas/reporter/handler';
 import { closeServer, listenOnLoopback } from '../local/http-server';
 import { createAccessControl } from '../plugin';
-import { BENCH_PROVIDER_KEY, type Call, MAPPING_RULES, type Traffic } from './fixture';
+import {
+  BENCH_PROVIDER_KEY,
+  type Call,
+  MAPPING_RULES,
+  type Traffic,
+  UNSEEN_CALLS_OUT_OF_REACH,
+} from './fixture';
 import { originalPluginMiddleware } from './original-plugin';
 import { type CommandCounter, countSentCommands } from './redis-counter';
 import type { Design } from './report';
@@ -23,8 +29,6 @@ import type { Setup } from './workloads';
 
 /** Each call is bounded: a hung app fails its call, not the run. */
 const CALL_TIMEOUT_MS = 30_000;
-/** As for the authorizer workloads: the bound on first calls is not what these measure. */
-const UNSEEN_CALLS_OUT_OF_REACH = 100_000;
 
 /** How the bench reads the app's answers, in the authorizer workloads' words. */
 export function outcomeOfStatus(status: number): string {

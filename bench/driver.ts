@@ -5,6 +5,7 @@
  * the run, so classifying them costs the timed calls nothing. A run given `stop` takes no further call once
  * it is aborted (the calls under way finish): its figures then cover the calls it made.
  */
+import type { Caller } from './system';
 
 export interface DriverRun<Outcome extends string> {
   /** Calls made: `total`, or fewer when stopped. */
@@ -51,4 +52,15 @@ export async function runConcurrently<Answer, Outcome extends string>(
     outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   });
   return { calls: next, durationMs, latenciesNs: latenciesNs.subarray(0, next), outcomes };
+}
+
+/** `count` calls of `caller` from call `from` on, `concurrency` at a time, until `stop` if given. */
+export function drive(caller: Caller, from: number, count: number, concurrency: number, stop?: AbortSignal) {
+  return runConcurrently(
+    count,
+    concurrency,
+    (i) => caller.send(from + i),
+    (settled, i) => caller.outcome(settled, from + i),
+    stop,
+  );
 }

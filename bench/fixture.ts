@@ -29,6 +29,12 @@ export type BenchServiceId =
   | typeof BENCH_OAUTH_SERVICE_ID;
 /** A made-up provider key for the in-process platform; it protects nothing. */
 export const BENCH_PROVIDER_KEY = 'bench-provider-key';
+/**
+ * The largest `unseenCredentialCallsPerSecond` the setting takes. The workloads measure what first calls
+ * cost, not the bound on them (spread and cold make thousands a second): the bound is out of reach, but
+ * for the set-up that measures it.
+ */
+export const UNSEEN_CALLS_OUT_OF_REACH = 100_000;
 const API_ID = 'benchapi';
 const STAGE = 'prod';
 export const PLAN = 'Bench';
@@ -82,6 +88,11 @@ export type KeyPhase = 'warmup' | 'measured' | 'made-up';
 
 export function keyOf(design: Design, workload: WorkloadName, phase: KeyPhase, n: number): string {
   return `${design}-${workload}-${phase}-${n}`;
+}
+
+/** The first `count` keys of a design's workload in one phase. */
+export function keysOf(design: Design, workload: WorkloadName, phase: KeyPhase, count: number): string[] {
+  return Array.from({ length: count }, (_, n) => keyOf(design, workload, phase, n));
 }
 
 /** The SOAP operation an endpoint stands for: its metric in PascalCase (`get_word` is `GetWord`). */

@@ -1,9 +1,10 @@
 /** What a benchmark run found, and how it is printed: the console table is the README's table. */
 import os from 'node:os';
 import { type BundleComposition, MODE_LAZY_PACKAGES } from './bundle';
+import type { ComparisonResult } from './comparisons';
 import type { PortalResult } from './portal';
 import type { LatencySummary } from './stats';
-import type { ComparisonResult, TargetResult } from './targets';
+import type { TargetResult } from './target-result';
 
 /**
  * `project`: this project (the authorizer, or the application behind the plugin); `baseline`: the original

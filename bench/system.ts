@@ -1,7 +1,8 @@
 /**
- * What run.ts wires and measures: the shared servers, the Redis under test, and one system (a design in a
- * set-up) making a traffic's calls. The authorizer's systems are made in run.ts, the application's
- * (with the plugin, with the original plugin design, or unprotected) in app-system.ts.
+ * What the bench wires and measures (measure.ts): the shared servers, the Redis under test, and one system
+ * (a design in a set-up) making a traffic's calls. The authorizer's systems are made in
+ * authorizer-system.ts, the application's (with the plugin, with the original plugin design, or
+ * unprotected) in app-system.ts.
  */
 import type Redis from 'ioredis';
 import type { RedisSettings } from '../core/settings/config';

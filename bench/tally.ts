@@ -2,6 +2,7 @@
  * What a workload's measured chunks add up to. A workload of an interleaved group is measured in several
  * chunks (bench/workloads.ts `interleavedChunks`); one that runs alone in one. Pure, so it is unit-tested.
  */
+import type { RunningPlatform } from '../local/platform';
 import type { PlatformCalls } from './report';
 import { throughput } from './stats';
 
@@ -37,6 +38,23 @@ export function addPlatformCalls(a: PlatformCalls, b: PlatformCalls): PlatformCa
     byEndpoint[endpoint] = (byEndpoint[endpoint] ?? 0) + calls;
   }
   return { total: a.total + b.total, byEndpoint };
+}
+
+/** The platform's calls so far: `authorize`, `authrep` and `report` requests. */
+export function platformCallsOf(platform: RunningPlatform): PlatformCalls {
+  const { authorize, authrep, report } = platform.stats();
+  return { total: authorize + authrep + report, byEndpoint: { authorize, authrep, report } };
+}
+
+/** The calls made between two readings of `platformCallsOf`. */
+export function platformCallsBetween(before: PlatformCalls, after: PlatformCalls): PlatformCalls {
+  const byEndpoint = Object.fromEntries(
+    Object.entries(after.byEndpoint).map(([endpoint, calls]) => [
+      endpoint,
+      calls - (before.byEndpoint[endpoint] ?? 0),
+    ]),
+  );
+  return { total: after.total - before.total, byEndpoint };
 }
 
 /** Adds each command's count into `totals`. */

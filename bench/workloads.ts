@@ -1,7 +1,7 @@
 /**
  * What `npm run bench` runs, as data: the project's set-ups (one per configuration the bench compares)
  * and the workloads, each with its sizes, designs, Redis, set-up and concurrency. A new workload is one
- * entry here; run.ts wires whatever the table names.
+ * entry here; measure.ts wires whatever the table names.
  */
 import type { AccessConfigInput } from '../core/settings/config';
 import {
@@ -238,7 +238,8 @@ export function interleavedChunks<Member>(
   return chunks;
 }
 
-const CONCURRENT = 32;
+/** The concurrent workloads' callers (the serial ones have one). */
+export const CONCURRENT = 32;
 const SERIAL = 1;
 const BOTH: readonly Design[] = ['project', 'baseline'];
 /** The application: bare, behind the plugin, behind the original plugin design. */
@@ -417,6 +418,21 @@ export const REFUSED_WORKLOADS = workloadsWhere((workload) => workload.refused !
 export const OVER_LIMIT_WORKLOADS = workloadsWhere((workload) => workload.refused === 'over-limit');
 
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
+
+/**
+ * The baseline is the original design on the key header: the authorizer's (rest) or the plugin's (app); it
+ * has no other set-ups. An unprotected design is the application's only.
+ */
+export function checkWorkloadTable(workloads: Readonly<Record<string, Workload>> = WORKLOADS): void {
+  for (const [workload, spec] of Object.entries(workloads)) {
+    if (spec.designs.includes('baseline') && spec.setup !== 'rest' && spec.setup !== 'app') {
+      throw new Error(`bench workload ${workload}: the baseline runs the rest and app set-ups only`);
+    }
+    if (spec.designs.includes('unprotected') && spec.setup !== 'app') {
+      throw new Error(`bench workload ${workload}: only the app set-up runs unprotected`);
+    }
+  }
+}
 
 /** A workload as one design runs it. */
 export interface Run {

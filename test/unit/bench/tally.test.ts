@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { addPlatformCalls, type ChunkFigures, NO_PLATFORM_CALLS, Tally } from '../../../bench/tally';
+import {
+  addPlatformCalls,
+  type ChunkFigures,
+  NO_PLATFORM_CALLS,
+  platformCallsBetween,
+  Tally,
+} from '../../../bench/tally';
 
 const calls = (authorize: number, report: number) => ({
   total: authorize + report,
@@ -130,5 +136,16 @@ describe('addPlatformCalls', () => {
       total: 6,
       byEndpoint: { authrep: 2, authorize: 1, report: 3 },
     });
+  });
+});
+
+describe('platformCallsBetween', () => {
+  it('is what each endpoint and the total gained, an endpoint first seen after counted from zero', () => {
+    expect(
+      platformCallsBetween(
+        { total: 3, byEndpoint: { authrep: 3 } },
+        { total: 7, byEndpoint: { authrep: 4, report: 3 } },
+      ),
+    ).toEqual({ total: 4, byEndpoint: { authrep: 1, report: 3 } });
   });
 });

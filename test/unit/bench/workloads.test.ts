@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkWorkloadTable,
   GROUP_ROUNDS,
   interleavedChunks,
   OVER_LIMIT_WORKLOADS,
@@ -88,5 +89,20 @@ describe('refused workloads', () => {
   it('expects every call of both floods and of the refused app refused, and puts the over-limit ones on the plan that allows none', () => {
     expect([...REFUSED_WORKLOADS]).toEqual(['flood-over-limit', 'flood-throttled', 'app-refused']);
     expect([...OVER_LIMIT_WORKLOADS]).toEqual(['flood-over-limit', 'app-refused']);
+  });
+});
+
+describe('checkWorkloadTable', () => {
+  it('takes the table as it is', () => {
+    expect(() => checkWorkloadTable()).not.toThrow();
+  });
+
+  it('refuses the original design on a set-up it does not have, and an unprotected authorizer', () => {
+    expect(() =>
+      checkWorkloadTable({ soap: { ...WORKLOADS.soap, designs: ['project', 'baseline'] } }),
+    ).toThrow('bench workload soap: the baseline runs the rest and app set-ups only');
+    expect(() => checkWorkloadTable({ hot: { ...WORKLOADS.hot, designs: ['unprotected'] } })).toThrow(
+      'bench workload hot: only the app set-up runs unprotected',
+    );
   });
 });
