@@ -15,6 +15,8 @@
  * character references are decoded, and no entity is ever expanded.
  */
 import { XML_NAMESPACE, XMLNS_NAMESPACE } from '../soap/namespaces';
+import { decodeReferences } from './references';
+import { XmlStop } from './xml-stop';
 
 /** A SOAP reader needs Envelope, Header or Body, header block or operation, and the children of those. */
 export const READ_DEPTH = 4;
@@ -48,18 +50,6 @@ export type XmlReading =
   /** `bound` when the document is over one of the bounds, absent when it is not well-formed. */
   | { readonly ok: false; readonly bound?: XmlBound; readonly detail: string };
 
-/** Why reading stopped; caught in readXml and turned into its answer. */
-class XmlStop extends Error {
-  constructor(
-    readonly detail: string,
-    readonly at: number,
-    readonly bound?: XmlBound,
-  ) {
-    super(detail);
-    this.name = 'XmlStop';
-  }
-}
-
 // XML 1.0 (fifth edition) section 2.3, NameStartChar and NameChar.
 const NAME_START =
   ':A-Z_a-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D' +
@@ -69,29 +59,7 @@ const NAME = new RegExp(`[${NAME_START}][${NAME_START}\\-.0-9\\u00B7\\u0300-\\u0
 const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 const XML_DECLARATION =
   /<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(?:"1\.[0-9]+"|'1\.[0-9]+')(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(?:"[A-Za-z][\w.-]*"|'[A-Za-z][\w.-]*'))?(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(?:"(?:yes|no)"|'(?:yes|no)'))?[ \t\r\n]*\?>/y;
-const CHARACTER_REFERENCE = /^#(?:x([0-9a-fA-F]+)|([0-9]+))$/;
-/** What may stand between `&` and `;` as an entity name; anything else means the `&` begins nothing. */
-const ENTITY_NAME = /^[^\s&<#]+$/;
 const ATTRIBUTE_WHITESPACE = /[\t\n\r]/g;
-
-const PREDEFINED_ENTITIES: ReadonlyMap<string, string> = new Map([
-  ['lt', '<'],
-  ['gt', '>'],
-  ['amp', '&'],
-  ['apos', "'"],
-  ['quot', '"'],
-]);
-
-function isXmlChar(codePoint: number): boolean {
-  return (
-    codePoint === 0x9 ||
-    codePoint === 0xa ||
-    codePoint === 0xd ||
-    (codePoint >= 0x20 && codePoint <= 0xd7ff) ||
-    (codePoint >= 0xe000 && codePoint <= 0xfffd) ||
-    (codePoint >= 0x10000 && codePoint <= 0x10ffff)
-  );
-}
 
 const isDeclaration = (attribute: string) => attribute === 'xmlns' || attribute.startsWith('xmlns:');
 
@@ -145,39 +113,6 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
 
   const stop = (detail: string, at = pos): never => {
     throw new XmlStop(detail, at);
-  };
-
-  /** What the reference `&body;` stands for. */
-  const referenced = (body: string, at: number): string => {
-    const predefined = PREDEFINED_ENTITIES.get(body);
-    if (predefined !== undefined) return predefined;
-    const character = CHARACTER_REFERENCE.exec(body);
-    if (character === null) {
-      return stop(
-        ENTITY_NAME.test(body) ? `entity &${body}; is not declared` : '& does not begin a reference',
-        at,
-      );
-    }
-    const [, hex, decimal] = character;
-    const codePoint = hex !== undefined ? Number.parseInt(hex, 16) : Number(decimal);
-    if (!isXmlChar(codePoint)) stop(`character reference &${body}; is not an XML character`, at);
-    return String.fromCodePoint(codePoint);
-  };
-
-  /** Text with its references replaced, in one pass from `&` to `;` (a callback per match costs more). */
-  const decode = (text: string, at: number): string => {
-    let reference = text.indexOf('&');
-    if (reference === -1) return text;
-    let decoded = '';
-    let from = 0;
-    while (reference !== -1) {
-      const end = text.indexOf(';', reference + 1);
-      if (end === -1) stop('& does not begin a reference', at);
-      decoded += text.slice(from, reference) + referenced(text.slice(reference + 1, end), at);
-      from = end + 1;
-      reference = text.indexOf('&', from);
-    }
-    return decoded + text.slice(from);
   };
 
   const name = (what: string): string => {
@@ -275,7 +210,7 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
   const textRun = (start: number, end: number) => {
     const run = document.slice(start, end);
     if (run.includes(']]>')) stop(']]> in text', start);
-    const decoded = decode(run, start);
+    const decoded = decodeReferences(run, start);
     const top = open[open.length - 1];
     if (top?.built !== undefined && open.length < READ_DEPTH) top.built.text += decoded.trim();
   };
@@ -343,7 +278,7 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
       const attribute = names[i] as string;
       const value = values[i] as string;
       if (!isDeclaration(attribute)) {
-        decode(value, tagStart);
+        decodeReferences(value, tagStart);
         continue;
       }
       const prefix = attribute.slice('xmlns:'.length);
@@ -351,7 +286,7 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
         stop(`${attribute} is not a valid declaration`, tagStart);
       }
       unique(`${XMLNS_NAMESPACE} ${attribute}`, attribute);
-      declare(prefix, decode(value.replace(ATTRIBUTE_WHITESPACE, ' '), tagStart));
+      declare(prefix, decodeReferences(value.replace(ATTRIBUTE_WHITESPACE, ' '), tagStart));
     }
     for (const attribute of names) {
       if (isDeclaration(attribute)) continue;
