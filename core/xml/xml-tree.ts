@@ -2,10 +2,8 @@
  * Reads an XML document in one pass, in time linear in its length whatever its shape, into elements
  * named by namespace URI and local name.
  *
- * Namespace scopes are one map of the bindings in force plus a log of what each open element changed:
- * a declaration sets the map and logs the binding it hid, and the element's end tag undoes its entries.
- * No element copies its parent's scope, so K declarations on the root and K declaring children cost K
- * steps, not K².
+ * Namespace scopes (NamespaceScope) are one map of the bindings in force, each element's declarations
+ * undone at its end tag: no element copies its parent's scope.
  *
  * The whole document is checked: well-formedness (XML 1.0: characters, names, matching tags, quoted
  * attributes, no duplicate attribute, references), namespace well-formedness (Namespaces in XML 1.0:
@@ -14,7 +12,8 @@
  * Markup declarations (DOCTYPE, ENTITY...) are refused: only XML's five predefined entities and
  * character references are decoded, and no entity is ever expanded.
  */
-import { XML_NAMESPACE, XMLNS_NAMESPACE } from '../soap/namespaces';
+import { XMLNS_NAMESPACE } from '../soap/namespaces';
+import { isDeclaration, localNameOf, NamespaceScope } from './namespace-scope';
 import { decodeReferences } from './references';
 import { XmlStop } from './xml-stop';
 
@@ -61,11 +60,6 @@ const XML_DECLARATION =
   /<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(?:"1\.[0-9]+"|'1\.[0-9]+')(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(?:"[A-Za-z][\w.-]*"|'[A-Za-z][\w.-]*'))?(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(?:"(?:yes|no)"|'(?:yes|no)'))?[ \t\r\n]*\?>/y;
 const ATTRIBUTE_WHITESPACE = /[\t\n\r]/g;
 
-const isDeclaration = (attribute: string) => attribute === 'xmlns' || attribute.startsWith('xmlns:');
-
-/** The local name of a qualified name: all of it when it has no prefix. */
-const localNameOf = (qualifiedName: string) => qualifiedName.slice(qualifiedName.indexOf(':') + 1);
-
 const isSpace = (code: number) => code === 0x20 || code === 0x9 || code === 0xa || code === 0xd;
 
 const NO_CHILDREN: readonly XmlElement[] = Object.freeze([]);
@@ -93,22 +87,10 @@ interface Attributes {
   readonly values: string[];
 }
 
-/** One namespace declaration in force: its prefix and the binding it hides, restored at the element's end. */
-interface ScopeEntry {
-  readonly prefix: string;
-  readonly hidden: string | undefined;
-}
-
 function readDocument(document: string, bounds: XmlBounds): XmlElement {
   let pos = 0;
   const open: OpenElement[] = [];
-  /**
-   * The bindings in force; ScopeEntry records what each declaration hid. A prefix going out of scope is
-   * set to undefined, never deleted: V8 keeps deleted entries in the map's hash chains until it rehashes,
-   * so deleting and adding one prefix again and again would make each lookup walk all the deleted ones.
-   */
-  const scope = new Map<string, string | undefined>([['xml', XML_NAMESPACE]]);
-  const scopeLog: ScopeEntry[] = [];
+  const scope = new NamespaceScope(bounds.maxNamespaces);
   let root: XmlElement | undefined;
 
   const stop = (detail: string, at = pos): never => {
@@ -165,48 +147,6 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
     }
   };
 
-  const declare = (prefix: string, uri: string) => {
-    if (prefix !== '') {
-      if (uri === '') stop(`prefix ${prefix} is bound to an empty namespace name`);
-      if ((prefix === 'xml') !== (uri === XML_NAMESPACE) || prefix === 'xmlns' || uri === XMLNS_NAMESPACE) {
-        stop(`prefix ${prefix} may not be bound to ${uri}`);
-      }
-    } else if (uri === XML_NAMESPACE || uri === XMLNS_NAMESPACE) {
-      stop(`the default namespace may not be ${uri}`);
-    }
-    scopeLog.push({ prefix, hidden: scope.get(prefix) });
-    if (scopeLog.length > bounds.maxNamespaces) {
-      throw new XmlStop(
-        `more than ${bounds.maxNamespaces} namespace declarations in scope`,
-        pos,
-        'maxNamespaces',
-      );
-    }
-    scope.set(prefix, uri);
-  };
-
-  const undeclare = (count: number) => {
-    for (let i = 0; i < count; i++) {
-      const entry = scopeLog.pop() as ScopeEntry;
-      scope.set(entry.prefix, entry.hidden);
-    }
-  };
-
-  /**
-   * The namespace of a qualified name: its prefix's, which must be declared, or without a prefix the
-   * default namespace for an element and none for an attribute.
-   */
-  const namespaceOf = (qualifiedName: string, at: number, unprefixed: string | undefined): string => {
-    const colon = qualifiedName.indexOf(':');
-    if (colon === -1) return unprefixed ?? '';
-    const prefix = qualifiedName.slice(0, colon);
-    const localName = localNameOf(qualifiedName);
-    if (prefix === '' || localName === '' || localName.includes(':') || prefix === 'xmlns') {
-      stop(`${qualifiedName} is not a valid qualified name`, at);
-    }
-    return scope.get(prefix) ?? stop(`prefix ${prefix} of ${qualifiedName} is not declared`, at);
-  };
-
   const textRun = (start: number, end: number) => {
     const run = document.slice(start, end);
     if (run.includes(']]>')) stop(']]> in text', start);
@@ -225,7 +165,7 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
 
   const close = (contentEnd: number) => {
     const element = open.pop() as OpenElement;
-    undeclare(element.declarations);
+    scope.undeclare(element.declarations);
     const { built } = element;
     if (built === undefined) return;
     if (open.length + 1 === READ_DEPTH) built.text = document.slice(element.contentStart, contentEnd).trim();
@@ -267,7 +207,7 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
    * name and its other attributes.
    */
   const applyAttributes = ({ names, values }: Attributes, tagStart: number): number => {
-    const logged = scopeLog.length;
+    const logged = scope.declarations;
     // One attribute cannot repeat itself; its name is still checked.
     const expandedNames = names.length > 1 ? new Set<string>() : undefined;
     const unique = (expandedName: string, written: string) => {
@@ -286,13 +226,13 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
         stop(`${attribute} is not a valid declaration`, tagStart);
       }
       unique(`${XMLNS_NAMESPACE} ${attribute}`, attribute);
-      declare(prefix, decodeReferences(value.replace(ATTRIBUTE_WHITESPACE, ' '), tagStart));
+      scope.declare(prefix, decodeReferences(value.replace(ATTRIBUTE_WHITESPACE, ' '), tagStart), pos);
     }
     for (const attribute of names) {
       if (isDeclaration(attribute)) continue;
-      unique(`${namespaceOf(attribute, tagStart, undefined)} ${localNameOf(attribute)}`, attribute);
+      unique(`${scope.ofAttribute(attribute, tagStart)} ${localNameOf(attribute)}`, attribute);
     }
-    return scopeLog.length - logged;
+    return scope.declarations - logged;
   };
 
   const startTag = () => {
@@ -306,14 +246,14 @@ function readDocument(document: string, bounds: XmlBounds): XmlElement {
       throw new XmlStop(`more than ${bounds.maxDepth} levels of elements`, tagStart, 'maxDepth');
     }
     const declarations = attributes === undefined ? 0 : applyAttributes(attributes, tagStart);
-    const namespace = namespaceOf(qualifiedName, tagStart, scope.get(''));
+    const namespace = scope.ofElement(qualifiedName, tagStart);
     const built: BuiltElement | undefined =
       open.length < READ_DEPTH
         ? { namespace, localName: localNameOf(qualifiedName), children: NO_CHILDREN, text: '' }
         : undefined;
     if (!empty) open.push({ name: qualifiedName, declarations, contentStart: pos, built });
     else {
-      undeclare(declarations);
+      scope.undeclare(declarations);
       if (built !== undefined) attach(built);
     }
   };
