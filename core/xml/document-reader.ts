@@ -4,13 +4,11 @@
  * it; the first fault throws an XmlStop at once, so a bound is refused where the reader meets it.
  */
 import { XMLNS_NAMESPACE } from '../soap/namespaces';
+import { ElementTree } from './element-tree';
 import { isDeclaration, localNameOf, NamespaceScope } from './namespace-scope';
 import { decodeReferences } from './references';
 import { XmlStop } from './xml-stop';
 import type { XmlBounds, XmlElement } from './xml-tree';
-
-/** A SOAP reader needs Envelope, Header or Body, header block or operation, and the children of those. */
-export const READ_DEPTH = 4;
 
 // XML 1.0 (fifth edition) section 2.3, NameStartChar and NameChar.
 const NAME_START =
@@ -24,26 +22,6 @@ const XML_DECLARATION =
 const ATTRIBUTE_WHITESPACE = /[\t\n\r]/g;
 
 const isSpace = (code: number) => code === 0x20 || code === 0x9 || code === 0xa || code === 0xd;
-
-const NO_CHILDREN: readonly XmlElement[] = Object.freeze([]);
-
-/** An element of the top READ_DEPTH levels while it is read; it is handed out as it is. */
-interface BuiltElement extends XmlElement {
-  /** NO_CHILDREN until its first child: payloads may hold many thousands of leaves. */
-  children: readonly XmlElement[];
-  text: string;
-}
-
-interface OpenElement {
-  /** The qualified name as written, which its end tag must repeat. */
-  readonly name: string;
-  /** Declarations this element added to the scope, undone at its end. */
-  readonly declarations: number;
-  /** Where its content starts, for an element at READ_DEPTH. */
-  readonly contentStart: number;
-  /** The element being built, for the top READ_DEPTH levels. */
-  readonly built: BuiltElement | undefined;
-}
 
 interface Attributes {
   readonly names: string[];
@@ -59,9 +37,8 @@ function once(seen: Set<string> | undefined, expandedName: string, written: stri
 /** Reads one document, once: `new DocumentReader(document, bounds).read()`. */
 export class DocumentReader {
   private pos = 0;
-  private readonly open: OpenElement[] = [];
+  private readonly tree = new ElementTree();
   private readonly scope: NamespaceScope;
-  private root: XmlElement | undefined;
 
   constructor(
     private readonly document: string,
@@ -79,7 +56,7 @@ export class DocumentReader {
     this.content();
     this.misc();
     if (this.pos !== this.document.length) this.stop('the document has more than its root element');
-    return this.root as XmlElement;
+    return this.tree.rootElement;
   }
 
   /** The XML declaration, if any, and what may stand between it and the root's start tag. */
@@ -95,10 +72,10 @@ export class DocumentReader {
 
   /** The root's content, markup by markup, up to its end tag. */
   private content(): void {
-    const { document, open } = this;
-    while (open.length > 0) {
+    const { document, tree } = this;
+    while (tree.depth > 0) {
       const markup = document.indexOf('<', this.pos);
-      if (markup === -1) this.stop(`element ${(open[open.length - 1] as OpenElement).name} is not closed`);
+      if (markup === -1) this.stop(`element ${tree.innermostName} is not closed`);
       if (markup > this.pos) this.textRun(this.pos, markup);
       this.pos = markup;
       if (document.startsWith('</', markup)) this.endTag();
@@ -139,7 +116,7 @@ export class DocumentReader {
 
   private cdata(): void {
     const end = this.through(']]>', this.pos + 9, 'a CDATA section');
-    this.keepText(this.document.slice(this.pos + 9, end));
+    this.tree.keepText(this.document.slice(this.pos + 9, end));
     this.pos = end + 3;
   }
 
@@ -147,13 +124,7 @@ export class DocumentReader {
   private textRun(start: number, end: number): void {
     const run = this.document.slice(start, end);
     if (run.includes(']]>')) this.stop(']]> in text', start);
-    this.keepText(decodeReferences(run, start));
-  }
-
-  /** Adds text, trimmed, to the open element when it is built and not at READ_DEPTH. */
-  private keepText(text: string): void {
-    const top = this.open[this.open.length - 1];
-    if (top?.built !== undefined && this.open.length < READ_DEPTH) top.built.text += text.trim();
+    this.tree.keepText(decodeReferences(run, start));
   }
 
   private startTag(): void {
@@ -163,20 +134,16 @@ export class DocumentReader {
     const attributes = this.attributesOf(qualifiedName);
     const empty = this.document.charCodeAt(this.pos) === 0x2f;
     this.pos += empty ? 2 : 1;
-    const { open, bounds, scope } = this;
-    if (open.length === bounds.maxDepth) {
+    const { tree, bounds, scope } = this;
+    if (tree.depth === bounds.maxDepth) {
       throw new XmlStop(`more than ${bounds.maxDepth} levels of elements`, tagStart, 'maxDepth');
     }
     const declarations = attributes === undefined ? 0 : this.applyAttributes(attributes, tagStart);
     const namespace = scope.ofElement(qualifiedName, tagStart);
-    const built: BuiltElement | undefined =
-      open.length < READ_DEPTH
-        ? { namespace, localName: localNameOf(qualifiedName), children: NO_CHILDREN, text: '' }
-        : undefined;
-    if (!empty) open.push({ name: qualifiedName, declarations, contentStart: this.pos, built });
+    if (!empty) tree.start(qualifiedName, namespace, declarations, this.pos);
     else {
       scope.undeclare(declarations);
-      if (built !== undefined) this.attach(built);
+      tree.startEmpty(qualifiedName, namespace);
     }
   }
 
@@ -245,31 +212,11 @@ export class DocumentReader {
     const contentEnd = this.pos;
     this.pos += 2;
     const closing = this.name('an end tag');
-    const element = this.open[this.open.length - 1] as OpenElement;
-    if (closing !== element.name) this.stop(`end tag ${closing} does not close ${element.name}`, contentEnd);
+    const opened = this.tree.innermostName;
+    if (closing !== opened) this.stop(`end tag ${closing} does not close ${opened}`, contentEnd);
     this.skipSpace();
     this.expect('>', 'an end tag');
-    this.close(contentEnd);
-  }
-
-  /** Ends the open element: its declarations leave scope, and a built one goes to its parent. */
-  private close(contentEnd: number): void {
-    const element = this.open.pop() as OpenElement;
-    this.scope.undeclare(element.declarations);
-    const { built } = element;
-    if (built === undefined) return;
-    if (this.open.length + 1 === READ_DEPTH) {
-      built.text = this.document.slice(element.contentStart, contentEnd).trim();
-    }
-    this.attach(built);
-  }
-
-  /** Hands a built element to its parent, or makes it the root. */
-  private attach(built: BuiltElement): void {
-    const parent = this.open[this.open.length - 1]?.built;
-    if (parent === undefined) this.root = built;
-    else if (parent.children === NO_CHILDREN) parent.children = [built];
-    else (parent.children as XmlElement[]).push(built);
+    this.scope.undeclare(this.tree.end(this.document, contentEnd));
   }
 
   private name(what: string): string {

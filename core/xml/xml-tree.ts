@@ -15,7 +15,7 @@
 import { DocumentReader } from './document-reader';
 import { XmlStop } from './xml-stop';
 
-export { READ_DEPTH } from './document-reader';
+export { READ_DEPTH } from './element-tree';
 
 export interface XmlElement {
   /** '' when the element is in no namespace. */
