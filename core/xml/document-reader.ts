@@ -167,14 +167,19 @@ export class DocumentReader {
       this.skipSpace();
       this.expect('=', 'an attribute');
       this.skipSpace();
-      const quote = document[this.pos];
-      if (quote !== '"' && quote !== "'") this.stop('an attribute value must be quoted');
-      const end = this.through(quote as string, this.pos + 1, 'an attribute value');
-      const value = document.slice(this.pos + 1, end);
-      if (value.includes('<')) this.stop('< in an attribute value');
-      attributes.values.push(value);
-      this.pos = end + 1;
+      attributes.values.push(this.attributeValue());
     }
+  }
+
+  /** A quoted attribute value, as written. */
+  private attributeValue(): string {
+    const quote = this.document[this.pos];
+    if (quote !== '"' && quote !== "'") this.stop('an attribute value must be quoted');
+    const end = this.through(quote as string, this.pos + 1, 'an attribute value');
+    const value = this.document.slice(this.pos + 1, end);
+    if (value.includes('<')) this.stop('< in an attribute value');
+    this.pos = end + 1;
+    return value;
   }
 
   /**
