@@ -11,6 +11,7 @@ import { snsAlertPublisher } from '../adapters/sns/alert-publisher';
 import { SNS_CLIENT_SETTINGS } from '../adapters/sns/client';
 import { DOCS_PATH, DOCS_ROUTES } from '../contract/docs';
 import { accessGatewayResponses } from '../contract/gateway-responses';
+import { accessCacheOf } from '../core/budget/cache-of-config';
 import type { RejectedUsage } from '../core/budget/cache-types';
 import { createRedisClient, type RedisConnection } from '../core/budget/redis-client';
 import {
@@ -19,8 +20,8 @@ import {
   type IdentitySource,
   identitySourcesOf,
 } from '../core/credentials';
+import { sealerOf } from '../core/credentials/seal';
 import { redisTokensNotBefore } from '../core/credentials/token-not-before';
-import { accessCacheOf, sealerOf } from '../core/decision/cache-of-config';
 import type { LogPort, MetricsPort, MetricUnitName } from '../core/observability/observability';
 import { type PlatformClient, platformClientFromConfig } from '../core/platform/client';
 import type { UsageAlert } from '../core/reporting/alerts';

@@ -12,7 +12,7 @@
 import { ensureConnected, type RedisConnection } from '../core/budget/redis-client';
 import { type AccessAuthorizer, createAccessAuthorizer } from '../core/decision/access';
 import type { AccessDecision } from '../core/decision/decision';
-import { type FlatLimit, limitValues } from '../core/decision/rate-limit-fields';
+import type { FlatLimit } from '../core/decision/rate-limit-fields';
 import {
   errorMessage,
   type LogPort,
@@ -27,6 +27,7 @@ import {
   type AccessAnswer,
   answerOfRefusal,
   decisionLimits,
+  flatLimitOf,
   type RefusalReason,
   rateLimitHeaders,
   refusalAnswer,
@@ -187,9 +188,9 @@ export function createAccessControl(settings: AccessControlSettings): AccessCont
       const answer = answerOfRefusal(decision, built.config, at);
       return withCallback(refusalReasonOf(decision), answer, decision);
     }
-    const limit = decision.limit && limitValues(decision.limit, at);
+    const limit = flatLimitOf(decision, at);
     const grant = grantOf(decision, limit);
-    const headers = rateLimitHeaders(decisionLimits(decision, at, limit));
+    const headers = rateLimitHeaders(decisionLimits(decision, limit));
     if (plugin.countFailedResponses) return { allowed: true, grant, headers };
     return { allowed: true, grant, headers, settle: settleOf(built, decision) };
   };

@@ -101,14 +101,18 @@ export function rateLimitHeaders(values: DecisionLimitValues): Readonly<Record<s
   return rateLimitFields(values) ?? NO_HEADERS;
 }
 
-/**
- * The limit and throttle values of a decision, as the refusal's body and the headers carry them; `limit`:
- * its limit's flat values, when the caller has them already.
- */
-export function decisionLimits(
+/** A decision's limit as flat values, once per call: the grant, the headers and a refusal's body read it. */
+export function flatLimitOf(
   decision: Extract<AccessDecision, { effect: 'allow' | 'deny' }>,
   now: number,
-  limit: FlatLimit | undefined = decision.limit && limitValues(decision.limit, now),
+): FlatLimit | undefined {
+  return decision.limit && limitValues(decision.limit, now);
+}
+
+/** The limit and throttle values of a decision, as the refusal's body and the headers carry them. */
+export function decisionLimits(
+  decision: Extract<AccessDecision, { effect: 'allow' | 'deny' }>,
+  limit: FlatLimit | undefined,
 ): DecisionLimitValues {
   if (decision.throttle === undefined) return limit ?? {};
   return { ...limit, ...throttleValues(decision.throttle) };
@@ -156,7 +160,12 @@ export function answerOfRefusal(
     return refusalAnswer(INVALID_CREDENTIAL, {}, { 'www-authenticate': challengeOf(config) });
   }
   const reason = refusalReasonOf(decision);
-  const answer = refusalAnswer(reason, decisionLimits(decision, now), {}, decision.retryAfterSeconds);
+  const answer = refusalAnswer(
+    reason,
+    decisionLimits(decision, flatLimitOf(decision, now)),
+    {},
+    decision.retryAfterSeconds,
+  );
   if (REASON_ANSWERS[reason].status !== 401) return answer;
   return { ...answer, headers: { ...answer.headers, 'www-authenticate': challengeOf(config) } };
 }

@@ -18,7 +18,7 @@ import type {
   RejectedUsage,
   StoredAnswer,
 } from './cache-types';
-import { CHECK_NEEDS_AT, checkReplyOf, checkResultOf, replyItems } from './check-reply';
+import { CHECK_NEEDS_AT, checkReplyOf, checkResultOf } from './check-reply';
 import { CommandNotSentError } from './command-fate';
 import { type ServiceKeys, serviceKeys } from './keys';
 import { NeedHints } from './need-hints';
@@ -32,7 +32,7 @@ import {
   REDIS_CONNECT_TIMEOUT_MS,
   type RedisConnection,
 } from './redis-client';
-import { defineScripts, LazyScripts } from './script-commands';
+import { defineScripts, LazyScripts, replyItems } from './script-commands';
 import { SCRIPTS } from './scripts';
 import { ADMIT_SCRIPT } from './scripts/admit-script';
 import { CHECK_SCRIPT } from './scripts/check-script';

@@ -13,15 +13,11 @@ import type {
 } from './cache-types';
 import { LIMIT_FIELD } from './need-hints';
 import { periodWindow } from './periods';
+import { replyItems } from './script-commands';
 import { decodeState } from './snapshot';
 import type { ThrottleTable } from './throttles';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
-
-export function replyItems(reply: unknown): string[] {
-  if (!Array.isArray(reply)) throw new Error(`unexpected script reply: ${typeof reply}`);
-  return reply.map((item) => String(item));
-}
 
 /**
  * The check script's reply as items: the hit path's allow comes as one text when the plan is the hinted

@@ -19,7 +19,7 @@
  *                       window           end of the report window (epoch ms): while it is ahead, an SNS
  *                                        message for this budget is on its way
  *                       throttle:call@<rate>, throttle:metric:<name>@<rate>  the TAT (µs) of the
- *                                        budget's GCRA throttles (throttle-script.ts)
+ *                                        budget's GCRA throttles (scripts/throttle-script.ts)
  *                       bucket           the period of the pending buckets (`minute` | `hour` | `day`)
  *                       need:<metric>    what a call of the metric reads: its ancestors, nearest first,
  *                                        then the limit fields of it and them (snapshot.ts)
@@ -46,7 +46,7 @@
  *                     finds budgets by scanning for these keys
  *   am:{id}:lease     string, PX: the token of the reporter currently flushing the budget
  *   am:{id}:batch     string, PX a day (BATCH_MARK_TTL_MS): `<batch id> <state>` of the in-flight usage,
- *                     state `new` | `posting` | `sent` (report-batch-scripts.ts); it goes with the batch
+ *                     state `new` | `posting` | `sent` (scripts/report-batch-scripts.ts); it goes with the batch
  *   am:{id}:first     string, PX: the token of the one call asking the platform for a budget it has no
  *                     snapshot of; concurrent first calls wait for its answer instead of asking too
  *   am:{id}:nbf       string, EX the longest a token lives: epoch ms before which the application's

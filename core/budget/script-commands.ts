@@ -50,3 +50,9 @@ export class LazyScripts<Module> {
     return this.loaded;
   }
 }
+
+/** A script's reply, a flat array of texts and integers, as texts; anything else is an error. */
+export function replyItems(reply: unknown): string[] {
+  if (!Array.isArray(reply)) throw new Error(`unexpected script reply: ${typeof reply}`);
+  return reply.map((item) => String(item));
+}

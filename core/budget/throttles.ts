@@ -1,6 +1,6 @@
 /**
  * Per-application throttles (docs/throttling.md): a rate per second and a burst per plan, optionally per
- * metric, enforced at the edge by GCRA inside the hot-path script (throttle-script.ts). This file holds the
+ * metric, enforced at the edge by GCRA inside the hot-path script (scripts/throttle-script.ts). This file holds the
  * setting's shape, its check and the text the script reads the table from.
  */
 import { ConfigError, knownFields } from '../settings/validation';

@@ -1,7 +1,8 @@
 /**
  * Pending and in-flight usage as the scripts keep it (`<bucket start>:<metric>`, `t:<bucket start>`, see
- * scripts/prelude.ts), read as buckets. A module of its own: the drain's reply (scripts/report-batch-scripts.ts,
- * loaded on first use) reads it without carrying the cache's client code.
+ * core/budget/scripts/prelude.ts), read as buckets. A module of its own: the drain's reply
+ * (core/budget/scripts/report-batch-scripts.ts, loaded on first use) reads it without carrying the cache's
+ * client code.
  */
 import type { Usage } from '../platform/types';
 

@@ -9,6 +9,7 @@
  */
 import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes } from 'node:crypto';
 import type { Credential } from '../platform/types';
+import { type AccessConfig, ConfigError } from '../settings/config';
 import { parseCredential } from './';
 
 const ALGORITHM = 'aes-256-gcm';
@@ -67,4 +68,15 @@ export function createCredentialSealer(platformSecret: string, serviceId: string
       return credential;
     },
   };
+}
+
+/** The sealer both Lambdas derive from the provider key or service token. */
+export function sealerOf(config: AccessConfig): CredentialSealer {
+  if (!config.platformCredential) {
+    throw new ConfigError(
+      'platformCredential',
+      'is required with redis: it keys the sealing of cached credentials',
+    );
+  }
+  return createCredentialSealer(config.platformCredential, config.serviceId);
 }

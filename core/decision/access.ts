@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AccessCache, admittedBucketOf } from '../budget/cache';
+import { accessCacheOf } from '../budget/cache-of-config';
 import type {
   CheckRequest,
   CheckResult,
@@ -44,13 +45,12 @@ import {
   credentialReaderOf,
   keyIdOf,
 } from '../credentials';
-import type { CredentialSealer } from '../credentials/seal';
+import { type CredentialSealer, sealerOf } from '../credentials/seal';
 import { redisTokensNotBefore } from '../credentials/token-not-before';
 import { errorMessage, type LogPort, METRIC, type MetricsPort } from '../observability/observability';
 import type { AuthOutcome, Credential, PlatformPort, Usage } from '../platform/types';
 import { type ReportPublisher, reportMessage } from '../reporting/message';
 import { type AccessConfig, ConfigError } from '../settings/config';
-import { accessCacheOf, firstCallWaitMs, sealerOf } from './cache-of-config';
 import type { AccessDecision, AccessRequest, DenyReason } from './decision';
 import { FAILURE_MODE_HANDLERS, type FailureModeHandler } from './failure-modes';
 import { FirstCallGate } from './first-call-gate';
@@ -77,6 +77,17 @@ export interface AccessAuthorizerDeps {
   readonly metrics: MetricsPort;
   /** @default the rules the configuration's mappingRulesSource names */
   readonly mappingRules?: MappingRulesPort;
+}
+
+/** Time a first call has, after the platform's answer, to store it. */
+const FIRST_CALL_STORE_MS = 500;
+
+/**
+ * How long a budget's first call may take to ask the platform and store its answer: concurrent first
+ * calls wait this long for it before they decide as if the platform were down.
+ */
+export function firstCallWaitMs(config: AccessConfig): number {
+  return config.platformTimeoutMs + FIRST_CALL_STORE_MS;
 }
 
 /** How often a waiting first call looks for the answer (one round trip each). */

@@ -5,9 +5,10 @@
  * forgotten, so its next call asks the platform again.
  */
 
+import { accessCacheOf } from '../budget/cache-of-config';
 import type { RedisConnection } from '../budget/redis-client';
 import { credentialIdOf, keyIdOf } from '../credentials';
-import { accessCacheOf, sealerOf } from '../decision/cache-of-config';
+import { sealerOf } from '../credentials/seal';
 import type { Credential } from '../platform/types';
 import type { AccessConfig } from '../settings/config';
 

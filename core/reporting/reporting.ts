@@ -14,7 +14,8 @@
  * a reporter that dies inside its POST or between the 202 and the mark leaves a batch that the next
  * attempt sends again (at least once; counted in METRIC.batchResentMaybeSent).
  */
-import { accessCacheOf, sealerOf } from '../decision/cache-of-config';
+import { accessCacheOf } from '../budget/cache-of-config';
+import { sealerOf } from '../credentials/seal';
 import { drainUsage } from './drain';
 import type { FlushPorts, FlushResult, ReportingDeps, UsageFlusher } from './flush-types';
 import { leaseBookOf } from './leases';

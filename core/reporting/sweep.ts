@@ -3,10 +3,12 @@
  * message was lost, or went to the dead-letter queue) and flushes them. It first adopts the service's
  * budgets an earlier version left under the key layout without the service.
  */
+
+import { accessCacheOf } from '../budget/cache-of-config';
 import { serviceKeys } from '../budget/keys';
 import { adoptLegacyBudgets } from '../budget/legacy-layout';
 import { ensureConnected, REDIS_CONNECT_TIMEOUT_MS } from '../budget/redis-client';
-import { accessCacheOf, sealerOf } from '../decision/cache-of-config';
+import { sealerOf } from '../credentials/seal';
 import { errorMessage, METRIC } from '../observability/observability';
 import type { AccessConfig } from '../settings/config';
 import type { ReportingDeps, UsageFlusher } from './flush-types';

@@ -7,8 +7,9 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { accessCacheOf } from '../../core/budget/cache-of-config';
+import { sealerOf } from '../../core/credentials/seal';
 import { redisTokensNotBefore } from '../../core/credentials/token-not-before';
-import { accessCacheOf, sealerOf } from '../../core/decision/cache-of-config';
 import { ConfigError } from '../../core/settings/config';
 import { loadRuntime, oncePerContainer, readSecret } from '../runtime';
 import { createWebhookHandler, WEBHOOKS_SERVICE_NAME, type WebhookHandler } from './handler';

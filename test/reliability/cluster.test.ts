@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { credentialKeys } from '../../core/budget/keys';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../core/budget/redis-client';
 import { credentialIdOf } from '../../core/credentials';
-import { firstCallWaitMs } from '../../core/decision/cache-of-config';
+import { firstCallWaitMs } from '../../core/decision/access';
 import { METRIC } from '../../core/observability/observability';
 import type { AccessConfig } from '../../core/settings/config';
 import type { PlatformConfig } from '../../local/platform';

@@ -1,13 +1,14 @@
+/**
+ * The scripts AccessCache defines on every client at once: the hot path's and the ones every function
+ * shares. The reporter's (report-batch-scripts.ts) and the SOAP proxy's (give-back-script.ts) are loaded on
+ * first use (cache.ts), so the authorizer's bundle leaves them out.
+ */
 import { ADMIT_SCRIPT } from './admit-script';
 import { CHECK_SCRIPT } from './check-script';
 import type { ScriptDefinition } from './lua';
 import { RELEASE_SCRIPT } from './release-script';
 import { STORE_SCRIPT } from './store-script';
 
-/**
- * The hot path's and the shared scripts; the reporter's are REPORT_BATCH_SCRIPTS, and the SOAP proxy's
- * GIVE_BACK_SCRIPT (give-back-script.ts): AccessCache loads those on first use.
- */
 export const SCRIPTS: readonly ScriptDefinition[] = [
   CHECK_SCRIPT,
   STORE_SCRIPT,

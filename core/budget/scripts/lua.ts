@@ -1,8 +1,8 @@
 /**
  * The tag of every Lua script's source: `lua\`...\`` is the text as written, as an untagged template
  * would give it. It marks what the Lambda bundles minify as Lua, the way esbuild minifies the TypeScript
- * around it: comment lines and indentation go (scripts/lua-compaction.ts), so the explanations stay
- * beside the code and cost no bytes at a cold start.
+ * around it: comment lines and indentation go (the build's scripts/lua-compaction.ts, at the repository's
+ * root), so the explanations stay beside the code and cost no bytes at a cold start.
  */
 export function lua(strings: TemplateStringsArray, ...values: readonly (string | number)[]): string {
   let text = strings[0] as string;

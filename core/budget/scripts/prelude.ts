@@ -1,7 +1,8 @@
 /**
- * The Lua scripts of the cache. Each touches the keys of one budget only (one hash tag, one slot) and
- * takes the time as an argument, so an injected clock moves periods and windows (the hot path reads
- * TIME only to refuse to run after its caller gave up, see CHECK_SCRIPT).
+ * The Lua the budget scripts share, and what holds for all of them. Each script touches the keys of one
+ * budget only (one hash tag, one slot) and takes the time as an argument, so an injected clock moves
+ * periods and windows (the hot path reads TIME only to refuse to run after its caller gave up, see
+ * CHECK_SCRIPT).
  *
  * Usage waiting to be reported is kept per period bucket: hash fields `<bucket start>:<metric>`, with
  * `t:<bucket start>` the time of the bucket's last call. A bucket is the smallest period the budget's

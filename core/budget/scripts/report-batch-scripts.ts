@@ -3,7 +3,7 @@
  * (posting, sent), its acknowledgement and the lease given back. Each touches one budget's keys (one
  * slot) and takes the time as an argument.
  *
- * A batch is the in-flight hash (`<bucket start>:<metric>`, `t:<bucket start>`, see scripts/prelude.ts)
+ * A batch is the in-flight hash (`<bucket start>:<metric>`, `t:<bucket start>`, see prelude.ts)
  * plus its mark, the `batch` key: `<batch id> <state>`, state `new` (taken, not yet sent), `posting`
  * (a report carrying it is on its way: whether the platform took it is unknown) or `sent` (the platform
  * answered 202). 3scale's report API has no idempotency key, so the mark is what lets a reporter that

@@ -14,11 +14,12 @@
  */
 import { SNSClient } from '@aws-sdk/client-sns';
 import type Redis from 'ioredis';
+import { accessCacheOf } from '../../../core/budget/cache-of-config';
 import { serviceKeys } from '../../../core/budget/keys';
 import { createRedisClient } from '../../../core/budget/redis-client';
 import { credentialIdOf } from '../../../core/credentials';
+import { sealerOf } from '../../../core/credentials/seal';
 import { redisTokensNotBefore } from '../../../core/credentials/token-not-before';
-import { accessCacheOf, sealerOf } from '../../../core/decision/cache-of-config';
 import type { LogPort, MetricsPort } from '../../../core/observability/observability';
 import { createPlatformClient, type PlatformClient } from '../../../core/platform/client';
 import type { PlatformPort } from '../../../core/platform/types';

@@ -483,6 +483,25 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
       expect(await redis.exists(keys.firstCall)).toBe(0);
     });
+
+    it("a store with another caller's token, valid or invalid, leaves the lock to its holder", async () => {
+      await check(lock('a'));
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        budget: { state: { kind: 'invalid', code: 'user_key_invalid' }, sealedCredential: SEALED },
+        firstCallToken: 'b',
+      });
+      expect(await redis.get(keys.firstCall)).toBe('a');
+      await cache.store({
+        credentialId: ID,
+        now: T0,
+        budget: { state: ACTIVE, sealedCredential: SEALED, status: status([hourly('hits', 100, 1)]) },
+        firstCallToken: 'b',
+      });
+      expect(await redis.get(keys.firstCall)).toBe('a');
+      expect(await redis.exists(keys.negative)).toBe(0);
+    });
   });
 
   describe('stored answers', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createCredentialSealer, UnsealError } from '../../../../core/credentials/seal';
+import { createCredentialSealer, sealerOf, UnsealError } from '../../../../core/credentials/seal';
+import { ConfigError, parseConfig } from '../../../../core/settings/config';
 
 const id = 'a'.repeat(64);
 const other = 'b'.repeat(64);
@@ -41,5 +42,21 @@ describe('credential sealing', () => {
     expect(() => sealer.unseal(id, `v1.${bytes.toString('base64url')}`)).toThrow(UnsealError);
     expect(() => sealer.unseal(id, 'v2.abc')).toThrow(/unknown format/);
     expect(() => sealer.unseal(id, 'v1.abc')).toThrow(/too short/);
+  });
+});
+
+describe("a configuration's sealer", () => {
+  it('is keyed by the platform credential and the service, and refused without the credential, naming it', () => {
+    const sealed = sealerOf(parseConfig({ serviceId: 's1', platformCredential: 'pk-provider' })).seal(id, {
+      kind: 'user_key',
+      userKey: 'demo-key-1',
+    });
+    expect(createCredentialSealer('pk-provider', 's1').unseal(id, sealed)).toEqual({
+      kind: 'user_key',
+      userKey: 'demo-key-1',
+    });
+    const without = () => sealerOf(parseConfig({ serviceId: 's1' }));
+    expect(without).toThrow(ConfigError);
+    expect(without).toThrow(/platformCredential/);
   });
 });
