@@ -4,13 +4,7 @@
  */
 
 export { ConfigError } from '../core/settings/config';
-export {
-  type AccessControl,
-  type AccessGrant,
-  type AccessOutcome,
-  type CallEnd,
-  createAccessControl,
-} from './access-control';
+export { type AccessControl, createAccessControl } from './access-control';
 export {
   type AccessAnswer,
   PROBLEM_JSON,
@@ -23,6 +17,7 @@ export type { ExpressMiddleware, ExpressRequest } from './frameworks/express';
 export type { FastifyAccessPlugin } from './frameworks/fastify';
 export type { FunctionUrlEvent, FunctionUrlHandler, FunctionUrlResult } from './frameworks/function-url';
 export type { AccessVariables, HonoMiddleware } from './frameworks/hono';
+export type { AccessGrant, AccessOutcome, CallEnd } from './outcome';
 export type { RedisInput } from './redis';
 export type { ReportingModeName } from './reporting';
 export type { AccessRequest, RawRequest } from './request';

@@ -6,7 +6,8 @@
  * which answers 500 and finishes it).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AccessControl, AccessGrant } from '../access-control';
+import type { AccessControl } from '../access-control';
+import type { AccessGrant } from '../outcome';
 import type { RawRequest } from '../request';
 import { sendAnswer } from './node-response';
 

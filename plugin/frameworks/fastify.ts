@@ -7,7 +7,8 @@
  * closes on onClose.
  * It imports nothing from Fastify: the types below are the little of it the plugin uses.
  */
-import type { AccessControl, AccessGrant, CallEnd } from '../access-control';
+import type { AccessControl } from '../access-control';
+import type { AccessGrant, CallEnd } from '../outcome';
 
 interface FastifyRequestLike {
   readonly method: string;

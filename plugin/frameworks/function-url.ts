@@ -6,7 +6,8 @@
  * failed when the handler throws (the throw goes on to Lambda). Types only: the plugin imports nothing
  * from aws-lambda.
  */
-import type { AccessControl, AccessGrant } from '../access-control';
+import type { AccessControl } from '../access-control';
+import type { AccessGrant } from '../outcome';
 
 /** The parts of a Function URL event (payload 2.0) the wrapper reads and writes. */
 export interface FunctionUrlEvent {

@@ -5,7 +5,8 @@
  * its 500 first).
  * It imports nothing from Hono: the types below are the little of it the middleware uses.
  */
-import type { AccessControl, AccessGrant } from '../access-control';
+import type { AccessControl } from '../access-control';
+import type { AccessGrant } from '../outcome';
 
 interface HonoContextLike {
   readonly req: {
