@@ -29,7 +29,10 @@ function fixedWindow(at: number, unit: number): PeriodWindow {
   return { start, end: start + unit };
 }
 
-/** The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). */
+/**
+ * The period containing `at`, aligned in UTC as the platform aligns it (weeks start on Monday). A calendar
+ * date is read only for the periods that need one (the hot path asks for minutes and hours on every call).
+ */
 export function periodWindow(period: Period, at: number): PeriodWindow {
   switch (period) {
     case 'eternity':
@@ -47,10 +50,9 @@ export function periodWindow(period: Period, at: number): PeriodWindow {
     }
     case 'month': {
       const date = new Date(at);
-      return {
-        start: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1),
-        end: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1),
-      };
+      const year = date.getUTCFullYear();
+      const month = date.getUTCMonth();
+      return { start: Date.UTC(year, month, 1), end: Date.UTC(year, month + 1, 1) };
     }
     case 'year': {
       const year = new Date(at).getUTCFullYear();
