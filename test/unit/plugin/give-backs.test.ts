@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccessDecision } from '../../../core/decision/decision';
 import type { LogPort } from '../../../core/observability/observability';
+import type { Usage } from '../../../core/platform/types';
 import { GiveBacks } from '../../../plugin/give-backs';
 
 const decision: AccessDecision = { effect: 'allow', credentialId: 'c', plan: 'basic', metrics: 'hits' };
@@ -13,7 +14,12 @@ function logger(): LogPort & { readonly warnings: string[] } {
 describe('the give-backs of failed calls', () => {
   it('take back the usage of a 5xx or a throw, and of nothing else', async () => {
     const given: AccessDecision[] = [];
-    const access = { giveBack: async (taken: AccessDecision) => (given.push(taken), {}) };
+    const access = {
+      giveBack: async (taken: AccessDecision): Promise<Usage> => {
+        given.push(taken);
+        return {};
+      },
+    };
     const giveBacks = new GiveBacks(logger());
     for (const end of [200, 404, 499] as const) await giveBacks.settleOf(access, decision)(end);
     expect(given).toEqual([]);
@@ -25,7 +31,10 @@ describe('the give-backs of failed calls', () => {
   it('are waited for by done(), and one that fails is logged and leaves the usage counted', async () => {
     let finish: () => void = () => undefined;
     const access = {
-      giveBack: () => new Promise<{}>((resolve) => (finish = () => resolve({}))),
+      giveBack: () =>
+        new Promise<Usage>((resolve) => {
+          finish = () => resolve({});
+        }),
     };
     const giveBacks = new GiveBacks(logger());
     const settled = giveBacks.settleOf(access, decision)(503);
