@@ -28,26 +28,26 @@ export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
   {
     name: 'snapshot',
     adds: "the hints' offsets, the snapshot's HMGET, the needs and throttle fields checked",
+    before: 'local bucket = ARGV[8]',
+  },
+  {
+    name: 'pending',
+    adds: "the bucket's last call and the call's usage in it (HMGET), the counts' test",
     before: 'local parents, requested = {}, {}',
   },
   {
-    name: 'limits parsed',
-    adds: 'the requested usage added up, the limits parsed',
-    before: 'local in_flight = redis.call',
-  },
-  {
-    name: 'usage',
-    adds: 'HGETALL of the in-flight and the pending usage, taken from the limits',
+    name: 'counts parsed',
+    adds: 'the requested usage added up, the counts parsed',
     before: 'local exceeded, tightest = false, nil',
   },
   {
     name: 'limits',
-    adds: 'the limits checked, the bucket, throttles (none)',
+    adds: 'the limits checked, throttles (none)',
     before: 'local counts, publish = ',
   },
   {
     name: 'record',
-    adds: "the bucket's HSET",
+    adds: "the usage's HSET and the counts' HSET",
     before: 'local over, synced, field, max, period_end, left = ',
   },
 ];

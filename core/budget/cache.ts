@@ -193,7 +193,16 @@ export class AccessCache {
     const takenUsage = throttled ? usagePairs(admittedUsage) : [];
     await this.run(
       STORE_SCRIPT,
-      [keys.negative, keys.app, keys.keys, keys.since, keys.firstCall, keys.seen],
+      [
+        keys.negative,
+        keys.app,
+        keys.keys,
+        keys.since,
+        keys.firstCall,
+        keys.seen,
+        keys.pending,
+        keys.inFlight,
+      ],
       [
         budget ? encodeState(budget.state) : '',
         this.options.negativeTtlMs,

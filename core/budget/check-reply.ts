@@ -11,7 +11,7 @@ import type {
   ThrottleInfo,
   ThrottleRefusal,
 } from './cache-types';
-import { LIMIT_FIELD } from './need-hints';
+import { LIMIT_OR_COUNT_FIELD } from './need-hints';
 import { periodWindow } from './periods';
 import { replyItems } from './script-commands';
 import { decodeState } from './snapshot';
@@ -43,12 +43,12 @@ function resetAtOf(period: Period, encodedEnd: string, now: number): number | un
 }
 
 /**
- * The limit a reply names at `at` by its field (`limit:<period>:<metric>`), then its max and period end;
- * undefined for a field that does not read as one (an allowed call then goes without feedback, as
- * throttleFeedbackOf explains).
+ * The limit a reply names at `at` by its field (`limit:<period>:<metric>`, or the count's), then its max
+ * and period end; undefined for a field that does not read as one (an allowed call then goes without
+ * feedback, as throttleFeedbackOf explains).
  */
 function limitInfoOf(reply: readonly string[], at: number, now: number): Writable<LimitInfo> | undefined {
-  const field = LIMIT_FIELD.exec(reply[at] as string);
+  const field = LIMIT_OR_COUNT_FIELD.exec(reply[at] as string);
   if (field === null) return undefined;
   const period = field[1] as Period;
   const limit: Writable<LimitInfo> = { metric: field[2] as string, period, max: Number(reply[at + 1]) };

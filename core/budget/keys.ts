@@ -23,9 +23,17 @@
  *                       bucket           the period of the pending buckets (`minute` | `hour` | `day`)
  *                       need:<metric>    what a call of the metric reads: its ancestors, nearest first,
  *                                        then the limit fields of it and them (snapshot.ts)
+ *                       count:<period>:<metric>  `<period end> <max> <count>`: the limit's current value with
+ *                                        the usage pending and in flight in its period, kept by every
+ *                                        call that records usage, so a hit reads no usage hash
+ *                       counted          the last call (`t:` of its bucket, '' for none pending) the counts
+ *                                        hold for: a writer that does not keep them (a version before
+ *                                        them, admitted or given-back usage) leaves the pending bucket's
+ *                                        `t:` elsewhere, and the next call works every count out again
  *                     The hot path reads by name what the call needs (one HMGET while the instance's
  *                     hints of the needs hold, scripts/check-script.ts); the other scripts read it whole. A new
- *                     answer keeps `window`, the throttles and the newer of each limit's counts.
+ *                     answer keeps `window`, the throttles and the newer of each limit's current value;
+ *                     its counts are written anew when no usage waits, else by the next call.
  *   am:{id}:keys      hash, app_id budgets: what the platform said of each application key presented,
  *                     by key id (keyIdOf): `ok <sealed credential>` | `bad <until ms> <code>`
  *   am:{id}:pending   hash, usage allowed from the cache and not yet reported, per period bucket:

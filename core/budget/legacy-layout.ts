@@ -28,7 +28,8 @@ const ADOPTED = [
 /**
  * Moves a budget's keys to the service's names. A key whose new name is free is renamed (its TTL kept).
  * Otherwise: usage counts add up (`t:` times, refusal times and a not-before keep the later value),
- * unsent alerts and seen marks join, the newer snapshot and key facts stay. Usage in flight moves with
+ * unsent alerts and seen marks join, the newer snapshot and key facts stay, its counts (keys.ts) to be
+ * worked out again with the usage moved in. Usage in flight moves with
  * its batch mark only while the new names hold none; else it waits, with its `since`, for a later sweep.
  * Returns 1 when all moved, 0 when usage in flight waits.
  */
@@ -85,6 +86,7 @@ if not move(11) then
   for _, member in ipairs(redis.call('SMEMBERS', old(11))) do redis.call('SADD', new(11), member) end
   redis.call('DEL', old(11))
 end
+redis.call('HDEL', new(1), 'counted')
 if waits then return 0 end
 local since = tonumber(redis.call('GET', old(12)))
 if since then

@@ -7,6 +7,16 @@ import type { ThrottleTable } from './throttles';
 
 /** A snapshot's limit field, `limit:<period>:<metric>` (the metric's name may hold anything). */
 export const LIMIT_FIELD = /^limit:([^:]+):(.+)$/s;
+/**
+ * A limit named by its limit field or by its count field, `count:<period>:<metric>` (keys.ts): the check
+ * script's hit path reads and names the count.
+ */
+export const LIMIT_OR_COUNT_FIELD = /^(?:limit|count):([^:]+):(.+)$/s;
+
+/** The count field of a limit field (keys.ts). */
+function countFieldOf(limitField: string): string {
+  return `count${limitField.slice('limit'.length)}`;
+}
 
 /** A `need:<metric>` field (snapshot.ts) as the check script takes it pre-parsed. */
 interface Need {
@@ -75,7 +85,7 @@ export class NeedHints {
       String(throttleFields.length),
       plan,
       ...metrics.map((metric) => `need:${metric}`),
-      ...fields.keys(),
+      ...[...fields.keys()].map(countFieldOf),
       ...throttleFields,
       ...needs.map((need) => need?.text ?? ''),
       ...[...fields.values()].map(([, metric]) => metric),

@@ -12,6 +12,8 @@ export const ADMIT_SCRIPT: ScriptDefinition = {
   numberOfKeys: 3,
   lua: lua`${PRELUDE}
 redis.call('HSETNX', KEYS[1], 'cred', ARGV[3])
+-- A snapshot stored meanwhile: its counts (keys.ts) do not hold this usage.
+redis.call('HDEL', KEYS[1], 'counted')
 local publish = record_usage(KEYS[1], KEYS[2], KEYS[3], redis.call('HGET', KEYS[1], 'window'), ARGV[1],
   tonumber(ARGV[2]), ARGV[5], 6, false)
 keep_or_expire(KEYS[1], KEYS[3], ARGV[4])

@@ -16,20 +16,27 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * throttle-script.ts), the first-call lock's token ('' = claim none) and lifetime ms; from 16 the need
  * hints (need-hints.ts): the counts n (the call's metrics), l (hinted limit fields) and t
  * (throttle fields of the hinted plan), the hinted plan; from 20 the fields to read by name (n
- * `need:<metric>`, l limit fields, t throttle fields); the n needs as the caller last saw them ('' none);
+ * `need:<metric>`, the l limits' count fields, t throttle fields); the n needs as the caller last saw them
+ * ('' none);
  * the metric of each limit field; metric, emission interval µs and burst of each throttle field
  * (ThrottleTable.paramsOf); child and parent of each hinted parent link; then the n metric/delta pairs,
  * in the order of the `need:` fields (the last 2n arguments: the links are what lies between).
  * Every argument costs the script a little (docs/performance.md), so none is sent that the call's
  * arguments already say: a limit's period is in its field's name.
  * An active snapshot stored with its `bucket` and `need:` fields is read by name, one HMGET of the head
- * fields (state, plan, synced, window, bucket) and those ARGV names, so a hit costs the same whatever
- * the plan's size; any other is read whole, as before. The hit path at the top decides, as straight code
- * that makes no closure (a `local function` is a closure made each time execution reaches it), a call
- * whose hints hold, whose key (if any) was found valid, whose plan's throttle fields are all there and
- * whose pending usage is all of the call's own metric tree, when no limit's period is over and no hard
- * limit refuses it; everything else falls through, before any write, to the general path, whose
- * functions are defined only then (read_call_snapshot and the rest).
+ * fields (state, plan, synced, window, bucket, counted) and those ARGV names, so a hit costs the same
+ * whatever the plan's size; any other is read whole, as before. The hit path at the top decides, as
+ * straight code that makes no closure (a `local function` is a closure made each time execution reaches
+ * it), a call whose hints hold, whose key (if any) was found valid, whose plan's throttle fields are all
+ * there and whose limits' counts (keys.ts) hold, when no limit's period is over and no hard limit refuses
+ * it: it reads no usage hash, only the bucket's last call and the call's metrics in it (one HMGET of the
+ * pending usage), and writes the counts with the usage. Everything else falls through, before any write,
+ * to the general path, whose functions are defined only then (read_call_snapshot and the rest). The
+ * general path works the limits out from their current values and the usage hashes, as the counts must
+ * read, and writes the counts of the call's limits; when the counts did not hold, it reads the snapshot
+ * whole and writes every limit's: a count another writer left behind is never read again. A count that
+ * reads higher than the hashes (usage given back by a version before the counts) errs toward refusing, and
+ * a hit that a count would refuse goes to the general path, which decides from the hashes.
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
@@ -50,8 +57,8 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * {'deny', 'limits_exceeded', plan, publish, limit field, max, period end} |
  * {'deny', 'rate_limited', plan, '0', the throttle's field (throttleField), ms until the call would pass} |
  * {'allow', plan, publish, over, limit field, max, period end, remaining, bucket start, synced}: the limit a
- * refusal hit, and the most constrained limit of an allowed call (`limit:<period>:<metric>`, '' when none
- * applies), its period end -1
+ * refusal hit, and the most constrained limit of an allowed call (`limit:<period>:<metric>`, or its count
+ * field from the hit path, '' when none applies), its period end -1
  * for eternity and -2 when the period the snapshot knows is over (the caller knows the next one's end);
  * the bucket start tells where the call's usage went, for GIVE_BACK_SCRIPT; synced is when the platform
  * last confirmed the snapshot ('0' unknown), for the failure mode (failure-modes.ts); then, when a
@@ -83,12 +90,14 @@ local limits_at = hints_at + metric_count
 local throttles_at = limits_at + limit_count
 local parents_at = throttles_at + 3 * throttle_count
 local first_pair = #ARGV - 2 * metric_count + 1
-local values = redis.call('HMGET', KEYS[2], 'state', 'plan', 'synced', 'window', 'bucket', unpack(ARGV, 20, hints_at - 1))
+local values = redis.call('HMGET', KEYS[2], 'state', 'plan', 'synced', 'window', 'bucket', 'counted',
+  unpack(ARGV, 20, hints_at - 1))
 -- The hit path (see the notes): straight code that makes no closure. Whatever it does not decide breaks out
 -- of it, before any write, to the general path below, which starts again from the fields read.
 repeat
-  local plan, bucket_period = values[2], values[5]
-  if values[1] ~= 'active' or type(plan) ~= 'string' or type(bucket_period) ~= 'string' then break end
+  local plan, bucket_period, counted = values[2], values[5], values[6]
+  if values[1] ~= 'active' or type(plan) ~= 'string' or type(bucket_period) ~= 'string' or
+      type(counted) ~= 'string' then break end
   if ARGV[2] ~= '' then
     local fact = redis.call('HGET', KEYS[3], ARGV[2])
     -- 'ok <sealed credential>': the key was found valid.
@@ -96,7 +105,7 @@ repeat
   end
   local hold = true
   for i = 1, metric_count do
-    local need = values[5 + i]
+    local need = values[6 + i]
     if (type(need) == 'string' and need or '') ~= ARGV[hints_at + i - 1] then hold = false break end
   end
   -- The plan's throttles are the hinted ones when its plan is the one hinted; every field of them is there.
@@ -106,12 +115,27 @@ repeat
       hold = not string.find(ARGV[12], '\\n' .. plan .. '\\t', 1, true)
     elseif throttle_count > 0 then
       throttled = true
-      for i = hints_at - throttle_count - 14, hints_at - 15 do
+      for i = hints_at - throttle_count - 13, hints_at - 14 do
         if type(values[i]) ~= 'string' then hold = false break end
       end
     end
   end
   if not hold then break end
+  local bucket = ARGV[8]
+  if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
+  elseif bucket_period ~= 'day' then break end
+  -- The bucket's last call and the call's metrics in it: the counts hold while that last call is the one
+  -- they counted ('' for none pending).
+  local fields = { 't:' .. bucket }
+  for i = first_pair, #ARGV, 2 do fields[#fields + 1] = bucket .. ':' .. ARGV[i] end
+  local held = redis.call('HMGET', KEYS[4], unpack(fields))
+  local last_call = held[1]
+  local pending_empty = type(last_call) ~= 'string'
+  if pending_empty then
+    if counted ~= '' or redis.call('EXISTS', KEYS[4]) == 1 then break end
+  elseif last_call ~= counted then
+    break
+  end
   local parents, requested = {}, {}
   for i = parents_at, first_pair - 1, 2 do parents[ARGV[i]] = ARGV[i + 1] end
   for i = first_pair, #ARGV, 2 do
@@ -121,84 +145,35 @@ repeat
       metric, depth = parents[metric], depth + 1
     end
   end
-  -- The limits that apply, each {field, since (the first bucket it counts), calls left before the buckets,
-  -- max as read, period end, period end as read, metric}. A limit in an older form, or whose period is
-  -- over, is the general path's.
+  -- The limits that apply, each {field, calls left, max as read, period end, period end as read, count with
+  -- the call}. A count not there, or whose period is over, is the general path's.
   local limits = {}
   for i = 0, limit_count - 1 do
-    local value, metric = values[6 + metric_count + i], ARGV[limits_at + i]
-    local amount = requested[metric]
-    if type(value) == 'string' and amount then
-      local since, end_text, max, current = string.match(value, '^(%-?%d+) (%-?%d+) (%d+) (%d+)$')
-      local period_end = since and tonumber(end_text)
+    local amount = requested[ARGV[limits_at + i]]
+    if amount then
+      local value = values[7 + metric_count + i]
+      if type(value) ~= 'string' then hold = false break end
+      local end_text, max, count = string.match(value, '^(%-?%d+) (%d+) (%d+)$')
+      local period_end = tonumber(end_text)
       if not period_end or (period_end >= 0 and now >= period_end) then hold = false break end
-      limits[#limits + 1] = { ARGV[20 + metric_count + i], tonumber(since), tonumber(max) - tonumber(current) - amount,
-        max, period_end, end_text, metric }
+      local used = tonumber(count) + amount
+      limits[#limits + 1] = { ARGV[20 + metric_count + i], tonumber(max) - used, max, period_end, end_text, used }
     end
   end
   if not hold then break end
-  -- The usage in flight and pending, per bucket and metric (3 slots each), taken from the limits it counts
-  -- against. The ancestors of a metric outside the call's tree (another method's) are read from its need.
-  local in_flight = redis.call('HGETALL', KEYS[5])
-  local pending = redis.call('HGETALL', KEYS[4])
-  local held, items, needs = {}, {}, nil
-  for pass = 1, 2 do
-    local usage = pass == 1 and in_flight or pending
-    for i = 1, #usage, 2 do
-      local field = usage[i]
-      local colon = string.find(field, ':', 1, true)
-      local start = colon and tonumber(string.sub(field, 1, colon - 1))
-      if start then
-        local metric, amount = string.sub(field, colon + 1), tonumber(usage[i + 1])
-        if pass == 2 then held[field] = amount end
-        if not requested[metric] and parents[metric] == nil then
-          needs = needs or {}
-          needs[#needs + 1] = 'need:' .. metric
-          parents[metric] = false
-        end
-        local at = #items
-        items[at + 1], items[at + 2], items[at + 3] = start, metric, amount
-      end
-    end
-  end
-  if needs then
-    local read = redis.call('HMGET', KEYS[2], unpack(needs))
-    for i, field in ipairs(needs) do
-      local child = string.sub(field, 6)
-      if type(read[i]) == 'string' then
-        for token in string.gmatch(read[i], '%S+') do
-          if string.sub(token, 1, 6) == 'limit:' then break end
-          parents[child], child = token, token
-        end
-      end
-    end
-  end
-  for item = 1, #items, 3 do
-    local start, metric, amount, depth = items[item], items[item + 1], items[item + 2], 0
-    while metric and depth < 16 do
-      for k = 1, #limits do
-        local limit = limits[k]
-        if limit[7] == metric and start >= limit[2] then limit[3] = limit[3] - amount end
-      end
-      metric, depth = parents[metric], depth + 1
-    end
-  end
   -- The first limit exceeded; the fewest calls left, of two alike the longer period (as the general path).
   local exceeded, tightest = false, nil
   for k = 1, #limits do
     local limit = limits[k]
-    local left, best = limit[3], tightest and tightest[3]
+    local left, best = limit[2], tightest and tightest[2]
     if left < 0 then exceeded = true end
-    if not tightest or left < best or (left == best and (limit[5] < 0 or
-        (tightest[5] >= 0 and limit[5] > tightest[5]))) then
+    if not tightest or left < best or (left == best and (limit[4] < 0 or
+        (tightest[4] >= 0 and limit[4] > tightest[4]))) then
       tightest = limit
     end
   end
   -- A refusal at a limit marks it: the general path's.
   if exceeded and ARGV[4] ~= '1' then break end
-  local bucket = ARGV[8]
-  if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
-  elseif bucket_period ~= 'day' then break end
   -- The plan's throttles, as take_throttles takes them, from the hinted parameters: every field holds its
   -- TAT (none to convert), and one HSET writes them all. \`now\` is the throttles' clock (µs) in this block.
   local throttle, throttle_field, throttle_a, throttle_b
@@ -211,7 +186,7 @@ repeat
       if cells > 0 then
         local field, interval = ARGV[hints_at - throttle_count + i], tonumber(ARGV[throttles_at + 3 * i + 1])
         local capacity = tonumber(ARGV[throttles_at + 3 * i + 2]) * interval
-        local tat = tonumber(values[hints_at - throttle_count + i - 14])
+        local tat = tonumber(values[hints_at - throttle_count + i - 13])
         ${GCRA_STEP_LUA}
         tats[#tats + 1], tats[#tats + 2] = field, string.format('%.0f', math.floor(now + ahead))
       end
@@ -223,20 +198,25 @@ repeat
       throttle_b = math.ceil(tightest_ahead / 1000)
     end
   end
-  -- The usage recorded as record_usage records it, the report window opened as open_window opens it.
-  local counts, publish = { 't:' .. bucket, ARGV[1] }, '0'
+  -- The usage recorded as record_usage records it, the counts with it, the report window opened as
+  -- open_window opens it.
+  local counts, publish = { fields[1], ARGV[1] }, '0'
   for i = first_pair, #ARGV, 2 do
     local amount = tonumber(ARGV[i + 1])
     if amount > 0 then
-      local field = bucket .. ':' .. ARGV[i]
-      counts[#counts + 1] = field
-      counts[#counts + 1] = string.format('%.0f', (held[field] or 0) + amount)
+      local at = (i - first_pair) / 2 + 2
+      local before = held[at]
+      counts[#counts + 1] = fields[at]
+      counts[#counts + 1] = string.format('%.0f', (type(before) == 'string' and tonumber(before) or 0) + amount)
     end
   end
   if #counts > 2 then
     redis.call('HSET', KEYS[4], unpack(counts))
-    if #in_flight == 0 and #pending == 0 and redis.call('SET', KEYS[6], ARGV[1], 'NX') then
-      redis.call('PERSIST', KEYS[2])
+    if pending_empty and redis.call('SET', KEYS[6], ARGV[1], 'NX') then redis.call('PERSIST', KEYS[2]) end
+    local writes = { 'counted', ARGV[1] }
+    for k = 1, #limits do
+      local limit = limits[k]
+      writes[2 * k + 1], writes[2 * k + 2] = limit[1], limit[5] .. ' ' .. limit[3] .. ' ' .. string.format('%.0f', limit[6])
     end
     local window_end = values[4]
     publish = '1'
@@ -244,14 +224,15 @@ repeat
       if type(window_end) == 'string' and tonumber(window_end) > now then
         publish = '0'
       else
-        redis.call('HSET', KEYS[2], 'window', string.format('%.0f', now + window_ms))
+        writes[#writes + 1], writes[#writes + 2] = 'window', string.format('%.0f', now + window_ms)
       end
     end
+    redis.call('HSET', KEYS[2], unpack(writes))
   end
   local over, synced, field, max, period_end, left = exceeded and '1' or '0', values[3], '', '0', '-1', 0
   if type(synced) ~= 'string' then synced = '0' end
   if tightest then
-    field, max, period_end, left = tightest[1], tightest[4], tightest[6], math.max(tightest[3], 0)
+    field, max, period_end, left = tightest[1], tightest[3], tightest[5], math.max(tightest[2], 0)
     -- Lua writes a number into a text with 14 digits.
     if left >= 1e14 then left = string.format('%.0f', left) end
   end
@@ -292,11 +273,19 @@ if values[1] ~= 'active' or type(values[5]) ~= 'string' then
   end
 end
 ${HOT_PRELUDE}${CALL_SNAPSHOT}
-local snapshot = read_call_snapshot(values)
-if snapshot then
-  key_known = presented_key()
-  if type(key_known) == 'table' then return key_known end
-else
+-- Whether the snapshot's counts hold (the hit path's test, for a call it left): then the call's are kept
+-- up, else every limit's is worked out again, so the snapshot is read whole.
+local counts_hold, counted = false, field_value(values, 6)
+if counted and values[1] == 'active' and field_value(values, 5) then
+  local last_call = redis.call('HGET', KEYS[4], 't:' .. period_start_text(values[5]))
+  if type(last_call) == 'string' then
+    counts_hold = last_call == counted
+  else
+    counts_hold = counted == '' and redis.call('EXISTS', KEYS[4]) == 0
+  end
+end
+local snapshot = counts_hold and read_call_snapshot(values) or nil
+if not snapshot then
   ${READ_SNAPSHOT}
   snapshot = read_snapshot(KEYS[2])
   -- Stored before the bucket field: the smallest limited period that nests in every other (module note).
@@ -308,6 +297,19 @@ else
     end
     snapshot.bucket = smallest
   end
+  -- The needs whose hint was wrong, for the caller to learn, as read_call_snapshot gives them.
+  for i = 1, metric_count do
+    local need = field_value(values, 6 + i) or ''
+    if need ~= ARGV[hints_at + i - 1] then
+      snapshot.needs = snapshot.needs or {}
+      snapshot.needs[#snapshot.needs + 1] = ARGV[first_pair + 2 * (i - 1)]
+      snapshot.needs[#snapshot.needs + 1] = need
+    end
+  end
+end
+if key_known == nil then
+  key_known = presented_key()
+  if type(key_known) == 'table' then return key_known end
 end
 if not key_known then
   return {'key_unknown', redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 1 and '1' or '0'}
@@ -319,7 +321,8 @@ local requested = {}
 for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
 local buckets, pending, unknown = {}, {}, {}
 local reporting = add_usage(KEYS[5], snapshot, buckets, nil, unknown)
-local pending_before = add_usage(KEYS[4], snapshot, buckets, pending, unknown) or reporting
+local pending_held = add_usage(KEYS[4], snapshot, buckets, pending, unknown)
+local pending_before = pending_held or reporting
 -- The usage add_usage set aside, once the ancestors of its metrics are read (see HOT_PRELUDE).
 if #unknown > 0 then
   local metrics, fields = {}, {}
@@ -343,22 +346,24 @@ end
 local exceeded, tightest, tightest_left = nil, nil, nil
 for _, limit in ipairs(snapshot.limits) do
   local amount = requested[limit.metric]
-  if amount then
+  if amount or not counts_hold then
     -- Its period's count and buckets: its own period while it lasts, then the period now is in (the
     -- platform's counter starts again from 0); every bucket for eternity.
-    local current, since = limit.current, nil
+    local used, since = limit.current + (amount or 0), nil
     if limit.period_end >= 0 then
       since = limit.period_start
-      if now >= limit.period_end then current, since = 0, tonumber(period_start_text(limit.period)) end
+      if now >= limit.period_end then used, since = amount or 0, tonumber(period_start_text(limit.period)) end
     end
-    local left = limit.max - current - amount
     for start, totals in pairs(buckets) do
-      if since == nil or start >= since then left = left - (totals[limit.metric] or 0) end
+      if since == nil or start >= since then used = used + (totals[limit.metric] or 0) end
     end
-    if left < 0 and not exceeded then exceeded = limit end
+    -- The count the hit path reads, kept while the period it names lasts.
+    if limit.period_end < 0 or now < limit.period_end then limit.used = used end
+    local left = limit.max - used
+    if amount and left < 0 and not exceeded then exceeded = limit end
     -- The fewest calls left; of two alike, the longer period (it resets later), as the platform's headers.
-    if not tightest or left < tightest_left or (left == tightest_left and limit.period_end < 0) or
-        (left == tightest_left and tightest.period_end >= 0 and limit.period_end > tightest.period_end) then
+    if amount and (not tightest or left < tightest_left or (left == tightest_left and limit.period_end < 0) or
+        (left == tightest_left and tightest.period_end >= 0 and limit.period_end > tightest.period_end)) then
       tightest, tightest_left = limit, left
     end
   end
@@ -382,6 +387,21 @@ end
 local bucket = period_start_text(snapshot.bucket)
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before, pending)
+-- The counts worked out above, with the bucket's last call they hold for ('' when none is pending).
+local last_call = pending['t:' .. bucket] or (not pending_held and '') or nil
+for i = first_pair, #ARGV, 2 do
+  if tonumber(ARGV[i + 1]) > 0 then last_call = ARGV[1] end
+end
+if last_call then
+  local counts = { 'counted', last_call }
+  for _, limit in ipairs(snapshot.limits) do
+    if limit.used then
+      counts[#counts + 1] = 'count:' .. string.sub(limit.field, 7)
+      counts[#counts + 1] = limit.end_text .. ' ' .. limit.max_text .. ' ' .. int(limit.used)
+    end
+  end
+  redis.call('HSET', KEYS[2], unpack(counts))
+end
 local over = exceeded and '1' or '0'
 local field, max, period_end, left = '', '0', '-1', 0
 if tightest then

@@ -10,7 +10,8 @@ import { lua, type ScriptDefinition } from './lua';
  * KEYS: app, pending, inflight, since. ARGV: entry TTL ms, bucket start, then metric/delta pairs (the
  * fields record_usage incremented: the call's own metrics; ancestors are added up when read).
  * A bucket left without usage loses its last-call time; a budget left without unreported usage loses
- * its sweep mark and its snapshot expires again, as after an acknowledged report.
+ * its sweep mark and its snapshot expires again, as after an acknowledged report. The snapshot's counts
+ * (keys.ts) no longer hold.
  * Returns the usage taken back as metric/delta pairs.
  */
 export const GIVE_BACK_SCRIPT: ScriptDefinition = {
@@ -34,6 +35,8 @@ for i = 3, #ARGV, 2 do
   end
 end
 if #taken == 0 then return {} end
+-- The counts the hit path reads hold this usage: they are worked out again on the next call.
+redis.call('HDEL', KEYS[1], 'counted')
 local bucket_left, usage_left = false, false
 for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
   if string.sub(field, 1, 2) ~= 't:' then

@@ -219,7 +219,7 @@ local function read_call_snapshot(values)
   -- The limit fields of the needs read, each once.
   local fields, listed = {}, {}
   for i = 1, metric_count do
-    local metric, need = ARGV[first_pair + 2 * (i - 1)], field_value(values, 5 + i) or ''
+    local metric, need = ARGV[first_pair + 2 * (i - 1)], field_value(values, 6 + i) or ''
     snapshot.known[metric] = true
     for _, field in ipairs(take_need(snapshot, metric, need)) do
       if not listed[field] then

@@ -10,7 +10,7 @@ import { THROTTLE_LUA } from './throttle-script';
  */
 export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
 /**
- * Stores a platform answer. KEYS: neg, app, keys, since, first, seen.
+ * Stores a platform answer. KEYS: neg, app, keys, since, first, seen, pending, inflight.
  * ARGV: state ('' = the answer is about the key only: the budget is left as it is), negative TTL ms,
  * entry TTL ms, sealed credential, plan, now, key id ('' = none), key fact ('ok <sealed credential>' |
  * 'bad <until ms> <code>' | ''), the first-call lock's token ('' = none held), the throttle table ('' =
@@ -26,11 +26,12 @@ export const SEEN_MARK_TTL_SECONDS = 30 * 24 * 60 * 60;
  * refused calls have the reporter refresh it. An invalid answer keeps no snapshot: a budget never seen
  * leaves only its negative entry; a known one keeps its sealed credential for the usage still to report.
  * A new snapshot carries over the fields that outlive answers: the limits' counts where they are newer
- * (newest_limit), the report window and the throttles.
+ * (newest_limit), the report window and the throttles. The counts the hit path reads (keys.ts) go with
+ * the old snapshot: they are written here when no usage waits, else worked out on the next call.
  */
 export const STORE_SCRIPT: ScriptDefinition = {
   name: 'accessStore',
-  numberOfKeys: 6,
+  numberOfKeys: 8,
   lua: lua`${LIMIT_PRELUDE}${ANSWER_FUNCTIONS}${THROTTLE_LUA}
 -- The caller's lock goes with the negative entry's DEL where the answer clears one: a command fewer.
 local lock_held = ARGV[9] ~= '' and redis.call('GET', KEYS[5]) == ARGV[9]
@@ -65,11 +66,20 @@ for i = 1, #old, 2 do
   end
 end
 local fields = {'state', state, 'cred', ARGV[4], 'plan', ARGV[5], 'synced', ARGV[6]}
+-- With no usage pending or in flight, a limit's count (keys.ts) is its current value while its period lasts.
+local counts = redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 and { 'counted', '' } or nil
+local now = tonumber(ARGV[6])
 for i = first_field, #ARGV, 2 do
   local name = ARGV[i]
   fields[#fields + 1] = name
   if string.sub(name, 1, 6) == 'limit:' then
-    fields[#fields + 1] = newest_limit(kept[name], ARGV[i + 1])
+    local limit = newest_limit(kept[name], ARGV[i + 1])
+    fields[#fields + 1] = limit
+    local _, period_end, max, current = limit_texts(limit)
+    if counts and period_end and (period_end == '-1' or now < tonumber(period_end)) then
+      counts[#counts + 1] = 'count:' .. string.sub(name, 7)
+      counts[#counts + 1] = period_end .. ' ' .. max .. ' ' .. current
+    end
   else
     fields[#fields + 1] = ARGV[i + 1]
   end
@@ -84,6 +94,9 @@ end
 if #old > 0 then redis.call('DEL', KEYS[2]) end
 -- unpack() takes a bounded number of values: the fields go in slices.
 for i = 1, #fields, 200 do redis.call('HSET', KEYS[2], unpack(fields, i, math.min(i + 199, #fields))) end
+if counts then
+  for i = 1, #counts, 200 do redis.call('HSET', KEYS[2], unpack(counts, i, math.min(i + 199, #counts))) end
+end
 if ARGV[10] ~= '' then
   local parents, requested = {}, {}
   for i = first_field, #ARGV, 2 do

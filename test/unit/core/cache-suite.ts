@@ -365,6 +365,66 @@ export function describeAccessCache(target: () => TestRedis): void {
     });
   });
 
+  describe("the counts a hit reads (each limit's count with the usage waiting)", () => {
+    it("keeps each limit's count with the calls it allows, and the last call they hold for", async () => {
+      await storeActive([hourly('hits', 100, 7)]);
+      await check({ usage: { get_word: 2 } });
+      await check({ now: T0 + 1_000 });
+      expect(await redis.hmget(keys.app, 'count:hour:hits', 'counted')).toEqual([
+        `${END} 100 10`,
+        String(T0 + 1_000),
+      ]);
+    });
+
+    it('see usage a writer without counts added (the version before them, in a rolling deploy)', async () => {
+      await storeActive([hourly('hits', 5, 0)]);
+      await check({ usage: { get_word: 2 } });
+      await check({ now: T0 + 1_000 });
+      // A call recorded as the version before records it: the bucket's count and its last call.
+      await redis.hset(keys.pending, inHour('post_word'), '1', `t:${T0}`, String(T0 + 2_000));
+      expect(await check({ now: T0 + 3_000 })).toMatchObject({ kind: 'allow', limit: { remaining: 0 } });
+      expect(await check({ now: T0 + 4_000 })).toMatchObject({ kind: 'limited' });
+    });
+
+    it("are all worked out again once they no longer hold, another method's too", async () => {
+      await storeActive([hourly('hits', 10, 0), hourly('get_word', 3, 0)]);
+      await check();
+      await check({ now: T0 + 1_000 });
+      await redis.hset(keys.pending, inHour('get_word'), '3', `t:${T0}`, String(T0 + 1_500));
+      expect(await check({ now: T0 + 2_000, usage: { post_word: 1 } })).toMatchObject({ kind: 'allow' });
+      expect(await check({ now: T0 + 3_000 })).toMatchObject({ kind: 'limited' });
+    });
+
+    it('hold through a drain, with the usage in flight counted', async () => {
+      await storeActive([hourly('hits', 3, 0)]);
+      await check({ usage: { get_word: 2 } });
+      await cache.drain(ID, 'lease-1');
+      expect(await redis.hget(keys.app, 'counted')).toBe('');
+      expect(await check({ now: T0 + 1_000 })).toMatchObject({ kind: 'allow', limit: { remaining: 0 } });
+      expect(await check({ now: T0 + 2_000 })).toMatchObject({ kind: 'limited' });
+    });
+
+    it("go with a new answer while usage waits, and are worked out again from the answer's counts", async () => {
+      await storeActive([hourly('hits', 5, 0)]);
+      await check({ usage: { get_word: 2 } });
+      // The platform counted a call more (another gateway of the same service).
+      await storeActive([hourly('hits', 5, 1)], T0 + 1_000);
+      expect(await redis.hget(keys.app, 'counted')).toBeNull();
+      expect(await check({ now: T0 + 2_000, usage: { get_word: 2 } })).toMatchObject({
+        kind: 'allow',
+        limit: { remaining: 0 },
+      });
+      expect(await check({ now: T0 + 3_000 })).toMatchObject({ kind: 'limited' });
+    });
+
+    it('are worked out again after usage admitted unchecked into another bucket', async () => {
+      await storeActive([hourly('hits', 3, 0)]);
+      await check();
+      await cache.admit(ID, SEALED, { hits: 2 }, T0 + MINUTE + 1_000, 10_000);
+      expect(await check({ now: T0 + 2 * MINUTE })).toMatchObject({ kind: 'limited' });
+    });
+  });
+
   describe('keys of an application', () => {
     it('asks for a key it never saw, then decides it from the budget shared with the other keys', async () => {
       await storeActive([hourly('hits', 3, 0)]);
@@ -505,7 +565,7 @@ export function describeAccessCache(target: () => TestRedis): void {
   });
 
   describe('stored answers', () => {
-    it('keep the snapshot with each period, hierarchy, plan and sealed credential, with a TTL', async () => {
+    it("keep the snapshot with each period, hierarchy, plan and sealed credential, with a TTL, and with no usage waiting each limit's count", async () => {
       await storeActive([hourly('hits', 100, 7)]);
       expect(await redis.hgetall(keys.app)).toEqual({
         state: 'active',
@@ -513,6 +573,8 @@ export function describeAccessCache(target: () => TestRedis): void {
         plan: 'Basic',
         synced: String(T0),
         'limit:hour:hits': `${T0} ${END} 100 7`,
+        'count:hour:hits': `${END} 100 7`,
+        counted: '',
         'parent:get_word': 'hits',
         'parent:post_word': 'hits',
         bucket: 'hour',
@@ -769,7 +831,14 @@ export function describeAccessCache(target: () => TestRedis): void {
         [`t:${T0}`]: String(T0 + 1_000),
       });
       // The limit counts the calls served only: 5 - 2 leave 3 of get_word's parent.
-      expect(await check({ usage: { get_word: 3 } })).toMatchObject({ kind: 'allow' });
+      expect(await check({ usage: { get_word: 1 } })).toMatchObject({
+        kind: 'allow',
+        limit: { remaining: 2 },
+      });
+      expect(await check({ usage: { get_word: 2 } })).toMatchObject({
+        kind: 'allow',
+        limit: { remaining: 0 },
+      });
       expect(await check({ usage: { get_word: 1 } })).toMatchObject({ kind: 'limited' });
     });
 

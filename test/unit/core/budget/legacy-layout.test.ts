@@ -50,7 +50,7 @@ describe('adopting budgets of the layout without the service', () => {
     expect(left.every((exists) => exists === 0)).toBe(true);
   });
 
-  it('adds usage up with what the new version counted meanwhile, and keeps the later of each time', async () => {
+  it('adds usage up with what the new version counted meanwhile, keeps the later of each time, and drops its counts', async () => {
     await client.hset(earlier.pending, '0:hits', '3', 't:0', '50');
     await client.hset(current.pending, '0:hits', '1', 't:0', '40', '60:hits', '1');
     await client.hset(earlier.rejected, 'phantom', '2');
@@ -61,9 +61,19 @@ describe('adopting budgets of the layout without the service', () => {
     await client.set(current.tokensNotBefore, '600');
     await client.sadd(earlier.seen, '');
     await client.sadd(current.seen, 'key-1');
-    await client.hset(current.app, 'cred', 'the newer answer');
+    await client.hset(
+      current.app,
+      'cred',
+      'the newer answer',
+      'count:hour:hits',
+      '3600000 100 2',
+      'counted',
+      '40',
+    );
     await client.set(current.since, '2000');
     expect(await adopt()).toMatchObject({ adopted: 1 });
+    // The counts the hit path reads no longer hold: the usage moved in is not in them.
+    expect(await client.hget(current.app, 'counted')).toBeNull();
     expect(await client.hgetall(current.pending)).toEqual({ '0:hits': '4', 't:0': '50', '60:hits': '1' });
     expect(await client.hgetall(current.rejected)).toEqual({ phantom: '3' });
     expect(await client.hgetall(current.refusals)).toEqual({ 'hour:hits': '90' });

@@ -18,7 +18,7 @@ describe('NeedHints: the check script hint arguments', () => {
     ]);
   });
 
-  it('sends what it learned of a metric: its limit fields, its need and its ancestors', () => {
+  it("sends what it learned of a metric: its limits' count fields, its need and its ancestors", () => {
     const hints = new NeedHints(THROTTLES);
     hints.learn('Basic', ['get_word', `hits ${HOURLY_HITS}`]);
     expect(hints.argsFor({ get_word: 1 })).toEqual([
@@ -27,7 +27,7 @@ describe('NeedHints: the check script hint arguments', () => {
       '0',
       'Basic',
       'need:get_word',
-      HOURLY_HITS,
+      'count:hour:hits',
       `hits ${HOURLY_HITS}`,
       'hits',
       'get_word',
