@@ -33,7 +33,7 @@ export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
   {
     name: 'pending',
     adds: "the bucket's last call and the call's usage in it (HMGET), the counts' test",
-    before: 'local parents, requested = {}, {}',
+    before: 'local single, requested = ',
   },
   {
     name: 'counts parsed',

@@ -136,20 +136,27 @@ repeat
   elseif last_call ~= counted then
     break
   end
-  local parents, requested = {}, {}
-  for i = parents_at, first_pair - 1, 2 do parents[ARGV[i]] = ARGV[i + 1] end
-  for i = first_pair, #ARGV, 2 do
-    local metric, amount, depth = ARGV[i], tonumber(ARGV[i + 1]), 0
-    while metric and depth < 16 do
-      requested[metric] = (requested[metric] or 0) + amount
-      metric, depth = parents[metric], depth + 1
+  -- What each hinted limit takes: a call of one metric its amount from every one (the metric's need lists
+  -- the limits of it and its ancestors only), else each metric's amount added up its tree (the throttles'
+  -- cells too).
+  local single, requested = metric_count == 1 and tonumber(ARGV[first_pair + 1]), nil
+  if not single or throttled then
+    local parents = {}
+    requested = {}
+    for i = parents_at, first_pair - 1, 2 do parents[ARGV[i]] = ARGV[i + 1] end
+    for i = first_pair, #ARGV, 2 do
+      local metric, amount, depth = ARGV[i], tonumber(ARGV[i + 1]), 0
+      while metric and depth < 16 do
+        requested[metric] = (requested[metric] or 0) + amount
+        metric, depth = parents[metric], depth + 1
+      end
     end
   end
   -- The limits that apply, each {field, calls left, max as read, period end, period end as read, count with
   -- the call}. A count not there, or whose period is over, is the general path's.
   local limits = {}
   for i = 0, limit_count - 1 do
-    local amount = requested[ARGV[limits_at + i]]
+    local amount = single or requested[ARGV[limits_at + i]]
     if amount then
       local value = values[7 + metric_count + i]
       if type(value) ~= 'string' then hold = false break end
