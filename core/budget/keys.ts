@@ -26,10 +26,12 @@
  *                       count:<period>:<metric>  `<period end> <max> <count>`: the limit's current value with
  *                                        the usage pending and in flight in its period, kept by every
  *                                        call that records usage, so a hit reads no usage hash
- *                       counted          the last call (`t:` of its bucket, '' for none pending) the counts
- *                                        hold for: a writer that does not keep them (a version before
- *                                        them, admitted or given-back usage) leaves the pending bucket's
- *                                        `t:` elsewhere, and the next call works every count out again
+ *                       counted          the last call the counts hold for: the `t:` of its bucket in
+ *                                        `pending`, or with nothing pending in `inflight`, '' for none. A
+ *                                        version before the counts moves that `t:` when it records a call;
+ *                                        the scripts that add or take usage without the counts (admit,
+ *                                        give-back, the legacy layout's adoption) delete `counted`; either
+ *                                        way the next call works every count out again
  *                     The hot path reads by name what the call needs (one HMGET while the instance's
  *                     hints of the needs hold, scripts/check-script.ts); the other scripts read it whole. A new
  *                     answer keeps `window`, the throttles and the newer of each limit's current value;

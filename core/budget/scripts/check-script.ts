@@ -9,6 +9,19 @@ import { GCRA_STEP_LUA, THROTTLE_LUA } from './throttle-script';
  */
 export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
 /**
+ * Whether the snapshot's counts hold (keys.ts): the last call they hold for is the bucket's last call in
+ * the pending usage or, with nothing pending, in the usage in flight ('' for none there either). Takes
+ * the locals `last_call` (the pending bucket's `t:` as read), `counted` and `bucket`; sets `counts_hold`.
+ */
+const COUNTS_HOLD_LUA = lua`counts_hold = last_call == counted
+if type(last_call) ~= 'string' then
+  counts_hold = redis.call('EXISTS', KEYS[4]) == 0
+  if counts_hold then
+    local in_flight = redis.call('HGET', KEYS[5], 't:' .. bucket)
+    counts_hold = (type(in_flight) == 'string' and in_flight or '') == counted
+  end
+end`;
+/**
  * The hot path. KEYS: neg, app, keys, pending, inflight, since, refused, first, seen.
  * ARGV: now, key id ('' = no key to check: user keys, or a call the failure mode lets through without
  * one), window ms, soft ('1'), deadline (epoch ms by the wall clock, 0 = none), the six period starts,
@@ -29,14 +42,16 @@ export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
  * straight code that makes no closure (a `local function` is a closure made each time execution reaches
  * it), a call whose hints hold, whose key (if any) was found valid, whose plan's throttle fields are all
  * there and whose limits' counts (keys.ts) hold, when no limit's period is over and no hard limit refuses
- * it: it reads no usage hash, only the bucket's last call and the call's metrics in it (one HMGET of the
- * pending usage), and writes the counts with the usage. Everything else falls through, before any write,
- * to the general path, whose functions are defined only then (read_call_snapshot and the rest). The
- * general path works the limits out from their current values and the usage hashes, as the counts must
- * read, and writes the counts of the call's limits; when the counts did not hold, it reads the snapshot
- * whole and writes every limit's: a count another writer left behind is never read again. A count that
- * reads higher than the hashes (usage given back by a version before the counts) errs toward refusing, and
- * a hit that a count would refuse goes to the general path, which decides from the hashes.
+ * it: it reads no usage hash whole, only the bucket's last call and the call's metrics in it (one HMGET of
+ * the pending usage; with none pending, an EXISTS and the bucket's last call in flight, COUNTS_HOLD_LUA),
+ * and writes the counts with the usage. Everything else falls through, before any write, to the general
+ * path, whose functions are defined only then (read_call_snapshot and the rest). The general path works
+ * the limits out from their current values and the usage hashes, as the counts must read, and writes the
+ * counts of the call's limits; when the counts did not hold, it reads the snapshot whole and writes every
+ * limit's, so a count a writer without counts made stale is worked out again on the next call (but in the
+ * cases docs/architecture.md's known limits name). A count that reads higher than the hashes (usage given
+ * back by a version before the counts) errs toward refusing, and a hit that a count would refuse goes to
+ * the general path, which decides from the hashes.
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
@@ -129,13 +144,10 @@ repeat
   local fields = { 't:' .. bucket }
   for i = first_pair, #ARGV, 2 do fields[#fields + 1] = bucket .. ':' .. ARGV[i] end
   local held = redis.call('HMGET', KEYS[4], unpack(fields))
-  local last_call = held[1]
+  local last_call, counts_hold = held[1], false
+  ${COUNTS_HOLD_LUA}
+  if not counts_hold then break end
   local pending_empty = type(last_call) ~= 'string'
-  if pending_empty then
-    if counted ~= '' or redis.call('EXISTS', KEYS[4]) == 1 then break end
-  elseif last_call ~= counted then
-    break
-  end
   -- What each hinted limit takes: a call of one metric its amount from every one (the metric's need lists
   -- the limits of it and its ancestors only), else each metric's amount added up its tree (the throttles'
   -- cells too).
@@ -284,12 +296,9 @@ ${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- up, else every limit's is worked out again, so the snapshot is read whole.
 local counts_hold, counted = false, field_value(values, 6)
 if counted and values[1] == 'active' and field_value(values, 5) then
-  local last_call = redis.call('HGET', KEYS[4], 't:' .. period_start_text(values[5]))
-  if type(last_call) == 'string' then
-    counts_hold = last_call == counted
-  else
-    counts_hold = counted == '' and redis.call('EXISTS', KEYS[4]) == 0
-  end
+  local bucket = period_start_text(values[5])
+  local last_call = redis.call('HGET', KEYS[4], 't:' .. bucket)
+  ${COUNTS_HOLD_LUA}
 end
 local snapshot = counts_hold and read_call_snapshot(values) or nil
 if not snapshot then
@@ -326,8 +335,8 @@ if snapshot.state ~= 'active' then
 end
 local requested = {}
 for i = first_pair, #ARGV, 2 do add_up(requested, snapshot.parents, ARGV[i], tonumber(ARGV[i + 1])) end
-local buckets, pending, unknown = {}, {}, {}
-local reporting = add_usage(KEYS[5], snapshot, buckets, nil, unknown)
+local buckets, pending, in_flight, unknown = {}, {}, {}, {}
+local reporting = add_usage(KEYS[5], snapshot, buckets, in_flight, unknown)
 local pending_held = add_usage(KEYS[4], snapshot, buckets, pending, unknown)
 local pending_before = pending_held or reporting
 -- The usage add_usage set aside, once the ancestors of its metrics are read (see HOT_PRELUDE).
@@ -394,8 +403,10 @@ end
 local bucket = period_start_text(snapshot.bucket)
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before, pending)
--- The counts worked out above, with the bucket's last call they hold for ('' when none is pending).
-local last_call = pending['t:' .. bucket] or (not pending_held and '') or nil
+-- The counts worked out above, with the last call they hold for (COUNTS_HOLD_LUA): none when the pending
+-- usage lacks its bucket's.
+local last_call = pending['t:' .. bucket]
+if not pending_held then last_call = in_flight['t:' .. bucket] or '' end
 for i = first_pair, #ARGV, 2 do
   if tonumber(ARGV[i + 1]) > 0 then last_call = ARGV[1] end
 end
@@ -407,7 +418,8 @@ if last_call then
       counts[#counts + 1] = limit.end_text .. ' ' .. limit.max_text .. ' ' .. int(limit.used)
     end
   end
-  redis.call('HSET', KEYS[2], unpack(counts))
+  -- unpack() takes a bounded number of values: the fields go in slices.
+  for i = 1, #counts, 200 do redis.call('HSET', KEYS[2], unpack(counts, i, math.min(i + 199, #counts))) end
 end
 local over = exceeded and '1' or '0'
 local field, max, period_end, left = '', '0', '-1', 0

@@ -13,8 +13,12 @@
  *
  * A budget's snapshot hash (am:{id}:app) also holds what must live as long as the snapshot and be read
  * with it: the end of the report window (`window`) and the throttles' state (`throttle:*`). A new answer
- * carries those fields over. The hot path reads by name only what the call needs (CHECK_SCRIPT's hit
- * path, and read_call_snapshot on its general path); the other scripts read it whole.
+ * carries those fields over. It also holds each limit's count with the usage waiting, and the last call
+ * those counts hold for (`count:*`, `counted`, keys.ts): the check script keeps them, the store writes
+ * them when no usage waits, the drain and the acknowledgement move usage without changing them, and
+ * the other scripts that add or take usage delete `counted`. The hot path reads by name only what the
+ * call needs (CHECK_SCRIPT's hit path, and read_call_snapshot on its general path); the other scripts
+ * read it whole.
  *
  * Numbers are written with %.0f: Redis's Lua 5.1 prints large ones in exponent notation, and %d needs a
  * 64-bit integer that fengari (ioredis-mock) does not have. A whole number a reply only carries goes back
@@ -196,13 +200,13 @@ end
  *
  * read_call_snapshot:
  * What a call of the metrics in ARGV's pairs needs of an active snapshot, from the head and need fields
- * the check script read by name (`values`: state, plan, synced, window, bucket, then the fields ARGV
- * names from 20 on; see CHECK_SCRIPT's ARGV), for a call the hit path left (a wrong hint, a refusal, a
- * period over, a throttle field missing): each need read is parsed (its ancestors, its limit fields) and
- * the limit fields read with a second HMGET. `known`: the metrics whose ancestors are in `parents` (see
- * add_usage); `needs`: metric, need, ... of the metrics whose hint was wrong, for the caller to learn.
- * nil when the snapshot is not active or has no `bucket` field (stored before the hot path read it by
- * name): the caller reads it whole.
+ * the check script read by name (`values`: state, plan, synced, window, bucket, counted, then the fields
+ * ARGV names from 20 on; see CHECK_SCRIPT's ARGV), for a call the hit path left (a wrong hint, a refusal,
+ * a period over, a throttle field missing) while the counts hold: each need read is parsed (its
+ * ancestors, its limit fields) and the limit fields read with a second HMGET. `known`: the metrics whose
+ * ancestors are in `parents` (see add_usage); `needs`: metric, need, ... of the metrics whose hint was
+ * wrong, for the caller to learn. nil when the snapshot is not active or has no `bucket` field (stored
+ * before the hot path read it by name): the caller reads it whole.
  *
  * read_plan_throttles:
  * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read

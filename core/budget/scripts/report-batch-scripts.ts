@@ -84,26 +84,12 @@ export const DRAIN_SCRIPT: ScriptDefinition = {
   name: 'accessDrain',
   numberOfKeys: 7,
   lua: lua`${BATCH_PRELUDE}
--- The pending usage just taken in flight (usage, as HGETALL gives it) leaves the snapshot's counts as
--- they are: counts that held for its one bucket's last call hold with nothing pending ('', keys.ts).
-local function keep_counts(app_key, usage)
-  local counted, last_call = redis.call('HGET', app_key, 'counted'), nil
-  if type(counted) ~= 'string' then return end
-  for i = 1, #usage, 2 do
-    if string.sub(usage[i], 1, 2) == 't:' then
-      if last_call then return end
-      last_call = usage[i + 1]
-    end
-  end
-  if last_call == counted then redis.call('HSET', app_key, 'counted', '') end
-end
-
 local holder = redis.call('GET', KEYS[5])
 if holder and holder ~= ARGV[6] then return {'busy'} end
 local refused = redis.call('HGETALL', KEYS[6])
 redis.call('DEL', KEYS[6])
 local sealed = redis.call('HGET', KEYS[1], 'cred')
-local settled, resent, taken = '0', '0', false
+local settled, resent = '0', '0'
 local batch_id, state = batch_mark(KEYS[7])
 if redis.call('EXISTS', KEYS[3]) == 1 then
   if state == 'sent' then
@@ -124,7 +110,6 @@ if redis.call('EXISTS', KEYS[3]) == 0 then
   redis.call('RENAME', KEYS[2], KEYS[3])
   batch_id = ARGV[1]
   redis.call('SET', KEYS[7], batch_id .. ' new', 'PX', ARGV[5])
-  taken = true
 elseif not batch_id then
   -- In flight without a mark (left by a version without batches): it gets one, as a batch that a
   -- report may have carried.
@@ -139,9 +124,7 @@ redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[2])
 -- unpack() is cut to one value anywhere but last in a table constructor: build the reply by hand.
 local reply = {'ready', sealed, resent, settled, batch_id, tostring(#refused)}
 for _, field in ipairs(refused) do reply[#reply + 1] = field end
-local in_flight = redis.call('HGETALL', KEYS[3])
-if taken then keep_counts(KEYS[1], in_flight) end
-for _, value in ipairs(in_flight) do reply[#reply + 1] = value end
+for _, value in ipairs(redis.call('HGETALL', KEYS[3])) do reply[#reply + 1] = value end
 return {unpack(reply)}
 `,
 };

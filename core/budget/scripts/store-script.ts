@@ -66,19 +66,19 @@ for i = 1, #old, 2 do
   end
 end
 local fields = {'state', state, 'cred', ARGV[4], 'plan', ARGV[5], 'synced', ARGV[6]}
--- With no usage pending or in flight, a limit's count (keys.ts) is its current value while its period lasts.
-local counts = redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 and { 'counted', '' } or nil
-local now = tonumber(ARGV[6])
+-- With no usage pending or in flight, a limit's count (keys.ts) is its value without the period's start:
+-- '<end> <max> <current>' (a period already over the hit path leaves to the general path).
+local counting = redis.call('EXISTS', KEYS[7], KEYS[8]) == 0
+if counting then fields[#fields + 1], fields[#fields + 2] = 'counted', '' end
 for i = first_field, #ARGV, 2 do
   local name = ARGV[i]
   fields[#fields + 1] = name
   if string.sub(name, 1, 6) == 'limit:' then
     local limit = newest_limit(kept[name], ARGV[i + 1])
     fields[#fields + 1] = limit
-    local _, period_end, max, current = limit_texts(limit)
-    if counts and period_end and (period_end == '-1' or now < tonumber(period_end)) then
-      counts[#counts + 1] = 'count:' .. string.sub(name, 7)
-      counts[#counts + 1] = period_end .. ' ' .. max .. ' ' .. current
+    if counting then
+      fields[#fields + 1] = 'count:' .. string.sub(name, 7)
+      fields[#fields + 1] = string.sub(limit, string.find(limit, ' ', 1, true) + 1)
     end
   else
     fields[#fields + 1] = ARGV[i + 1]
@@ -94,9 +94,6 @@ end
 if #old > 0 then redis.call('DEL', KEYS[2]) end
 -- unpack() takes a bounded number of values: the fields go in slices.
 for i = 1, #fields, 200 do redis.call('HSET', KEYS[2], unpack(fields, i, math.min(i + 199, #fields))) end
-if counts then
-  for i = 1, #counts, 200 do redis.call('HSET', KEYS[2], unpack(counts, i, math.min(i + 199, #counts))) end
-end
 if ARGV[10] ~= '' then
   local parents, requested = {}, {}
   for i = first_field, #ARGV, 2 do

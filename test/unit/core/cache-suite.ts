@@ -399,7 +399,20 @@ export function describeAccessCache(target: () => TestRedis): void {
       await storeActive([hourly('hits', 3, 0)]);
       await check({ usage: { get_word: 2 } });
       await cache.drain(ID, 'lease-1');
+      expect(await check({ now: T0 + 1_000 })).toMatchObject({ kind: 'allow', limit: { remaining: 0 } });
+      expect(await check({ now: T0 + 2_000 })).toMatchObject({ kind: 'limited' });
+    });
+
+    it('see usage of the version before that a drain took in flight', async () => {
+      await storeActive([hourly('hits', 3, 0)]);
+      await check();
+      await cache.drain(ID, 'lease-1');
+      await cache.acknowledge(ID, 'lease-1', 'lease-1', T0 + 1);
+      // The reporter's resync, nothing waiting: the counts are the answer's, holding for no last call.
+      await storeActive([hourly('hits', 3, 1)], T0 + 2);
       expect(await redis.hget(keys.app, 'counted')).toBe('');
+      await redis.hset(keys.pending, inHour('get_word'), '1', `t:${T0}`, String(T0 + 500));
+      await cache.drain(ID, 'lease-2');
       expect(await check({ now: T0 + 1_000 })).toMatchObject({ kind: 'allow', limit: { remaining: 0 } });
       expect(await check({ now: T0 + 2_000 })).toMatchObject({ kind: 'limited' });
     });
