@@ -193,11 +193,13 @@ repeat
   end
   -- A refusal at a limit marks it: the general path's.
   if exceeded and ARGV[4] ~= '1' then break end
+  -- What the hit writes to the snapshot, in one HSET: the throttles' TATs, the counts, the report window.
+  local writes = {}
   -- The plan's throttles, as take_throttles takes them, from the hinted parameters: every field holds its
-  -- TAT (none to convert), and one HSET writes them all. \`now\` is the throttles' clock (µs) in this block.
+  -- TAT (none to convert). \`now\` is the throttles' clock (µs) in this block.
   local throttle, throttle_field, throttle_a, throttle_b
   if throttled then
-    local now, tats = redis_time_us(ARGV[13]), {}
+    local now = redis_time_us(ARGV[13])
     local refused_field, refused_excess, tightest_field, tightest_remaining, tightest_ahead = nil, 0.001, nil, nil, 0
     for i = 0, throttle_count - 1 do
       local metric, cells = ARGV[throttles_at + 3 * i], 1
@@ -207,12 +209,11 @@ repeat
         local capacity = tonumber(ARGV[throttles_at + 3 * i + 2]) * interval
         local tat = tonumber(values[hints_at - throttle_count + i - 13])
         ${GCRA_STEP_LUA}
-        tats[#tats + 1], tats[#tats + 2] = field, string.format('%.0f', math.floor(now + ahead))
+        writes[#writes + 1], writes[#writes + 2] = field, string.format('%.0f', math.floor(now + ahead))
       end
     end
     if refused_field then return {'deny', 'rate_limited', plan, '0', refused_field, math.ceil(refused_excess / 1000)} end
     if tightest_field then
-      redis.call('HSET', KEYS[2], unpack(tats))
       throttle, throttle_field, throttle_a = 'taken', tightest_field, tightest_remaining
       throttle_b = math.ceil(tightest_ahead / 1000)
     end
@@ -232,10 +233,11 @@ repeat
   if #counts > 2 then
     redis.call('HSET', KEYS[4], unpack(counts))
     if pending_empty and redis.call('SET', KEYS[6], ARGV[1], 'NX') then redis.call('PERSIST', KEYS[2]) end
-    local writes = { 'counted', ARGV[1] }
+    writes[#writes + 1], writes[#writes + 2] = 'counted', ARGV[1]
     for k = 1, #limits do
       local limit = limits[k]
-      writes[2 * k + 1], writes[2 * k + 2] = limit[1], limit[5] .. ' ' .. limit[3] .. ' ' .. string.format('%.0f', limit[6])
+      writes[#writes + 1] = limit[1]
+      writes[#writes + 1] = limit[5] .. ' ' .. limit[3] .. ' ' .. string.format('%.0f', limit[6])
     end
     local window_end = values[4]
     publish = '1'
@@ -246,8 +248,8 @@ repeat
         writes[#writes + 1], writes[#writes + 2] = 'window', string.format('%.0f', now + window_ms)
       end
     end
-    redis.call('HSET', KEYS[2], unpack(writes))
   end
+  if #writes > 0 then redis.call('HSET', KEYS[2], unpack(writes)) end
   local over, synced, field, max, period_end, left = exceeded and '1' or '0', values[3], '', '0', '-1', 0
   if type(synced) ~= 'string' then synced = '0' end
   if tightest then

@@ -115,6 +115,13 @@ export function describeThrottles(target: () => TestRedis): void {
       expect(await allowedOf(cache, 25)).toBe(20);
     });
 
+    it('takes the cell of a call that records no usage', async () => {
+      const cache = cacheWith(PRO);
+      await storePlan(cache, 'Pro');
+      expect(await allowedOf(cache, 25, { usage: { get_word: 0 } })).toBe(20);
+      expect(await redis?.exists(keys.pending)).toBe(0);
+    });
+
     it('tells an allowed call the tightest throttle, what it leaves and when the bucket is rested', async () => {
       const cache = cacheWith({ Pro: { rate: 10, burst: 20, metrics: { search: { rate: 1, burst: 3 } } } });
       await storePlan(cache, 'Pro');
