@@ -16,6 +16,7 @@ import type Redis from 'ioredis';
 import { AccessCache } from '../core/budget/cache';
 import { CHECK_SCRIPT } from '../core/budget/scripts/check-script';
 import { BENCH_SERVICE_ID } from './fixture';
+import { HIT_FLOOR_DESIGNS, type HitFloorDesign } from './hit-script-floors';
 import { cutShortBefore, HIT_SCRIPT_STEPS, pairedFigures } from './hit-script-steps';
 import { evalshaMicros, figureLine, startScriptBench } from './script-rounds';
 
@@ -32,7 +33,11 @@ const NEVER_REFUSING_THROTTLE = { rate: 1_000_000, burst: 1_000_000 };
  * The hit's KEYS and ARGV as AccessCache sends them, after a first hit taught it the hints; with
  * `throttled`, of its own budget on the plan throttled as the bench's throttled-serial workload is.
  */
-async function hitArguments(redis: Redis, throttled: boolean): Promise<{ keys: string[]; argv: string[] }> {
+async function hitArguments(
+  redis: Redis,
+  throttled: boolean,
+  credentialId: string,
+): Promise<{ keys: string[]; argv: string[] }> {
   const cache = new AccessCache(redis, {
     serviceId: BENCH_SERVICE_ID,
     negativeTtlMs: 60_000,
@@ -40,7 +45,6 @@ async function hitArguments(redis: Redis, throttled: boolean): Promise<{ keys: s
     hotPathDeadlineMs: 60_000,
     ...(throttled && { throttles: { basic: NEVER_REFUSING_THROTTLE } }),
   });
-  const credentialId = (throttled ? 'c' : 'b').repeat(64);
   const now = Date.now();
   const hour = Math.floor(now / HOUR_MS) * HOUR_MS;
   const day = Math.floor(now / DAY_MS) * DAY_MS;
@@ -88,13 +92,60 @@ async function hitArguments(redis: Redis, throttled: boolean): Promise<{ keys: s
   return { keys, argv: sent.slice(CHECK_SCRIPT.numberOfKeys).map(String) };
 }
 
+/**
+ * The KEYS (app, pending, since) and ARGV of a floor design (hit-script-floors.ts), on a budget of its own
+ * that the product stored and hit: its counts are there.
+ */
+async function floorArguments(
+  redis: Redis,
+  credentialId: string,
+  design: HitFloorDesign,
+): Promise<{ keys: string[]; argv: string[] }> {
+  const hit = await hitArguments(redis, false, credentialId);
+  const [, app = '', , pending = '', , since = ''] = hit.keys;
+  const now = Date.now();
+  return {
+    keys: [app, pending, since],
+    argv: [
+      String(now),
+      design.withoutDeadline ? '0' : String(now + HOUR_MS),
+      '60000',
+      'basic',
+      'need:word_read',
+      'count:hour:hits',
+      'count:day:hits',
+      (await redis.hget(app, 'need:word_read')) ?? '',
+      String(Math.floor(now / HOUR_MS) * HOUR_MS),
+      'word_read',
+      '1',
+    ],
+  };
+}
+
+/** The hourly count of each floor design's budget. */
+async function hourlyCounts(
+  redis: Redis,
+  floors: ReadonlyMap<string, { keys: string[] }>,
+): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const [name, floor] of floors) {
+    const count = await redis.hget(floor.keys[0] as string, 'count:hour:hits');
+    counts.set(name, Number(count?.split(' ')[2]));
+  }
+  return counts;
+}
+
 async function main(): Promise<void> {
   const [rounds = 30, calls = 500] = process.argv.slice(2).map(Number);
   const bench = await startScriptBench();
   const { redis } = bench;
   try {
-    const { keys, argv } = await hitArguments(redis, false);
-    const throttledHit = await hitArguments(redis, true);
+    const { keys, argv } = await hitArguments(redis, false, 'b'.repeat(64));
+    const throttledHit = await hitArguments(redis, true, 'c'.repeat(64));
+    const floors = new Map<string, { keys: string[]; argv: string[] }>();
+    for (const [index, design] of HIT_FLOOR_DESIGNS.entries()) {
+      floors.set(`floor: ${design.name}`, await floorArguments(redis, `d${index}`.repeat(32), design));
+    }
     const scripts = new Map<string, string>([
       ['whole script', CHECK_SCRIPT.lua],
       [THROTTLED, CHECK_SCRIPT.lua],
@@ -103,20 +154,31 @@ async function main(): Promise<void> {
         cutShortBefore(CHECK_SCRIPT.lua, step.before),
       ]),
       ['return 1', 'return 1'],
+      ...HIT_FLOOR_DESIGNS.map((design): [string, string] => [`floor: ${design.name}`, design.lua]),
     ]);
     const shas = new Map<string, string>();
     for (const [name, lua] of scripts) shas.set(name, String(await redis.script('LOAD', lua)));
     const round = (name: string, count: number) => {
-      const hit = name === THROTTLED ? throttledHit : { keys, argv };
+      const hit = floors.get(name) ?? (name === THROTTLED ? throttledHit : { keys, argv });
       const args = [...hit.keys, ...hit.argv];
       return evalshaMicros(redis, shas.get(name) as string, count, hit.keys.length, () => args);
     };
     const names = [...shas.keys()];
+    const countsBefore = await hourlyCounts(redis, floors);
     for (const name of names) await round(name, 200);
     const micros = new Map<string, number[]>(names.map((name) => [name, []]));
     for (let r = 0; r < rounds; r++) {
       for (const name of r % 2 === 0 ? names : [...names].reverse()) {
         micros.get(name)?.push(await round(name, calls));
+      }
+    }
+    // Each design decided every call it was given: its count went up by as many.
+    const countsAfter = await hourlyCounts(redis, floors);
+    for (const [name, before] of countsBefore) {
+      const counted = (countsAfter.get(name) ?? 0) - before;
+      const made = 200 + rounds * calls;
+      if (!name.endsWith('return 1, 3 keys') && counted !== made) {
+        throw new Error(`${name} counted ${counted} of its ${made} calls`);
       }
     }
     console.log(
@@ -125,7 +187,9 @@ async function main(): Promise<void> {
     console.log(bench.description);
     for (const figure of pairedFigures(micros, 'whole script')) {
       const step = HIT_SCRIPT_STEPS.find((candidate) => `up to ${candidate.name}` === figure.name);
-      console.log(figureLine(figure, 'the whole script', 24) + (step ? `  [${step.adds}]` : ''));
+      const floor = HIT_FLOOR_DESIGNS.find((design) => `floor: ${design.name}` === figure.name);
+      const note = step?.adds ?? floor?.does;
+      console.log(figureLine(figure, 'the whole script', 28) + (note ? `  [${note}]` : ''));
     }
   } finally {
     await bench.stop();
