@@ -10,15 +10,22 @@ import { GCRA_STEP_LUA, THROTTLE_LUA } from './throttle-script';
 export const REFUSAL_MARK_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * Whether the snapshot's counts hold (keys.ts): the last call they hold for is the bucket's last call in
- * the pending usage or, with nothing pending, in the usage in flight ('' for none there either). Takes
- * the locals `last_call` (the pending bucket's `t:` as read), `counted` and `bucket`; sets `counts_hold`.
+ * the pending usage or, with nothing pending, in the usage in flight; '' with no usage waiting at all. A
+ * hash that holds usage but not the bucket's last call (usage of an earlier bucket) holds the counts for
+ * nothing. Takes the locals `last_call` (the pending bucket's `t:` as read), `counted` and `bucket`; sets
+ * `counts_hold`, and `nothing_waits` when neither hash holds usage.
  */
 const COUNTS_HOLD_LUA = lua`counts_hold = last_call == counted
 if type(last_call) ~= 'string' then
   counts_hold = redis.call('EXISTS', KEYS[4]) == 0
   if counts_hold then
     local in_flight = redis.call('HGET', KEYS[5], 't:' .. bucket)
-    counts_hold = (type(in_flight) == 'string' and in_flight or '') == counted
+    if type(in_flight) == 'string' then
+      counts_hold = in_flight == counted
+    else
+      nothing_waits = redis.call('EXISTS', KEYS[5]) == 0
+      counts_hold = nothing_waits and counted == ''
+    end
   end
 end`;
 /**
@@ -50,8 +57,9 @@ end`;
  * counts of the call's limits; when the counts did not hold, it reads the snapshot whole and writes every
  * limit's, so a count a writer without counts made stale is worked out again on the next call (but in the
  * cases docs/architecture.md's known limits name). A count that reads higher than the hashes (usage given
- * back by a version before the counts) errs toward refusing, and a hit that a count would refuse goes to
- * the general path, which decides from the hashes.
+ * back by a version before the counts) errs toward refusing, and a hit that a count would refuse at a hard
+ * limit goes to the general path, which decides from the hashes (in soft-limit mode the hit allows it and
+ * says it is over).
  * The deadline decides nothing about limits or windows (those follow `now`): once the authorizer gave
  * up waiting it answered through the platform, so a script that reaches Redis later (a paused or
  * partitioned server) must not count the call a second time. Its TIME reading is the throttles' clock.
@@ -140,14 +148,13 @@ repeat
   if bucket_period == 'minute' then bucket = ARGV[6] elseif bucket_period == 'hour' then bucket = ARGV[7]
   elseif bucket_period ~= 'day' then break end
   -- The bucket's last call and the call's metrics in it: the counts hold while that last call is the one
-  -- they counted ('' for none pending).
+  -- they counted (COUNTS_HOLD_LUA).
   local fields = { 't:' .. bucket }
   for i = first_pair, #ARGV, 2 do fields[#fields + 1] = bucket .. ':' .. ARGV[i] end
   local held = redis.call('HMGET', KEYS[4], unpack(fields))
-  local last_call, counts_hold = held[1], false
+  local last_call, counts_hold, nothing_waits = held[1], false, false
   ${COUNTS_HOLD_LUA}
   if not counts_hold then break end
-  local pending_empty = type(last_call) ~= 'string'
   -- What each hinted limit takes: a call of one metric its amount from every one (the metric's need lists
   -- the limits of it and its ancestors only), else each metric's amount added up its tree (the throttles'
   -- cells too).
@@ -232,7 +239,7 @@ repeat
   end
   if #counts > 2 then
     redis.call('HSET', KEYS[4], unpack(counts))
-    if pending_empty and redis.call('SET', KEYS[6], ARGV[1], 'NX') then redis.call('PERSIST', KEYS[2]) end
+    if nothing_waits and redis.call('SET', KEYS[6], ARGV[1], 'NX') then redis.call('PERSIST', KEYS[2]) end
     writes[#writes + 1], writes[#writes + 2] = 'counted', ARGV[1]
     for k = 1, #limits do
       local limit = limits[k]
@@ -298,7 +305,7 @@ ${HOT_PRELUDE}${CALL_SNAPSHOT}
 -- up, else every limit's is worked out again, so the snapshot is read whole.
 local counts_hold, counted = false, field_value(values, 6)
 if counted and values[1] == 'active' and field_value(values, 5) then
-  local bucket = period_start_text(values[5])
+  local bucket, nothing_waits = period_start_text(values[5]), false
   local last_call = redis.call('HGET', KEYS[4], 't:' .. bucket)
   ${COUNTS_HOLD_LUA}
 end
@@ -405,10 +412,10 @@ end
 local bucket = period_start_text(snapshot.bucket)
 local publish = record_usage(KEYS[2], KEYS[4], KEYS[6], snapshot.window, ARGV[1], window_ms, bucket, first_pair,
   pending_before, pending)
--- The counts worked out above, with the last call they hold for (COUNTS_HOLD_LUA): none when the pending
--- usage lacks its bucket's.
+-- The counts worked out above, with the last call they hold for (COUNTS_HOLD_LUA): none when the usage
+-- waiting lacks its bucket's.
 local last_call = pending['t:' .. bucket]
-if not pending_held then last_call = in_flight['t:' .. bucket] or '' end
+if not pending_held then last_call = in_flight['t:' .. bucket] or (not reporting and '') or nil end
 for i = first_pair, #ARGV, 2 do
   if tonumber(ARGV[i + 1]) > 0 then last_call = ARGV[1] end
 end

@@ -9,8 +9,9 @@
  *
  * Each throttle's TAT (µs) is a field of the budget's snapshot hash, named by the throttle's scope and
  * rate (`throttle:call@10`, `throttle:metric:<name>@0.5`, see throttleField in throttles.ts): the script
- * reads that hash already, so a throttle adds one HSET to an allowed call (and an HDEL once, when its
- * rate changed), and its state reads with one lookup. A TAT in the past is a rested bucket, so the fields need no expiry of
+ * reads that hash already, so a throttle adds no command to a hit (its TATs go in the HSET of the
+ * snapshot's counts; the general path's take_throttles writes them with one HSET, and an HDEL once when
+ * its rate changed), and its state reads with one lookup. A TAT in the past is a rested bucket, so the fields need no expiry of
  * their own. A throttle whose field is missing looks for its scope under another rate (a new setting, a
  * plan change) and reads that TAT as the bucket's content in calls: the calls already made are kept and
  * drain at the new interval from the first call that sees the change, and the old field is removed. The

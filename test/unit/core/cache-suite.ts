@@ -417,6 +417,24 @@ export function describeAccessCache(target: () => TestRedis): void {
       expect(await check({ now: T0 + 2_000 })).toMatchObject({ kind: 'limited' });
     });
 
+    it('see usage of the version before in an earlier bucket that a drain took in flight', async () => {
+      const plan = [hourly('hits', 5, 0), perMinute('post_word', 100, 0, T0)];
+      await storeActive(plan);
+      await check();
+      await cache.drain(ID, 'lease-1');
+      await cache.acknowledge(ID, 'lease-1', 'lease-1', T0 + 1);
+      await storeActive([hourly('hits', 5, 1), perMinute('post_word', 100, 0, T0)], T0 + 2);
+      expect(await redis.hget(keys.app, 'counted')).toBe('');
+      // Minute buckets: the version before records a call in one, the next call comes in the one after.
+      const earlier = T0 + MINUTE;
+      await redis.hset(keys.pending, `${earlier}:get_word`, '2', `t:${earlier}`, String(earlier + 500));
+      await cache.drain(ID, 'lease-2');
+      const now = T0 + 2 * MINUTE + 1_000;
+      expect(await check({ now })).toMatchObject({ kind: 'allow', limit: { remaining: 1 } });
+      expect(await check({ now: now + 1 })).toMatchObject({ kind: 'allow', limit: { remaining: 0 } });
+      expect(await check({ now: now + 2 })).toMatchObject({ kind: 'limited' });
+    });
+
     it("go with a new answer while usage waits, and are worked out again from the answer's counts", async () => {
       await storeActive([hourly('hits', 5, 0)]);
       await check({ usage: { get_word: 2 } });
