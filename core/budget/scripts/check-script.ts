@@ -322,14 +322,14 @@ if not snapshot then
     end
     snapshot.bucket = smallest
   end
-  -- The needs whose hint was wrong, for the caller to learn, as read_call_snapshot gives them.
-  for i = 1, metric_count do
-    local need = field_value(values, 6 + i) or ''
-    if need ~= ARGV[hints_at + i - 1] then
-      snapshot.needs = snapshot.needs or {}
-      snapshot.needs[#snapshot.needs + 1] = ARGV[first_pair + 2 * (i - 1)]
-      snapshot.needs[#snapshot.needs + 1] = need
-    end
+end
+-- The needs whose hint was wrong (metric, need, ...), for the caller to learn, however the snapshot was read.
+for i = 1, metric_count do
+  local need = field_value(values, 6 + i) or ''
+  if need ~= ARGV[hints_at + i - 1] then
+    snapshot.needs = snapshot.needs or {}
+    snapshot.needs[#snapshot.needs + 1] = ARGV[first_pair + 2 * (i - 1)]
+    snapshot.needs[#snapshot.needs + 1] = need
   end
 end
 if key_known == nil then

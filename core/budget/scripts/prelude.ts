@@ -204,9 +204,8 @@ end
  * ARGV names from 20 on; see CHECK_SCRIPT's ARGV), for a call the hit path left (a wrong hint, a refusal,
  * a period over, a throttle field missing) while the counts hold: each need read is parsed (its
  * ancestors, its limit fields) and the limit fields read with a second HMGET. `known`: the metrics whose
- * ancestors are in `parents` (see add_usage); `needs`: metric, need, ... of the metrics whose hint was
- * wrong, for the caller to learn. nil when the snapshot is not active or has no `bucket` field (stored
- * before the hot path read it by name): the caller reads it whole.
+ * ancestors are in `parents` (see add_usage). nil when the snapshot is not active or has no `bucket`
+ * field (stored before the hot path read it by name): the caller reads it whole.
  *
  * read_plan_throttles:
  * The plan's throttle fields of a snapshot read by read_call_snapshot (the throttles of a snapshot read
@@ -230,12 +229,6 @@ local function read_call_snapshot(values)
         listed[field] = true
         fields[#fields + 1] = field
       end
-    end
-    -- Its hint was wrong: the caller learns the need.
-    if need ~= ARGV[hints_at + i - 1] then
-      snapshot.needs = snapshot.needs or {}
-      snapshot.needs[#snapshot.needs + 1] = metric
-      snapshot.needs[#snapshot.needs + 1] = need
     end
   end
   if #fields == 0 then return snapshot end

@@ -294,6 +294,25 @@ export function describeAccessCache(target: () => TestRedis): void {
       });
     });
 
+    it('learns from an allowed call the needs its hints missed, and sends them with the next call', async () => {
+      await storeActive([hourly('hits', 100, 0)]);
+      const commands = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const send = commands.accessCheck as (...args: unknown[]) => Promise<unknown>;
+      const sent: unknown[][] = [];
+      commands.accessCheck = (...args: unknown[]) => {
+        sent.push(args);
+        return send.apply(redis, args);
+      };
+      try {
+        await check();
+        await check({ now: T0 + 1 });
+      } finally {
+        commands.accessCheck = send;
+      }
+      expect(sent[0]).not.toContain('hits limit:hour:hits');
+      expect(sent[1]).toEqual(expect.arrayContaining(['hits limit:hour:hits', 'count:hour:hits']));
+    });
+
     it('decides from the snapshot it reads, not from what an earlier call of the instance saw of it', async () => {
       await storeActive([hourly('hits', 100, 0)]);
       expect(await check({ usage: { post_word: 1 } })).toMatchObject({ kind: 'allow', limit: { max: 100 } });
