@@ -56,6 +56,8 @@ export interface HitFloorDesign {
   /** What it does, against the product's hit. */
   readonly does: string;
   readonly lua: string;
+  /** Whether it decides and records each call, so its budget's count goes up by every call. */
+  readonly decides: boolean;
   /** Whether it runs without TIME (the deadline argument 0). */
   readonly withoutDeadline?: boolean;
 }
@@ -93,21 +95,25 @@ export const HIT_FLOOR_DESIGNS: readonly HitFloorDesign[] = [
     name: 'counts, usage apart',
     does: 'one metric, counts beside the limits, usage in its own hash: TIME, HMGET, HSET, HINCRBY, HSET',
     lua: COUNTS_BESIDE_USAGE,
+    decides: true,
   },
   {
     name: 'one hash',
     does: "the same with the bucket's usage in the snapshot hash: TIME, HMGET, HSET",
     lua: ONE_HASH,
+    decides: true,
   },
   {
     name: 'one hash, no TIME',
     does: 'the same without the deadline (no TIME): HMGET, HSET',
     lua: ONE_HASH,
+    decides: true,
     withoutDeadline: true,
   },
   {
     name: 'return 1, 3 keys',
     does: 'the call alone, with the designs’ 3 keys and 11 arguments',
     lua: 'return 1',
+    decides: false,
   },
 ];
