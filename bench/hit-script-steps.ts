@@ -43,7 +43,7 @@ export const HIT_SCRIPT_STEPS: readonly HitScriptStep[] = [
   {
     name: 'limits',
     adds: 'the limits checked, throttles (none)',
-    before: 'local counts, publish = ',
+    before: 'local usage, publish = ',
   },
   {
     name: 'record',

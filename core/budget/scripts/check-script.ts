@@ -225,20 +225,20 @@ repeat
       throttle_b = math.ceil(tightest_ahead / 1000)
     end
   end
-  -- The usage recorded as record_usage records it, the counts with it, the report window opened as
-  -- open_window opens it.
-  local counts, publish = { fields[1], ARGV[1] }, '0'
+  -- The usage recorded as record_usage records it (its fields in the pending hash), the counts with it,
+  -- the report window opened as open_window opens it.
+  local usage, publish = { fields[1], ARGV[1] }, '0'
   for i = first_pair, #ARGV, 2 do
     local amount = tonumber(ARGV[i + 1])
     if amount > 0 then
       local at = (i - first_pair) / 2 + 2
       local before = held[at]
-      counts[#counts + 1] = fields[at]
-      counts[#counts + 1] = string.format('%.0f', (type(before) == 'string' and tonumber(before) or 0) + amount)
+      usage[#usage + 1] = fields[at]
+      usage[#usage + 1] = string.format('%.0f', (type(before) == 'string' and tonumber(before) or 0) + amount)
     end
   end
-  if #counts > 2 then
-    redis.call('HSET', KEYS[4], unpack(counts))
+  if #usage > 2 then
+    redis.call('HSET', KEYS[4], unpack(usage))
     if nothing_waits and redis.call('SET', KEYS[6], ARGV[1], 'NX') then redis.call('PERSIST', KEYS[2]) end
     writes[#writes + 1], writes[#writes + 2] = 'counted', ARGV[1]
     for k = 1, #limits do
